@@ -1,0 +1,112 @@
+/**
+ * The event log contract (DESIGN.md §3). Every implementation (in-memory, LevelDB, later PostgreSQL)
+ * passes the same contract suite in test/contract/event-log.contract.ts.
+ */
+
+/** A committed record. `seq` is global and gap-free; `streamSeq` is 1-based within `stream`. */
+export interface LogRecord<T = unknown> {
+  seq: number;
+  stream: string;
+  streamSeq: number;
+  type: string;
+  data: T;
+  /** epoch milliseconds, from the injected clock of the appender */
+  at: number;
+  /** machine kind@version of the stream's actor, on the first record of a stream */
+  kind?: string;
+  causation?: number;
+  correlation?: string;
+}
+
+/** What a producer hands to `append`: the log assigns `seq` and `streamSeq`. */
+export interface NewRecord<T = unknown> {
+  type: string;
+  data: T;
+  at?: number;
+  kind?: string;
+  causation?: number;
+  correlation?: string;
+}
+
+export interface AppendResult {
+  /** the records as committed, in order */
+  records: LogRecord[];
+  /** global sequence of the last record */
+  lastSeq: number;
+  /** stream sequence of the last record */
+  lastStreamSeq: number;
+}
+
+export interface AppendOptions {
+  /**
+   * The stream sequence the writer believes is current (0 for a new stream). A mismatch rejects the
+   * append with a `StreamConflictError`: one writer per stream is an invariant, not a hope.
+   */
+  expectedStreamSeq?: number;
+}
+
+export class StreamConflictError extends Error {
+  constructor(readonly stream: string, readonly expected: number, readonly actual: number) {
+    super(`Stream ${stream} is at ${actual}, the writer expected ${expected}`);
+    this.name = 'StreamConflictError';
+  }
+}
+
+export class LogClosedError extends Error {
+  constructor() {
+    super('The event log is closed');
+    this.name = 'LogClosedError';
+  }
+}
+
+export class LogLockedError extends Error {
+  constructor(readonly dir: string, cause?: unknown) {
+    super(`The data directory ${dir} is in use by another eventloom process (LevelDB lock held)`);
+    this.name = 'LogLockedError';
+    (this as { cause?: unknown }).cause = cause;
+  }
+}
+
+export interface Subscription {
+  unsubscribe(): void;
+}
+
+export interface EventLog {
+  /** Appends records to one stream atomically; resolves once they are durable. */
+  append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult>;
+  /** Records of one stream with `fromStreamSeq <= streamSeq <= toStreamSeq` (defaults: whole stream). */
+  readStream(stream: string, fromStreamSeq?: number, toStreamSeq?: number): Promise<LogRecord[]>;
+  /** Records with `fromSeq <= seq <= toSeq`, at most `limit` of them. */
+  readGlobal(fromSeq: number, toSeq?: number, limit?: number): Promise<LogRecord[]>;
+  /** Current stream sequence (0 when the stream has no records). */
+  streamHead(stream: string): Promise<number>;
+  /** Global sequence of the last committed record (0 when empty). */
+  head(): number;
+  /**
+   * Delivers every record with `seq > afterSeq` exactly once, in order: first what is on disk
+   * (catch-up), then live commits, with no gap and no duplicate whatever the moment of the call.
+   */
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription;
+  /** Streams whose ids start with `prefix`, with their heads (for boot-time recovery scans). */
+  listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>>;
+  /** Projection checkpoints: the last global sequence a named projection applied. */
+  getCheckpoint(name: string): Promise<number>;
+  setCheckpoint(name: string, seq: number): Promise<void>;
+  /** Key/value side store for persisted projections (values are JSON). Written with the next group commit. */
+  readonly kv: KeyValueStore;
+  /** Finishes pending appends, then closes. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * A small ordered key/value store used by persisted projections (indexes of executions,
+ * conversations, ...). Keys are strings compared by byte order; `put`/`del` become part of the
+ * next group commit so projections stay cheap.
+ */
+export interface KeyValueStore {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  put(key: string, value: unknown): Promise<void>;
+  del(key: string): Promise<void>;
+  /** Entries with `gte <= key < lt`, in key order (or reverse), at most `limit`. */
+  range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>>;
+}
