@@ -1,0 +1,118 @@
+/**
+ * Documentation routes (api.md, decisions.md §2): the landing page, the OpenAPI document generated
+ * from the route table, and the interactive explorer served from the local swagger-ui-dist package
+ * (no CDN: servers may be offline).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { AppError } from '../../errors.js';
+import { html, type RouteDef } from '../route-types.js';
+import { API_TITLE, buildOpenApi } from '../openapi.js';
+
+export interface DocsDeps {
+  version: string;
+  /** the whole route table, custom routes included (read lazily: the table is complete only after assembly) */
+  routes: () => readonly RouteDef[];
+  port: () => number;
+  counts: () => { agents: number; workflows: number; tools: number };
+  /** the explorer is on unless NODE_ENV=production; `enableSwaggerUI` overrides */
+  enableUi: boolean;
+}
+
+const UI_ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+function swaggerDir(): string {
+  const require = createRequire(import.meta.url);
+  return path.dirname(require.resolve('swagger-ui-dist/package.json'));
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function landingPage(deps: DocsDeps): string {
+  const c = deps.counts();
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${API_TITLE}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:46rem;margin:3rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.6rem}ul.counts{display:flex;gap:1.5rem;list-style:none;padding:0}ul.counts li{background:#f3f3f6;padding:.8rem 1rem;border-radius:.5rem}
+code{background:#f3f3f6;padding:.1rem .3rem;border-radius:.2rem}</style></head>
+<body><h1>${API_TITLE}</h1>
+<p>This eventloom server (version ${escapeHtml(deps.version)}) hosts AI agents and durable workflows. Every workflow execution and agent run is recorded in a durable event log, so streams can be resumed and executions replayed.</p>
+<ul class="counts"><li><strong>${c.agents}</strong> agents</li><li><strong>${c.workflows}</strong> workflows</li><li><strong>${c.tools}</strong> tools</li></ul>
+<ul>
+<li><a href="/ui">Interactive API explorer</a> (<code>/ui</code>)</li>
+<li><a href="/doc">OpenAPI 3.1 document</a> (<code>/doc</code>)</li>
+<li><a href="/agents">Agents</a> · <a href="/workflows">Workflows</a> · <a href="/tools">Tools</a></li>
+</ul></body></html>`;
+}
+
+function explorerPage(): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${API_TITLE} — explorer</title>
+<link rel="stylesheet" href="/ui/assets/swagger-ui.css"><link rel="icon" href="/ui/assets/favicon-32x32.png"></head>
+<body><div id="swagger-ui"></div>
+<script src="/ui/assets/swagger-ui-bundle.js"></script>
+<script src="/ui/assets/swagger-ui-standalone-preset.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/doc', dom_id: '#swagger-ui', deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'StandaloneLayout' });</script>
+</body></html>`;
+}
+
+export function docsRoutes(deps: DocsDeps): RouteDef[] {
+  const routes: RouteDef[] = [
+    {
+      method: 'GET',
+      path: '/',
+      auth: 'documentation',
+      summary: 'Landing page',
+      tags: ['Documentation'],
+      produces: 'html',
+      handler: () => html(landingPage(deps)),
+    },
+    {
+      method: 'GET',
+      path: '/doc',
+      auth: 'documentation',
+      summary: 'OpenAPI 3.1 document of this server',
+      tags: ['Documentation'],
+      produces: 'bare-json',
+      handler: () => ({ kind: 'bare-json', body: buildOpenApi(deps.routes(), { version: deps.version, port: deps.port() }) }),
+    },
+  ];
+  if (!deps.enableUi) return routes;
+  const dir = swaggerDir();
+  const cache = new Map<string, Buffer>();
+  routes.push(
+    {
+      method: 'GET',
+      path: '/ui',
+      auth: 'documentation',
+      summary: 'Interactive API explorer',
+      tags: ['Documentation'],
+      produces: 'html',
+      handler: () => html(explorerPage()),
+    },
+    {
+      method: 'GET',
+      path: '/ui/assets/:file',
+      auth: 'documentation',
+      summary: 'Static files of the API explorer',
+      tags: ['Documentation'],
+      produces: 'html',
+      handler: ({ params }) => {
+        const type = UI_ASSETS[params.file];
+        if (!type) throw new AppError('NOT_FOUND', `Asset ${params.file} not found`);
+        let body = cache.get(params.file);
+        if (!body) cache.set(params.file, (body = readFileSync(path.join(dir, params.file))));
+        return { kind: 'body', contentType: type, body, headers: { 'Cache-Control': 'public, max-age=86400' } };
+      },
+    },
+  );
+  return routes;
+}

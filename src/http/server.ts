@@ -1,0 +1,434 @@
+/**
+ * The uWebSockets.js edge. One `any('/*')` handler feeds every HTTP request through the route table:
+ * CORS → route match (404 envelope) → body (1 MiB limit, 413/408, malformed JSON 400) → auth →
+ * query/body validation (400 naming the field) → handler → envelope. WebSocket endpoints go through
+ * the same table at the handshake. uWS rules kept here and nowhere else: headers and URL are read
+ * synchronously, `onAborted` is registered before any await, writes after an await are corked.
+ */
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type WebSocket, type us_listen_socket } from 'uWebSockets.js';
+import type { ZodType } from 'zod';
+import { AppError, formatIssues, toFailure } from '../errors.js';
+import type { AuthUser, HttpMethod, RequestContext, RouteDef, RouteResult, WsClient, WsRouteDef } from './route-types.js';
+import { Router } from './router.js';
+import { createCorsPolicy, type CorsConfig, type CorsPolicy } from './cors.js';
+import { UwsSseSink } from './sse-sink.js';
+import { SSE_HEADERS } from '../feeds/sse-encoder.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const BODY_TIMEOUT_MS = 30_000;
+const MAX_URL_BYTES = 8 * 1024;
+const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
+const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  403: '403 Forbidden', 404: '404 Not Found', 408: '408 Request Timeout', 409: '409 Conflict', 413: '413 Payload Too Large',
+  414: '414 URI Too Long', 431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error',
+  501: '501 Not Implemented', 503: '503 Service Unavailable',
+};
+const statusLine = (s: number) => STATUS_TEXT[s] ?? `${s} Status`;
+
+/** Outcome of the auth check for one request (src/http/auth implements it). */
+export type AuthOutcome = { ok: true; user?: AuthUser } | { ok: false; status: number; error: string };
+export type Authenticator = (
+  route: { method: HttpMethod | 'WS'; path: string; auth: RouteDef['auth'] },
+  request: { path: string; headers: Record<string, string>; query: URLSearchParams },
+) => AuthOutcome | Promise<AuthOutcome>;
+
+export interface ServerOptions {
+  routes: readonly RouteDef[];
+  wsRoutes?: readonly WsRouteDef[];
+  cors?: CorsConfig;
+  maxBodyBytes?: number;
+  authenticate?: Authenticator;
+  /** called with errors that became 500s, for logging */
+  onError?: (err: unknown, ctx: { method: string; path: string }) => void;
+}
+
+export interface RunningServer {
+  app: TemplatedApp;
+  port: number;
+  host: string;
+  /** stop accepting connections; resolves once the listen socket is closed */
+  stopListening(): void;
+  /** force-close everything */
+  close(): void;
+}
+
+interface RawRequest {
+  method: string;
+  url: string;
+  path: string;
+  rawQuery: string;
+  headers: Record<string, string>;
+}
+
+function readRequest(req: HttpRequest): RawRequest {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    headers[k] = v;
+  });
+  const url = req.getUrl();
+  return { method: req.getCaseSensitiveMethod().toUpperCase(), url, path: url, rawQuery: req.getQuery() ?? '', headers };
+}
+
+function parseQueryObject(params: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of params) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+function validate(schema: ZodType | undefined, value: unknown, root: string): unknown {
+  if (!schema) return value;
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  throw new AppError('INVALID_REQUEST', `Invalid request: ${formatIssues(r.error.issues, root)}`);
+}
+
+export class HttpEdge {
+  readonly router: Router;
+  private readonly cors: CorsPolicy | undefined;
+  private readonly maxBody: number;
+  private readonly wsRoutes: readonly WsRouteDef[];
+  private readonly inflight = new Set<HttpResponse>();
+  private stopping = false;
+
+  constructor(private readonly options: ServerOptions) {
+    this.router = new Router(options.routes);
+    this.cors = createCorsPolicy(options.cors);
+    this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.wsRoutes = options.wsRoutes ?? [];
+  }
+
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  mount(app: TemplatedApp): void {
+    app.ws('/*', {
+      maxPayloadLength: WS_MAX_MESSAGE_BYTES,
+      maxBackpressure: WS_MAX_BUFFERED_BYTES,
+      closeOnBackpressureLimit: 1,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, context) => this.upgrade(res, req, context),
+      open: (ws) => {
+        const d = ws.getUserData() as WsUserData;
+        d.client = wrapWs(ws);
+        d.route.open(d.client, { query: d.query, user: d.user, authenticated: !!d.user });
+      },
+      message: (ws, message) => {
+        const d = ws.getUserData() as WsUserData;
+        if (!d.route.message) return;
+        const text = Buffer.from(message).toString('utf8');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = INVALID_JSON;
+        }
+        d.route.message(d.client!, parsed);
+      },
+      close: (ws) => {
+        const d = ws.getUserData() as WsUserData;
+        d.closed = true;
+        if (d.client) d.route.close?.(d.client);
+      },
+    });
+    app.any('/*', (res, req) => this.handle(res, req));
+  }
+
+  private handle(res: HttpResponse, req: HttpRequest): void {
+    const raw = readRequest(req);
+    const state = { aborted: false, done: false };
+    const abort = new AbortController();
+    res.onAborted(() => {
+      state.aborted = true;
+      this.inflight.delete(res);
+      abort.abort();
+      (res as { sse?: UwsSseSink }).sse?.aborted();
+    });
+    this.inflight.add(res);
+    const origin = raw.headers.origin ?? '';
+    const corsHeaders = this.cors?.responseHeaders(origin) ?? [];
+
+    const respond = (status: number, contentType: string | undefined, body: string | Uint8Array | undefined, extraHeaders?: Array<[string, string]>) => {
+      if (state.aborted || state.done) return;
+      state.done = true;
+      this.inflight.delete(res);
+      res.cork(() => {
+        res.writeStatus(statusLine(status));
+        for (const [k, v] of corsHeaders) res.writeHeader(k, v);
+        if (extraHeaders) for (const [k, v] of extraHeaders) res.writeHeader(k, v);
+        if (contentType) res.writeHeader('Content-Type', contentType);
+        if (body === undefined) res.endWithoutBody(0);
+        else res.end(body);
+      });
+    };
+    const fail = (err: unknown) => {
+      const { status, body } = toFailure(err);
+      if (status >= 500 && !(err instanceof AppError)) this.options.onError?.(err, { method: raw.method, path: raw.path });
+      respond(status, 'application/json', JSON.stringify(body));
+    };
+
+    if (this.stopping) return fail(new AppError('UNAVAILABLE', 'Server is shutting down'));
+    if (raw.url.length + raw.rawQuery.length > MAX_URL_BYTES) return fail(new AppError('URI_TOO_LONG', 'URI too long'));
+
+    if (raw.method === 'OPTIONS' && this.cors) {
+      const h = this.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');
+      state.done = true;
+      this.inflight.delete(res);
+      res.cork(() => {
+        res.writeStatus('204 No Content');
+        for (const [k, v] of h) res.writeHeader(k, v);
+        res.endWithoutBody(0);
+      });
+      return;
+    }
+
+    const method = raw.method === 'HEAD' ? 'GET' : raw.method;
+    const match = this.router.match(method, raw.path);
+    if (!match) return fail(new AppError('ROUTE_NOT_FOUND', `Route not found: ${raw.method} ${raw.path}`));
+    const { route, params } = match;
+
+    const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
+    const declared = Number(raw.headers['content-length'] ?? '0');
+    if (hasBody && declared > this.maxBody) return fail(new AppError('BODY_TOO_LARGE', `Request body too large (max ${this.maxBody} bytes)`));
+
+    const run = (bodyBytes: Buffer | undefined) => {
+      this.dispatch(route, params, raw, bodyBytes, abort.signal, state, respond, fail, res, corsHeaders).catch(fail);
+    };
+    if (!hasBody) return run(undefined);
+    this.readBody(res, state, run, fail);
+  }
+
+  private readBody(res: HttpResponse, state: { aborted: boolean; done: boolean }, done: (b: Buffer) => void, fail: (e: unknown) => void): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let finished = false;
+    const timer = setTimeout(() => {
+      if (finished || state.aborted) return;
+      finished = true;
+      fail(new AppError('REQUEST_TIMEOUT', 'Request timeout'));
+    }, BODY_TIMEOUT_MS);
+    res.onData((chunk, isLast) => {
+      if (finished) return;
+      size += chunk.byteLength;
+      if (size > this.maxBody) {
+        finished = true;
+        clearTimeout(timer);
+        fail(new AppError('BODY_TOO_LARGE', `Request body too large (max ${this.maxBody} bytes)`));
+        return;
+      }
+      // uWS neuters the chunk after this callback: copy it
+      chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+      if (isLast) {
+        finished = true;
+        clearTimeout(timer);
+        done(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      }
+    });
+  }
+
+  private async dispatch(
+    route: RouteDef,
+    params: Record<string, string>,
+    raw: RawRequest,
+    bodyBytes: Buffer | undefined,
+    signal: AbortSignal,
+    state: { aborted: boolean; done: boolean },
+    respond: (status: number, contentType: string | undefined, body: string | Uint8Array | undefined, extra?: Array<[string, string]>) => void,
+    fail: (e: unknown) => void,
+    res: HttpResponse,
+    corsHeaders: Array<[string, string]>,
+  ): Promise<void> {
+    let body: unknown = {};
+    if (bodyBytes && bodyBytes.length > 0) {
+      const text = bodyBytes.toString('utf8');
+      if (text.trim() !== '') {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new AppError('MALFORMED_JSON', 'Malformed JSON in request body');
+        }
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('INVALID_REQUEST', 'Invalid request: body: must be a JSON object');
+    }
+    const rawQuery = new URLSearchParams(raw.rawQuery);
+    let user: AuthUser | undefined;
+    if (this.options.authenticate) {
+      const outcome = await this.options.authenticate({ method: route.method, path: route.path, auth: route.auth }, { path: raw.path, headers: raw.headers, query: rawQuery });
+      if (!outcome.ok) throw new AppError(outcome.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', outcome.error);
+      user = outcome.user;
+    }
+    const query = validate(route.query, parseQueryObject(rawQuery), 'query') as Record<string, unknown>;
+    const validBody = validate(route.body, body, 'body');
+    const proto = raw.headers['x-forwarded-proto'] ?? 'http';
+    const host = raw.headers['x-forwarded-host'] ?? raw.headers.host ?? 'localhost';
+    const ctx: RequestContext = {
+      method: route.method,
+      path: raw.path,
+      params,
+      query,
+      rawQuery,
+      headers: raw.headers,
+      body: validBody,
+      user,
+      signal,
+      origin: `${proto}://${host}`,
+    };
+    let result: RouteResult;
+    try {
+      result = await route.handler(ctx);
+    } catch (err) {
+      if (!(err instanceof AppError)) this.options.onError?.(err, { method: raw.method, path: raw.path });
+      return fail(err);
+    }
+    if (state.aborted || state.done) return;
+    switch (result.kind) {
+      case 'json': {
+        const env = result.extra ? { success: true, data: result.data, ...result.extra } : { success: true, data: result.data };
+        return respond(result.status ?? 200, 'application/json', JSON.stringify(env));
+      }
+      case 'bare-json':
+        return respond(result.status ?? 200, 'application/json', JSON.stringify(result.body));
+      case 'body':
+        return respond(result.status ?? 200, result.contentType, result.body, result.headers ? Object.entries(result.headers) : undefined);
+      case 'empty':
+        return respond(204, undefined, undefined);
+      case 'sse': {
+        state.done = true;
+        this.inflight.delete(res);
+        const sink = new UwsSseSink(res);
+        (res as { sse?: UwsSseSink }).sse = sink;
+        res.cork(() => {
+          res.writeStatus('200 OK');
+          for (const [k, v] of corsHeaders) res.writeHeader(k, v);
+          for (const [k, v] of Object.entries(SSE_HEADERS)) res.writeHeader(k, v);
+          if (result.headers) for (const [k, v] of Object.entries(result.headers)) res.writeHeader(k, v);
+          // an empty first write flushes the headers so clients see the stream open at once
+          res.write('');
+        });
+        try {
+          await result.start(sink);
+        } catch (err) {
+          this.options.onError?.(err, { method: raw.method, path: raw.path });
+          sink.end();
+        }
+        return;
+      }
+    }
+  }
+
+  private upgrade(res: HttpResponse, req: HttpRequest, context: uWS.us_socket_context_t): void {
+    const raw = readRequest(req);
+    const key = req.getHeader('sec-websocket-key');
+    const protocol = req.getHeader('sec-websocket-protocol');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    const reject = (status: number, error: string) => {
+      if (aborted) return;
+      res.cork(() => {
+        res.writeStatus(statusLine(status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ success: false, error }), true);
+      });
+    };
+    const route = this.wsRoutes.find((r) => raw.path === r.path || (r.prefix && raw.path.startsWith(`${r.path}/`)));
+    if (!route) return reject(404, `Route not found: GET ${raw.path}`);
+    const rawQuery = new URLSearchParams(raw.rawQuery);
+    (async () => {
+      let user: AuthUser | undefined;
+      if (this.options.authenticate) {
+        const outcome = await this.options.authenticate({ method: 'WS', path: route.path, auth: route.auth }, { path: raw.path, headers: raw.headers, query: rawQuery });
+        if (!outcome.ok) return reject(outcome.status, outcome.error);
+        user = outcome.user;
+      }
+      let query: Record<string, unknown>;
+      try {
+        query = validate(route.query, parseQueryObject(rawQuery), 'query') as Record<string, unknown>;
+      } catch (err) {
+        const f = toFailure(err);
+        return reject(f.status, f.body.error);
+      }
+      if (aborted) return;
+      const data: WsUserData = { route, query, user, closed: false };
+      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+    })().catch((err) => {
+      this.options.onError?.(err, { method: 'WS', path: raw.path });
+      reject(500, 'Internal server error');
+    });
+  }
+
+  /** Refuse new requests (503) from now on. */
+  beginShutdown(): void {
+    this.stopping = true;
+  }
+}
+
+const INVALID_JSON = Symbol.for('eventloom.invalid-json');
+export const isInvalidWsJson = (m: unknown): boolean => m === INVALID_JSON;
+
+interface WsUserData {
+  route: WsRouteDef;
+  query: Record<string, unknown>;
+  user?: AuthUser;
+  client?: WsClient;
+  closed: boolean;
+}
+
+function wrapWs(ws: WebSocket<unknown>): WsClient {
+  const data: Record<string, unknown> = {};
+  const userData = ws.getUserData() as WsUserData;
+  return {
+    data,
+    send(message: unknown) {
+      if (userData.closed) return;
+      const text = typeof message === 'string' ? message : JSON.stringify(message);
+      ws.send(text, false);
+      if (ws.getBufferedAmount() > WS_MAX_BUFFERED_BYTES) {
+        userData.closed = true;
+        ws.end(1013, 'Client too slow: outbound buffer over 4 MiB');
+      }
+    },
+    close(code = 1000, reason = '') {
+      if (userData.closed) return;
+      userData.closed = true;
+      ws.end(code, reason);
+    },
+    subscribe(topic: string) {
+      if (!userData.closed) ws.subscribe(topic);
+    },
+  };
+}
+
+/** Starts a uWS app with the edge mounted; a busy port is an error, never a silent fallback. */
+export function listen(edge: HttpEdge, host: string, port: number): Promise<RunningServer> {
+  const app = uWS.App();
+  edge.mount(app);
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`Cannot listen on ${host}:${port}: the port is in use or the address is not available`));
+        return;
+      }
+      const actual = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+      let listening: us_listen_socket | undefined = socket;
+      resolve({
+        app,
+        port: actual,
+        host,
+        stopListening() {
+          if (listening) uWS.us_listen_socket_close(listening);
+          listening = undefined;
+        },
+        close() {
+          if (listening) uWS.us_listen_socket_close(listening);
+          listening = undefined;
+          (app as unknown as { close?: () => void }).close?.();
+        },
+      });
+    });
+  });
+}

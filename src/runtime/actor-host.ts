@@ -1,0 +1,240 @@
+/**
+ * The actor host: one mailbox per stream, and the decide → append → apply loop of DESIGN.md §2.
+ *
+ * - decide: xstate's pure `initialTransition()` / `transition()` computes the next snapshot;
+ *   an event the machine does not accept is rejected (`EventRejectedError`) and nothing is written.
+ * - append: the accepted event becomes records (the event itself by default) appended to the log
+ *   with the expected stream sequence (one writer per stream).
+ * - apply: the snapshot is adopted and the transition's actions are handed to the kind's effect
+ *   runner; effect results come back through `send()` as events and are recorded like any other.
+ *
+ * Pipelining: the log assigns sequences at enqueue and commits in order, so the host does not wait
+ * for one append to be durable before deciding the next event of the same stream; `send()` resolves
+ * only once its own records are durable, and the log delivers records to readers only after they are
+ * durable, so nobody outside sees an undurable state (invariant 1). The price is that an effect may
+ * start before the record that started it is durable; effects are at-least-once anyway (a crash
+ * re-runs an interrupted step), and a failed append poisons the actor, which is then dropped and
+ * rehydrated from the log on next use.
+ */
+import { initialTransition, transition, type AnyStateMachine, type SnapshotFrom, type EventFrom } from 'xstate';
+import type { EventLog, LogRecord, NewRecord } from '../log/types.js';
+import { Mailbox } from './mailbox.js';
+
+export class EventRejectedError extends Error {
+  constructor(readonly stream: string, readonly eventType: string, readonly state: unknown) {
+    super(`Event ${eventType} is not accepted by ${stream} in state ${JSON.stringify(state)}`);
+    this.name = 'EventRejectedError';
+  }
+}
+
+export class MachineVersionError extends Error {
+  constructor(readonly stream: string, recorded: string, current: string) {
+    super(`Stream ${stream} was recorded by ${recorded}; this server runs ${current} and cannot replay it`);
+    this.name = 'MachineVersionError';
+  }
+}
+
+export class StreamNotFoundError extends Error {
+  constructor(readonly stream: string) {
+    super(`Stream ${stream} has no records`);
+    this.name = 'StreamNotFoundError';
+  }
+}
+
+type AnyEvent = { type: string; [k: string]: unknown };
+
+export interface ActorKind<TLogic extends AnyStateMachine = AnyStateMachine> {
+  /** e.g. `workflow-execution`; recorded with the version on the stream's first record */
+  kind: string;
+  version: number;
+  logic: TLogic;
+  /** record type of the first record, whose data is the machine input */
+  createdType: string;
+  /**
+   * Effects for one applied transition. Called after the records were handed to the log, with the
+   * event that caused it (undefined for the initial transition). Never called during rehydration.
+   */
+  runEffects?(actor: Actor<TLogic>, event: AnyEvent | undefined, actions: ReadonlyArray<{ type: string; params?: unknown }>): void;
+  /** Terminal snapshots let the host drop the actor from memory once its mailbox is idle. */
+  isTerminal?(snapshot: SnapshotFrom<TLogic>): boolean;
+}
+
+export interface SendResult<TLogic extends AnyStateMachine> {
+  snapshot: SnapshotFrom<TLogic>;
+  records: LogRecord[];
+  /** global sequence reached by this send (for read-your-writes) */
+  seq: number;
+}
+
+/** A live actor: the last decided snapshot plus its stream position. */
+export class Actor<TLogic extends AnyStateMachine = AnyStateMachine> {
+  snapshot: SnapshotFrom<TLogic>;
+  /** stream sequence of the last record handed to the log */
+  streamSeq: number;
+  poisoned: Error | undefined;
+  readonly mailbox = new Mailbox();
+  /** arbitrary per-actor memory for effect runners (abort controllers, waiters); never persisted */
+  readonly scratch: Record<string, unknown> = {};
+
+  constructor(readonly host: ActorHost, readonly kind: ActorKind<TLogic>, readonly stream: string, snapshot: SnapshotFrom<TLogic>, streamSeq: number) {
+    this.snapshot = snapshot;
+    this.streamSeq = streamSeq;
+  }
+
+  /** Queues an event into this actor's mailbox (see ActorHost.send). */
+  send(event: EventFrom<TLogic> & AnyEvent): Promise<SendResult<TLogic>> {
+    return this.host.sendTo(this, event);
+  }
+}
+
+export interface ActorHostOptions {
+  clock?: () => number;
+}
+
+export class ActorHost {
+  private readonly actors = new Map<string, Actor<any>>();
+  private readonly loading = new Map<string, Promise<Actor<any>>>();
+  readonly clock: () => number;
+
+  constructor(readonly log: EventLog, options: ActorHostOptions = {}) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** The live actor of a stream, if it is in memory. */
+  peek<TLogic extends AnyStateMachine>(stream: string): Actor<TLogic> | undefined {
+    return this.actors.get(stream);
+  }
+
+  /**
+   * Creates a new stream: records `createdType` with the input (plus `extra` records decided by the
+   * caller, e.g. a replay's seed) and starts the actor. Fails if the stream already has records.
+   */
+  async create<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, input: unknown): Promise<SendResult<TLogic> & { actor: Actor<TLogic> }> {
+    if (this.actors.has(stream) || this.loading.has(stream)) throw new StreamExistsError(stream);
+    const [snapshot, actions] = initialTransition(kind.logic, input as never);
+    const actor = new Actor<TLogic>(this, kind, stream, snapshot as SnapshotFrom<TLogic>, 0);
+    this.actors.set(stream, actor);
+    const record: NewRecord = { type: kind.createdType, data: input, at: this.clock(), kind: `${kind.kind}@${kind.version}` };
+    const pending = this.log.append(stream, [record], { expectedStreamSeq: 0 });
+    actor.streamSeq = 1;
+    let result;
+    try {
+      kind.runEffects?.(actor, undefined, actions as never);
+      result = await pending;
+    } catch (err) {
+      this.actors.delete(stream);
+      throw err;
+    }
+    return { actor, snapshot: actor.snapshot, records: result.records, seq: result.lastSeq };
+  }
+
+  /** Loads (rehydrating from the log if needed) the actor of an existing stream. */
+  async load<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string): Promise<Actor<TLogic>> {
+    const live = this.actors.get(stream);
+    if (live && !live.poisoned) return live;
+    const inflight = this.loading.get(stream);
+    if (inflight) return inflight;
+    const p = this.rehydrate(kind, stream).then(
+      (actor) => {
+        this.loading.delete(stream);
+        this.actors.set(stream, actor);
+        return actor;
+      },
+      (err) => {
+        this.loading.delete(stream);
+        throw err;
+      },
+    );
+    this.loading.set(stream, p);
+    return p;
+  }
+
+  /** Rebuilds a snapshot from the stream's records without running any effect (invariant 4). */
+  async rehydrate<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string): Promise<Actor<TLogic>> {
+    const records = await this.log.readStream(stream);
+    if (records.length === 0) throw new StreamNotFoundError(stream);
+    const snapshot = replayRecords(kind, stream, records);
+    return new Actor<TLogic>(this, kind, stream, snapshot, records[records.length - 1].streamSeq);
+  }
+
+  /** Sends an event to a stream's actor, loading it first when it is not in memory. */
+  async send<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, event: EventFrom<TLogic> & AnyEvent): Promise<SendResult<TLogic>> {
+    const actor = await this.load(kind, stream);
+    return this.sendTo(actor, event);
+  }
+
+  /** Mailbox entry point: events of one actor are decided strictly one after another. */
+  sendTo<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, event: AnyEvent): Promise<SendResult<TLogic>> {
+    return actor.mailbox.run(() => this.decideAppendApply(actor, event));
+  }
+
+  private decideAppendApply<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, event: AnyEvent): Promise<SendResult<TLogic>> {
+    if (actor.poisoned) return Promise.reject(actor.poisoned);
+    // decide (pure)
+    const snap = actor.snapshot as { can(e: AnyEvent): boolean; value: unknown };
+    if (!snap.can(event)) return Promise.reject(new EventRejectedError(actor.stream, event.type, snap.value));
+    const [next, actions] = transition(actor.kind.logic, actor.snapshot as never, event as never);
+    // append (sequence assigned now; durability awaited below, not before the next decision)
+    const { type, ...data } = event;
+    const expected = actor.streamSeq;
+    const pending = this.log.append(actor.stream, [{ type, data, at: this.clock() }], { expectedStreamSeq: expected });
+    actor.streamSeq = expected + 1;
+    // apply
+    actor.snapshot = next as SnapshotFrom<TLogic>;
+    const settled = pending.then(
+      (res) => {
+        if (actor.kind.isTerminal?.(actor.snapshot) && actor.mailbox.idle && this.actors.get(actor.stream) === actor) {
+          this.actors.delete(actor.stream);
+        }
+        return { snapshot: next as SnapshotFrom<TLogic>, records: res.records, seq: res.lastSeq };
+      },
+      (err: Error) => {
+        actor.poisoned = err;
+        if (this.actors.get(actor.stream) === actor) this.actors.delete(actor.stream);
+        throw err;
+      },
+    );
+    try {
+      actor.kind.runEffects?.(actor, event, actions as never);
+    } catch (err) {
+      // An effect runner must not throw; if it does, the records stand and the error surfaces to the caller.
+      settled.catch(() => undefined);
+      return Promise.reject(err);
+    }
+    return settled;
+  }
+
+  /** Drops every actor from memory (used at shutdown and by tests that simulate a restart). */
+  clear(): void {
+    this.actors.clear();
+  }
+
+  get liveCount(): number {
+    return this.actors.size;
+  }
+}
+
+export class StreamExistsError extends Error {
+  constructor(readonly stream: string) {
+    super(`Stream ${stream} already exists`);
+    this.name = 'StreamExistsError';
+  }
+}
+
+/** Pure replay of a stream's records through its machine: the rehydration used by load() and by tests. */
+export function replayRecords<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, records: LogRecord[]): SnapshotFrom<TLogic> {
+  const first = records[0];
+  const current = `${kind.kind}@${kind.version}`;
+  if (first.kind && first.kind !== current) throw new MachineVersionError(stream, first.kind, current);
+  let [snapshot] = initialTransition(kind.logic, first.data as never);
+  for (let i = 1; i < records.length; i++) {
+    const r = records[i];
+    const event = { ...(r.data as object), type: r.type } as AnyEvent;
+    const s = snapshot as unknown as { can(e: AnyEvent): boolean; value: unknown };
+    if (!s.can(event)) {
+      throw new MachineVersionError(stream, `${first.kind ?? current} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify(s.value)})`, current);
+    }
+    [snapshot] = transition(kind.logic, snapshot as never, event as never);
+  }
+  return snapshot as SnapshotFrom<TLogic>;
+}
