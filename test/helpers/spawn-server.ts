@@ -1,0 +1,46 @@
+/**
+ * Runs the real CLI (`tsx src/cli.ts start`) as a child process on port 0 and learns its URL from the
+ * start-up log line, for tests that kill the process (SIGKILL) or check exit codes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface SpawnedServer {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  /** resolves with the exit code (or signal) */
+  exited: Promise<number | string>;
+}
+
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<SpawnedServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'start', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(/eventloom listening on (http:\/\/[^\s"]+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], output: () => out, exited });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${out}`));
+    });
+  });
+}
