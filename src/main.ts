@@ -7,7 +7,6 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { EventLog } from './log/types.js';
-import { openLevelLog } from './log/level-log.js';
 import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
@@ -76,7 +75,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const dataDir = path.resolve(options.dataDir ?? config.server?.dataDir ?? '.eventloom');
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
-  const log = options.log ?? (await openLevelLog(path.join(dataDir, 'log')));
+  const log = options.log ?? (await (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log')));
   const host = new ActorHost(log);
   let port = 0;
   const ctx: ServerContext = { config, log, host, logger, dataDir, env, port: () => port };
