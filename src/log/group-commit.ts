@@ -1,0 +1,188 @@
+/**
+ * Group commit for the LevelDB log: every write issued while no batch is being written (appends,
+ * kv puts/dels, checkpoints) goes into one open LevelDB chained batch; a `setImmediate` after the
+ * current tick writes it with `sync: true`, and its callers' promises settle only after that fsync.
+ * While one batch is being written, new writes accumulate in the next one, so batches grow with
+ * load. Exactly one batch is in flight at any time, which keeps disk order = sequence order.
+ *
+ * On a failed batch write the committer fails for good: the batch's writers and every queued
+ * writer are rejected with `LogFailedError`, and no later write is accepted. The sequences assigned
+ * to the lost batch are never visible to readers (the durable head did not move), and reopening
+ * the directory recovers the last durable state.
+ */
+import type { ClassicLevel } from 'classic-level';
+import { LogClosedError } from './types.js';
+
+/** The log cannot write any more because a batch write failed; `cause` is the storage error. */
+export class LogFailedError extends LogClosedError {
+  constructor(cause: unknown) {
+    super();
+    this.name = 'LogFailedError';
+    this.message = `The event log failed and accepts no more writes: ${(cause as Error)?.message ?? String(cause)}`;
+    (this as { cause?: unknown }).cause = cause;
+  }
+}
+
+export interface CommitStats {
+  /** synced batch writes performed */
+  batches: number;
+  /** append calls committed */
+  appends: number;
+  /** records committed */
+  records: number;
+  /** kv puts and dels committed */
+  kvWrites: number;
+  /** checkpoint writes committed */
+  checkpointWrites: number;
+  /** most append calls committed by one batch */
+  maxBatchAppends: number;
+  /** most LevelDB operations in one batch */
+  maxBatchOps: number;
+}
+
+type Batch = ReturnType<ClassicLevel<Buffer, string>['batch']>;
+
+interface Waiter {
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  value: unknown;
+}
+
+/** The batch being filled; `T` is what the log attaches per append to finish it on commit. */
+export class PendingBatch<T> {
+  readonly waiters: Waiter[] = [];
+  /** per-append payloads handed back to `onCommit`, in append order */
+  readonly appends: T[] = [];
+  ops = 0;
+  records = 0;
+  kvWrites = 0;
+  checkpointWrites = 0;
+  constructor(readonly batch: Batch) {}
+
+  put(key: Buffer, value: string): void {
+    this.batch.put(key, value);
+    this.ops++;
+  }
+
+  del(key: Buffer): void {
+    this.batch.del(key);
+    this.ops++;
+  }
+
+  /** A promise settled with `value` when this batch is durable. */
+  wait<V>(value: V): Promise<V> {
+    return new Promise<V>((resolve, reject) => {
+      this.waiters.push({ resolve: resolve as (v: unknown) => void, reject, value });
+    });
+  }
+}
+
+export class GroupCommitter<T> {
+  private open: PendingBatch<T> | undefined;
+  private writing = false;
+  private scheduled = false;
+  private failure: LogFailedError | undefined;
+  private idleWaiters: Array<() => void> = [];
+  readonly stats: CommitStats = {
+    batches: 0,
+    appends: 0,
+    records: 0,
+    kvWrites: 0,
+    checkpointWrites: 0,
+    maxBatchAppends: 0,
+    maxBatchOps: 0,
+  };
+
+  constructor(
+    private readonly db: ClassicLevel<Buffer, string>,
+    /** Runs synchronously after a batch is durable, before its writers' promises settle. */
+    private readonly onCommit: (batch: PendingBatch<T>) => void,
+    /** Runs once when a batch write fails (the log closes itself). */
+    private readonly onFail: (err: LogFailedError) => void,
+  ) {}
+
+  get failed(): LogFailedError | undefined {
+    return this.failure;
+  }
+
+  /** The batch collecting this tick's writes (created on demand, flushed after the tick). */
+  current(): PendingBatch<T> {
+    if (this.failure) throw this.failure;
+    let b = this.open;
+    if (!b) {
+      b = new PendingBatch<T>(this.db.batch());
+      this.open = b;
+    }
+    if (!this.scheduled && !this.writing) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    return b;
+  }
+
+  /** Resolves once nothing is queued or being written (used by close). */
+  idle(): Promise<void> {
+    if (!this.open && !this.writing) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const b = this.open;
+    if (!b || this.writing) return;
+    this.open = undefined;
+    this.writing = true;
+    b.batch.write({ sync: true }).then(
+      () => this.committed(b),
+      (err: unknown) => this.fail(err, b),
+    );
+  };
+
+  private committed(b: PendingBatch<T>): void {
+    this.writing = false;
+    const s = this.stats;
+    s.batches++;
+    s.appends += b.appends.length;
+    s.records += b.records;
+    s.kvWrites += b.kvWrites;
+    s.checkpointWrites += b.checkpointWrites;
+    if (b.appends.length > s.maxBatchAppends) s.maxBatchAppends = b.appends.length;
+    if (b.ops > s.maxBatchOps) s.maxBatchOps = b.ops;
+    try {
+      this.onCommit(b);
+    } finally {
+      for (const w of b.waiters) w.resolve(w.value);
+      // Writers resumed by these resolutions append during this tick's microtasks: flushing on
+      // the next setImmediate lets all of them join the next batch.
+      if (this.open) {
+        if (!this.scheduled) {
+          this.scheduled = true;
+          setImmediate(this.flush);
+        }
+      } else {
+        this.notifyIdle();
+      }
+    }
+  }
+
+  private fail(err: unknown, b: PendingBatch<T>): void {
+    this.writing = false;
+    const failure = new LogFailedError(err);
+    this.failure = failure;
+    const queued = this.open;
+    this.open = undefined;
+    for (const w of b.waiters) w.reject(failure);
+    if (queued) {
+      for (const w of queued.waiters) w.reject(failure);
+      void queued.batch.close().catch(() => {});
+    }
+    this.notifyIdle();
+    this.onFail(failure);
+  }
+
+  private notifyIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,455 @@
+/**
+ * The durable EventLog on LevelDB (classic-level). One database, key spaces by prefix byte
+ * (key-codec.ts): records by global seq, a per-stream index with one entry per append
+ * (`stream + firstStreamSeq → "firstSeq count"`, an append's records have consecutive global
+ * seqs), projection checkpoints, the kv side store and a format marker. Stream heads are not
+ * stored separately: the last index entry of a stream gives its head, loaded lazily and cached.
+ *
+ * Writes are group-committed (group-commit.ts). Global and stream sequences are assigned when an
+ * append is enqueued, so concurrent appenders never leave gaps; `head()`, `streamHead()` and every
+ * read only see what is durable.
+ */
+import { ClassicLevel } from 'classic-level';
+import { GroupCommitter, LogFailedError, type CommitStats, type PendingBatch } from './group-commit.js';
+import {
+  KeySpace,
+  assertStreamId,
+  decodeStreamKey,
+  prefixEnd,
+  readSeq,
+  recordKey,
+  streamKey,
+  streamPrefix,
+  stringKey,
+} from './key-codec.js';
+import { assertCheckpoint } from './kv-codec.js';
+import { LevelKv } from './level-kv.js';
+import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
+import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
+import {
+  LogClosedError,
+  LogLockedError,
+  StreamConflictError,
+  type AppendOptions,
+  type AppendResult,
+  type EventLog,
+  type LogRecord,
+  type NewRecord,
+  type Subscription,
+} from './types.js';
+
+export { LogFailedError } from './group-commit.js';
+
+export interface LevelLogOptions {
+  /** Clock for records appended without `at` (default `Date.now`). */
+  clock?: () => number;
+  /** Called when a subscriber callback throws (default: a process warning). */
+  onSubscriberError?: SubscriberErrorHandler;
+  /** Stream heads kept in memory before idle ones are evicted (they reload from the index). */
+  maxCachedStreams?: number;
+  /** LevelDB memtable size in bytes (default 32 MiB: fewer compactions under sustained appends). */
+  writeBufferSize?: number;
+}
+
+export interface LogStats extends CommitStats {
+  /** streams whose head is cached in memory */
+  cachedStreams: number;
+}
+
+/** The LevelDB log: an EventLog plus what tests, benchmarks and the integrity checker need. */
+export interface LevelEventLog extends EventLog {
+  readonly location: string;
+  stats(): LogStats;
+  /** The underlying database, read-only use (integrity checks). */
+  readonly db: ClassicLevel<Buffer, string>;
+}
+
+const FORMAT_KEY = stringKey(KeySpace.meta, 'format');
+const FORMAT = '1';
+const RECORD_LO = recordKey(0);
+const RECORD_HI = recordKey(Number.MAX_SAFE_INTEGER);
+
+/** Opens (creating if needed) the log in `dir`. Throws `LogLockedError` when another process holds it. */
+export async function openLevelLog(dir: string, opts: LevelLogOptions = {}): Promise<LevelEventLog> {
+  const db = new ClassicLevel<Buffer, string>(dir, {
+    keyEncoding: 'buffer',
+    valueEncoding: 'utf8',
+    writeBufferSize: opts.writeBufferSize ?? 32 * 1024 * 1024,
+  });
+  try {
+    await db.open();
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') throw new LogLockedError(dir, err);
+    throw err;
+  }
+  try {
+    const format = await db.get(FORMAT_KEY);
+    if (format === undefined) await db.put(FORMAT_KEY, FORMAT, { sync: true });
+    else if (format !== FORMAT) throw new Error(`${dir} holds an event log of format ${format}; this build reads format ${FORMAT}`);
+    const last = await db.keys({ gte: RECORD_LO, lte: RECORD_HI, reverse: true, limit: 1 }).all();
+    const head = last.length ? readSeq(last[0], 1) : 0;
+    return new LevelLog(dir, db, head, opts);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+interface StreamState {
+  /** last stream seq handed out (including appends not yet durable) */
+  assigned: number;
+  /** last durable stream seq */
+  durable: number;
+  /** `s` + stream + 0x00 */
+  readonly prefix: Buffer;
+  /** JSON.stringify(stream), reused by every record of the stream */
+  readonly json: string;
+}
+
+interface AppendEntry {
+  st: StreamState;
+  lastStreamSeq: number;
+  records: LogRecord[];
+}
+
+class LevelLog implements LevelEventLog {
+  private durableHead: number;
+  /** last global seq handed out */
+  private assignedSeq: number;
+  private readonly clock: () => number;
+  private readonly streams = new Map<string, StreamState>();
+  private readonly loading = new Map<string, Promise<StreamState>>();
+  private readonly maxCachedStreams: number;
+  private readonly checkpoints = new Map<string, number>();
+  private readonly committer: GroupCommitter<AppendEntry>;
+  private readonly hub: SubscriptionHub;
+  private closing = false;
+  private closed = false;
+  private closePromise: Promise<void> | undefined;
+  readonly kv: LevelKv;
+
+  constructor(
+    readonly location: string,
+    readonly db: ClassicLevel<Buffer, string>,
+    head: number,
+    opts: LevelLogOptions,
+  ) {
+    this.durableHead = head;
+    this.assignedSeq = head;
+    this.clock = opts.clock ?? Date.now;
+    this.maxCachedStreams = opts.maxCachedStreams ?? 100_000;
+    this.committer = new GroupCommitter<AppendEntry>(db, (b) => this.onCommit(b), () => void this.close());
+    this.hub = new SubscriptionHub(
+      { head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) },
+      opts.onSubscriberError,
+    );
+    this.kv = new LevelKv(db, () => this.writable(), () => this.readable());
+  }
+
+  stats(): LogStats {
+    return { ...this.committer.stats, cachedStreams: this.streams.size };
+  }
+
+  head(): number {
+    return this.durableHead;
+  }
+
+  // ---- writes -------------------------------------------------------------------------------
+
+  /** The batch to write into, or a throw when writes are no longer accepted. */
+  private writable(): PendingBatch<AppendEntry> {
+    if (this.committer.failed) throw this.committer.failed;
+    if (this.closing) throw new LogClosedError();
+    return this.committer.current();
+  }
+
+  private readable(): void {
+    if (this.closed) throw this.committer.failed ?? new LogClosedError();
+  }
+
+  append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult> {
+    try {
+      if (this.committer.failed) throw this.committer.failed;
+      if (this.closing) throw new LogClosedError();
+      assertStreamId(stream);
+      const dataJson = serializeData(records);
+      const st = this.streams.get(stream);
+      if (st) return this.enqueue(st, stream, records, dataJson, options);
+      // Unknown stream: its head comes from the index first. Appends to it keep their call order
+      // because they all wait on the same load.
+      return this.loadStream(stream).then((loaded) => this.enqueue(loaded, stream, records, dataJson, options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private enqueue(
+    st: StreamState,
+    stream: string,
+    records: NewRecord[],
+    dataJson: string[],
+    options: AppendOptions | undefined,
+  ): Promise<AppendResult> {
+    const expected = options?.expectedStreamSeq;
+    if (expected !== undefined && expected !== st.assigned) {
+      return Promise.reject(new StreamConflictError(stream, expected, st.assigned));
+    }
+    let batch: PendingBatch<AppendEntry>;
+    try {
+      // An append waiting on a stream load when close() began still belongs to the final flush.
+      if (this.closed) throw new LogClosedError();
+      if (this.committer.failed) throw this.committer.failed;
+      batch = this.committer.current();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const n = records.length;
+    const firstSeq = this.assignedSeq + 1;
+    const firstStreamSeq = st.assigned + 1;
+    this.assignedSeq += n;
+    st.assigned += n;
+    const committed: LogRecord[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const r = records[i];
+      const rec = makeRecord(r, firstSeq + i, stream, firstStreamSeq + i, r.at ?? this.clock());
+      batch.put(recordKey(rec.seq), encodeRecord(rec, st.json, dataJson[i]));
+      committed[i] = rec;
+    }
+    batch.put(streamKey(st.prefix, firstStreamSeq), firstSeq + ' ' + n);
+    batch.records += n;
+    const lastStreamSeq = firstStreamSeq + n - 1;
+    batch.appends.push({ st, lastStreamSeq, records: committed });
+    return batch.wait<AppendResult>({ records: committed, lastSeq: firstSeq + n - 1, lastStreamSeq });
+  }
+
+  /** Runs when a batch is durable: move heads, then deliver live, in global order. */
+  private onCommit(b: PendingBatch<AppendEntry>): void {
+    const appends = b.appends;
+    if (appends.length === 0) return;
+    for (let i = 0; i < appends.length; i++) appends[i].st.durable = appends[i].lastStreamSeq;
+    const lastRecords = appends[appends.length - 1].records;
+    this.durableHead = lastRecords[lastRecords.length - 1].seq;
+    if (this.hub.live.size > 0) {
+      if (appends.length === 1) this.hub.publish(appends[0].records);
+      else {
+        const all: LogRecord[] = [];
+        for (let i = 0; i < appends.length; i++) for (const r of appends[i].records) all.push(r);
+        this.hub.publish(all);
+      }
+    }
+    if (this.streams.size > this.maxCachedStreams) this.evictIdleStreams();
+  }
+
+  private evictIdleStreams(): void {
+    const target = Math.floor(this.maxCachedStreams * 0.9);
+    for (const [stream, st] of this.streams) {
+      if (this.streams.size <= target) break;
+      if (st.assigned === st.durable) this.streams.delete(stream);
+    }
+  }
+
+  /** The cached state of `stream`, loading its head from the last index entry when needed. */
+  private loadStream(stream: string): Promise<StreamState> {
+    const cached = this.streams.get(stream);
+    if (cached) return Promise.resolve(cached);
+    let p = this.loading.get(stream);
+    if (!p) {
+      p = this.readStreamHead(stream).then(
+        (st) => {
+          this.loading.delete(stream);
+          // An append may have created the state meanwhile only through this same load.
+          const existing = this.streams.get(stream);
+          if (existing) return existing;
+          this.streams.set(stream, st);
+          return st;
+        },
+        (err) => {
+          this.loading.delete(stream);
+          throw err;
+        },
+      );
+      this.loading.set(stream, p);
+    }
+    return p;
+  }
+
+  private async readStreamHead(stream: string): Promise<StreamState> {
+    const prefix = streamPrefix(stream);
+    const last = await this.db.iterator({ gte: prefix, lt: prefixEnd(prefix), reverse: true, limit: 1 }).all();
+    let head = 0;
+    if (last.length) head = readSeq(last[0][0], prefix.length) + parseRun(last[0][1]).count - 1;
+    return { assigned: head, durable: head, prefix, json: JSON.stringify(stream) };
+  }
+
+  async setCheckpoint(name: string, seq: number): Promise<void> {
+    assertCheckpoint(name, seq);
+    const batch = this.writable();
+    this.checkpoints.set(name, seq);
+    batch.put(stringKey(KeySpace.checkpoint, name), String(seq));
+    batch.checkpointWrites++;
+    return batch.wait<void>(undefined);
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  async getCheckpoint(name: string): Promise<number> {
+    this.readable();
+    const cached = this.checkpoints.get(name);
+    if (cached !== undefined) return cached;
+    const stored = await this.db.get(stringKey(KeySpace.checkpoint, name));
+    const value = stored === undefined ? 0 : Number(stored);
+    // A setCheckpoint issued while reading wins over the older stored value.
+    if (!this.checkpoints.has(name)) this.checkpoints.set(name, value);
+    return this.checkpoints.get(name)!;
+  }
+
+  async streamHead(stream: string): Promise<number> {
+    this.readable();
+    if (typeof stream !== 'string' || stream.length === 0 || stream.includes('\u0000')) return 0;
+    return (await this.loadStream(stream)).durable;
+  }
+
+  async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
+    this.readable();
+    const from = Math.max(1, Math.ceil(fromSeq));
+    const to = Math.min(this.durableHead, Math.floor(toSeq));
+    if (from > to || limit <= 0) return [];
+    const values = await this.db.values({ gte: recordKey(from), lte: recordKey(to), limit: Math.min(limit, to - from + 1) }).all();
+    return values.map(decodeRecord);
+  }
+
+  async readStream(stream: string, fromStreamSeq = 1, toStreamSeq = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
+    this.readable();
+    if (typeof stream !== 'string' || stream.length === 0 || stream.includes('\u0000')) return [];
+    const st = await this.loadStream(stream);
+    const from = Math.max(1, Math.ceil(fromStreamSeq));
+    const to = Math.min(st.durable, Math.floor(toStreamSeq));
+    if (from > to) return [];
+    // Walk the index backwards from `to` until the append that holds `from`.
+    const it = this.db.iterator({ gte: st.prefix, lte: streamKey(st.prefix, to), reverse: true });
+    const ranges: Array<[number, number]> = []; // global [first, last], newest first
+    try {
+      outer: for (;;) {
+        const entries = await it.nextv(256);
+        if (entries.length === 0) break;
+        for (const [key, value] of entries) {
+          const start = readSeq(key, st.prefix.length);
+          const run = parseRun(value);
+          const lo = Math.max(start, from);
+          const hi = Math.min(start + run.count - 1, to);
+          if (lo <= hi) addRange(ranges, run.seq + (lo - start), run.seq + (hi - start));
+          if (start <= from) break outer;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    ranges.reverse();
+    return this.readRanges(ranges);
+  }
+
+  /** Reads records of global ranges: long ranges by iterator, scattered single seqs by getMany. */
+  private async readRanges(ranges: Array<[number, number]>): Promise<LogRecord[]> {
+    const out: LogRecord[] = [];
+    let singles: Buffer[] = [];
+    const flushSingles = async () => {
+      if (singles.length === 0) return;
+      for (const v of await this.db.getMany(singles)) {
+        if (v === undefined) throw new Error('Stream index points to a missing record');
+        out.push(decodeRecord(v));
+      }
+      singles = [];
+    };
+    for (const [lo, hi] of ranges) {
+      if (hi - lo < 8) {
+        for (let s = lo; s <= hi; s++) singles.push(recordKey(s));
+        continue;
+      }
+      await flushSingles();
+      for (const v of await this.db.values({ gte: recordKey(lo), lte: recordKey(hi) }).all()) out.push(decodeRecord(v));
+    }
+    await flushSingles();
+    return out;
+  }
+
+  async listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>> {
+    this.readable();
+    if (typeof prefix !== 'string') throw new TypeError('listStreams needs a string prefix');
+    const lo = stringKey(KeySpace.stream, prefix);
+    // Skip-scan backwards: read the last index entry of a stream (its head), then seek just
+    // before that stream's first key; one seek per stream instead of one step per append.
+    const it = this.db.iterator({ gte: lo, lt: prefixEnd(lo), reverse: true });
+    const out: Array<{ stream: string; head: number }> = [];
+    try {
+      for (;;) {
+        const entry = await it.next();
+        if (entry === undefined) break;
+        const { stream, streamSeq } = decodeStreamKey(entry[0]);
+        out.push({ stream, head: streamSeq + parseRun(entry[1]).count - 1 });
+        it.seek(streamPrefix(stream));
+      }
+    } finally {
+      await it.close();
+    }
+    // Index entries of appends not yet visible in `head()` are durable already; clamp to heads
+    // the rest of the API reports so callers see one consistent state.
+    return out.reverse().map((s) => {
+      const st = this.streams.get(s.stream);
+      return st && st.durable < s.head ? { stream: s.stream, head: st.durable } : s;
+    });
+  }
+
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+    this.readable();
+    if (this.closing) throw new LogClosedError();
+    return this.hub.subscribe(afterSeq, onRecord);
+  }
+
+  private reader(afterSeq: number, uptoSeq: number): ChunkReader {
+    const it = this.db.values({ gt: recordKey(afterSeq), lte: recordKey(uptoSeq) });
+    return {
+      next: async (limit) => {
+        const values = await it.nextv(limit);
+        const out = new Array<LogRecord>(values.length);
+        for (let i = 0; i < values.length; i++) out[i] = decodeRecord(values[i]);
+        return out;
+      },
+      close: () => void it.close().catch(() => {}),
+    };
+  }
+
+  // ---- lifecycle ----------------------------------------------------------------------------
+
+  close(): Promise<void> {
+    if (!this.closePromise) {
+      this.closing = true;
+      this.closePromise = this.shutdown();
+    }
+    return this.closePromise;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closing = true;
+    // Appends accepted before close() may still be waiting for their stream's head.
+    await Promise.allSettled([...this.loading.values()]);
+    await this.committer.idle();
+    this.closed = true;
+    this.hub.closeAll();
+    await this.db.close();
+  }
+}
+
+function parseRun(value: string): { seq: number; count: number } {
+  const sp = value.indexOf(' ');
+  return { seq: Number(value.slice(0, sp)), count: Number(value.slice(sp + 1)) };
+}
+
+/** Prepends a global range (we walk newest first), merging it with the previous one when adjacent. */
+function addRange(ranges: Array<[number, number]>, lo: number, hi: number): void {
+  const prev = ranges[ranges.length - 1];
+  if (prev && prev[0] === hi + 1) prev[0] = lo;
+  else ranges.push([lo, hi]);
+}
+
+export { LogLockedError };

@@ -1,0 +1,153 @@
+/**
+ * Subscriptions shared by every EventLog implementation: catch-up from storage, then live, each
+ * record exactly once and in global order whatever the moment of the call.
+ *
+ * How the hand-over stays exact: a subscriber reads durable records (cursor, head] in chunks; after
+ * each exhausted reader it compares its cursor with `head()` synchronously and, when equal, joins
+ * the live set in the same turn. The log updates `head()` and calls `publish` in one synchronous
+ * step after a commit, so every record is either at or below the head the subscriber caught up
+ * to, or published after it went live. Each delivery also checks the record against the
+ * subscriber's cursor: a record at or below it is a duplicate and skipped, and a record beyond
+ * `cursor + 1` would be a gap, which is reported instead of silently delivered.
+ */
+import type { LogRecord, Subscription } from './types.js';
+
+/** Reads durable records after a sequence, chunk by chunk, up to a bound fixed when it was opened. */
+export interface ChunkReader {
+  /** The next records in order (at most `limit`); an empty array when the reader is exhausted. */
+  next(limit: number): Promise<LogRecord[]> | LogRecord[];
+  close(): void;
+}
+
+export interface CatchUpSource {
+  /** Last durable global sequence. */
+  head(): number;
+  /** A reader over records with `afterSeq < seq <= uptoSeq`. */
+  openReader(afterSeq: number, uptoSeq: number): ChunkReader;
+}
+
+export type SubscriberErrorHandler = (err: unknown, record: LogRecord | undefined) => void;
+
+/** Default report for a subscriber that threw or a catch-up read that failed: loud, not fatal. */
+export const reportSubscriberError: SubscriberErrorHandler = (err, record) => {
+  const where = record ? ` while handling record ${record.seq} (${record.type} on ${record.stream})` : ' during catch-up';
+  process.emitWarning(`Event log subscriber stopped${where}: ${(err as Error)?.stack ?? String(err)}`, 'EventLogSubscriberError');
+};
+
+const CHUNK = 1024;
+
+class Subscriber implements Subscription {
+  cursor: number;
+  closed = false;
+  reader: ChunkReader | undefined;
+  constructor(
+    readonly hub: SubscriptionHub,
+    afterSeq: number,
+    readonly onRecord: (record: LogRecord) => void,
+  ) {
+    this.cursor = afterSeq;
+  }
+  unsubscribe(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.hub.live.delete(this);
+    this.hub.all.delete(this);
+    this.reader?.close();
+  }
+}
+
+export class SubscriptionHub {
+  /** Subscribers that are caught up and receive `publish`ed records. */
+  readonly live = new Set<Subscriber>();
+  readonly all = new Set<Subscriber>();
+  private queue: LogRecord[][] = [];
+  private draining = false;
+
+  constructor(
+    private readonly source: CatchUpSource,
+    private readonly onError: SubscriberErrorHandler = reportSubscriberError,
+  ) {}
+
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`);
+    if (typeof onRecord !== 'function') throw new TypeError('subscribe needs a callback');
+    const sub = new Subscriber(this, afterSeq, onRecord);
+    this.all.add(sub);
+    // Catch-up starts on a later turn so the callback never runs before `subscribe` returns.
+    queueMicrotask(() => void this.catchUp(sub));
+    return sub;
+  }
+
+  /** Delivers freshly committed records (in global order) to live subscribers. Not re-entrant:
+   * records published from inside a callback are queued behind the ones being delivered. */
+  publish(records: LogRecord[]): void {
+    if (this.live.size === 0 && !this.draining) return;
+    this.queue.push(records);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let q = 0; q < this.queue.length; q++) {
+        const batch = this.queue[q];
+        for (const sub of this.live) {
+          for (let i = 0; i < batch.length && !sub.closed; i++) this.deliver(sub, batch[i]);
+        }
+      }
+    } finally {
+      this.queue = [];
+      this.draining = false;
+    }
+  }
+
+  /** Stops every subscription (the log is closing). */
+  closeAll(): void {
+    for (const sub of this.all) sub.unsubscribe();
+  }
+
+  private deliver(sub: Subscriber, rec: LogRecord): void {
+    if (rec.seq <= sub.cursor) return; // already delivered by catch-up
+    if (rec.seq !== sub.cursor + 1) {
+      this.fail(sub, new Error(`Subscription gap: expected seq ${sub.cursor + 1}, got ${rec.seq}`), rec);
+      return;
+    }
+    sub.cursor = rec.seq;
+    try {
+      sub.onRecord(rec);
+    } catch (err) {
+      // A callback that threw has missed a record it cannot get again on this subscription.
+      this.fail(sub, err, rec);
+    }
+  }
+
+  private fail(sub: Subscriber, err: unknown, rec: LogRecord | undefined): void {
+    sub.unsubscribe();
+    this.onError(err, rec);
+  }
+
+  private async catchUp(sub: Subscriber): Promise<void> {
+    try {
+      while (!sub.closed) {
+        const head = this.source.head();
+        if (sub.cursor >= head) {
+          // Same synchronous turn as the head check: nothing can commit in between.
+          this.live.add(sub);
+          return;
+        }
+        const reader = this.source.openReader(sub.cursor, head);
+        sub.reader = reader;
+        try {
+          for (;;) {
+            const chunk = await reader.next(CHUNK);
+            if (sub.closed || chunk.length === 0) break;
+            for (let i = 0; i < chunk.length && !sub.closed; i++) this.deliver(sub, chunk[i]);
+          }
+        } finally {
+          sub.reader = undefined;
+          reader.close();
+        }
+      }
+    } catch (err) {
+      // A read failing because the log closed under us is the normal end of a subscription.
+      if (!sub.closed) this.fail(sub, err, undefined);
+    }
+  }
+}
