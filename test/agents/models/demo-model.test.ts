@@ -1,4 +1,4 @@
-import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
+import { generateObject, generateText, Output, stepCountIs, streamObject, streamText, tool } from 'ai';
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -242,6 +242,21 @@ describe('demo model objects', () => {
       prompt: 'tasks',
     });
     expect(object).toEqual([{ title: 'sample', done: true }]);
+  });
+
+  it('generateText with Output.object gives a schema-valid output, also after a tool loop', async () => {
+    const schema = z.object({ city: z.string(), summary: z.string() });
+    const plain = await generateText({ model: createDemoModel(), output: Output.object({ schema }), prompt: 'summarise' });
+    expect(plain.output).toEqual({ city: 'sample', summary: 'sample' });
+    const withTool = await generateText({
+      model: createDemoModel(),
+      output: Output.object({ schema }),
+      prompt: 'weather in Madrid as an object',
+      tools: { getWeather },
+      stopWhen: stepCountIs(3),
+    });
+    expect(withTool.steps[0]!.toolCalls).toHaveLength(1);
+    expect(schema.parse(withTool.output)).toEqual(withTool.output);
   });
 
   it('answers a top-level array schema with an array', async () => {
