@@ -1,0 +1,101 @@
+/**
+ * The per-request access decision (decisions.md §12 "Route decision", first match wins) and its application.
+ * The built-in protection comes from the route's auth class in the one route table, never from a second list of
+ * paths; operator patterns (`publicRoutes`, `protectedRoutes`) are matched against the concrete request.
+ */
+import type { AuthClass, AuthUser, HttpMethod } from '../route-types.js';
+import type { AuthEnv, ResolvedAuthConfig } from './config.js';
+import { checkConsoleAccess, isProduction, queryValue, type GuardRequest } from './console-guard.js';
+import { AUTH_REQUIRED, verifyBearer, verifyToken } from './jwt.js';
+import { matchAny } from './patterns.js';
+
+export type AccessDecision = 'public' | 'protected' | 'console';
+
+/** What the decision needs of a route: its method (`WS` for an upgrade), its table path and its auth class. */
+export interface RouteAuthInfo {
+  method: HttpMethod | 'WS';
+  /** the route-table pattern, e.g. `/agents/:id/text` */
+  path: string;
+  auth: AuthClass;
+}
+
+/**
+ * Decides how a request to `route` at `requestPath` is guarded:
+ * - host-changing routes in production → console guard, always (an anonymous client, or an app user holding a
+ *   JWT, must never install packages or write secrets on a production host; not overridable by publicRoutes);
+ * 1. an operator `publicRoutes` match → public;
+ * 2. console routes → console guard when JWT auth is configured or a console key is set, else public;
+ * (no JWT auth → everything else is public)
+ * 3. `defaultPrivate`, or an operator `protectedRoutes` match → protected;
+ * 4. the default protected list, i.e. auth class `execution` → protected;
+ * 5. else public.
+ */
+export function decideAccess(
+  route: RouteAuthInfo,
+  requestPath: string,
+  cfg: ResolvedAuthConfig | undefined,
+  env: AuthEnv,
+): AccessDecision {
+  if (route.auth === 'host-changing' && isProduction(env)) return 'console';
+  if (cfg && matchAny(cfg.publicRoutes, route.method, requestPath)) return 'public';
+  if (route.auth === 'console') return cfg || env.SERVICE_CONSOLE_ACCESS_KEY ? 'console' : 'public';
+  if (!cfg) return 'public';
+  if (cfg.defaultPrivate || matchAny(cfg.protectedRoutes, route.method, requestPath)) return 'protected';
+  if (route.auth === 'execution') return 'protected';
+  return 'public';
+}
+
+export interface AuthRequest extends GuardRequest {
+  /** true for a WebSocket handshake: the token may then also come as `?token=` (browsers cannot set headers) */
+  websocket?: boolean;
+}
+
+export type AuthOutcome =
+  | { ok: true; user?: AuthUser }
+  | {
+      ok: false;
+      status: 401;
+      error: string;
+      /** the errors.ts code to build the AppError with */
+      code: 'UNAUTHENTICATED' | 'CONSOLE_ACCESS_REQUIRED';
+      /** the underlying failure, for the server log only */
+      cause?: unknown;
+    };
+
+/**
+ * Applies a decision: protected → a valid token is required; public → a valid token still attaches its user and an
+ * invalid one is ignored; console → the console guard (JWT not consulted).
+ */
+export async function authenticate(
+  decision: AccessDecision,
+  req: AuthRequest,
+  cfg: ResolvedAuthConfig | undefined,
+  env: AuthEnv,
+): Promise<AuthOutcome> {
+  if (decision === 'console') {
+    const check = checkConsoleAccess(req, env);
+    return check.ok ? { ok: true } : { ok: false, status: 401, error: check.error, code: 'CONSOLE_ACCESS_REQUIRED' };
+  }
+  if (!cfg) {
+    // decideAccess never answers `protected` without auth; fail closed should a caller do it anyway
+    return decision === 'public' ? { ok: true } : { ok: false, status: 401, error: AUTH_REQUIRED, code: 'UNAUTHENTICATED' };
+  }
+  const result = await verifyRequestToken(req, cfg);
+  if (result === undefined) {
+    return decision === 'public' ? { ok: true } : { ok: false, status: 401, error: AUTH_REQUIRED, code: 'UNAUTHENTICATED' };
+  }
+  if (result.ok) return { ok: true, user: result.user };
+  if (decision === 'public') return { ok: true };
+  return { ok: false, status: 401, error: result.error, code: 'UNAUTHENTICATED', cause: result.cause };
+}
+
+/** The Authorization header wins; a WebSocket handshake without one may carry `?token=`. undefined = no token. */
+function verifyRequestToken(req: AuthRequest, cfg: ResolvedAuthConfig) {
+  const header = req.headers['authorization'];
+  if (header !== undefined && header !== '') return verifyBearer(header, cfg);
+  if (req.websocket) {
+    const token = queryValue(req.query, 'token');
+    if (token) return verifyToken(token, cfg);
+  }
+  return undefined;
+}

@@ -1,0 +1,61 @@
+/**
+ * Request-header size (decisions.md §13: at least 16 KiB accepted, more → 431).
+ *
+ * What the installed uWS build does (uWebSockets.js = @trufflesuite/uws-js-unofficial 20.30.0, binary
+ * uws_linux_x64_115.node; measured by test/http/auth/header-limit.test.ts):
+ * - uWS parses a request head in place in its receive buffer (512 KiB). A head that arrives in ONE read is accepted
+ *   whatever its size up to that buffer (15 KiB and 64 KiB heads from fetch on loopback are answered normally).
+ * - A head split across reads is copied into a fallback buffer capped at 4096 bytes (request line + headers +
+ *   the final CRLF CRLF). One byte more and uWS closes the connection: no status line, no 431, the client sees
+ *   the socket close or reset, and no JS callback runs. Over a real network (MSS ~1448 bytes) any head larger than
+ *   one segment may be split, so 4 KiB is the only limit this build guarantees.
+ * - This build does NOT read `UWS_HTTP_MAX_HEADERS_SIZE` (the string is absent from the binary, and setting it
+ *   changes nothing); later upstream uWS releases (from late 2023) read it once when the addon loads, use it as
+ *   that fallback cap and answer 431 above it.
+ *
+ * So: `ensureHeaderLimit()` sets the variable for builds that honour it (call it before the first import of
+ * `uWebSockets.js`), and `checkHeaderSize()` gives the contract's 431 in JS for heads uWS did accept whole but that
+ * are over the limit.
+ */
+import { AppError } from '../../errors.js';
+
+/** The contract's limit: 16 KiB of request headers. */
+export const HEADER_LIMIT_BYTES = 16_384;
+/** The largest head (request line + headers) this uWS build accepts when it arrives in several reads. */
+export const UWS_SPLIT_HEAD_LIMIT_BYTES = 4096;
+export const HEADERS_TOO_LARGE = 'Request header fields too large';
+
+/**
+ * Sets `UWS_HTTP_MAX_HEADERS_SIZE` to `bytes` unless the operator already set it, and returns the value in effect.
+ * Must run before `uWebSockets.js` is first imported (the addon reads it once at load).
+ */
+export function ensureHeaderLimit(bytes = HEADER_LIMIT_BYTES, env: NodeJS.ProcessEnv = process.env): number {
+  if (!Number.isInteger(bytes) || bytes <= 0) throw new RangeError(`header limit must be a positive integer, got ${bytes}`);
+  const current = env.UWS_HTTP_MAX_HEADERS_SIZE;
+  if (current === undefined || current === '') {
+    env.UWS_HTTP_MAX_HEADERS_SIZE = String(bytes);
+    return bytes;
+  }
+  const parsed = Number.parseInt(current, 10);
+  return Number.isFinite(parsed) ? parsed : bytes;
+}
+
+/** Size of a header block as sent: `name: value\r\n` per header. */
+export function headerBlockBytes(headers: Iterable<readonly [string, string]> | Readonly<Record<string, string>>): number {
+  const entries = isIterable(headers) ? headers : Object.entries(headers);
+  let total = 0;
+  for (const [name, value] of entries) total += Buffer.byteLength(name) + Buffer.byteLength(value) + 4;
+  return total;
+}
+
+/** A 431 AppError when the headers exceed `limit`; undefined otherwise. */
+export function checkHeaderSize(
+  headers: Iterable<readonly [string, string]> | Readonly<Record<string, string>>,
+  limit = HEADER_LIMIT_BYTES,
+): AppError | undefined {
+  return headerBlockBytes(headers) > limit ? new AppError('HEADERS_TOO_LARGE', HEADERS_TOO_LARGE) : undefined;
+}
+
+function isIterable(v: unknown): v is Iterable<readonly [string, string]> {
+  return typeof (v as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function';
+}
