@@ -13,6 +13,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
+import type { SseSink } from '../../src/http/route-types.js';
 import { api } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';
 
@@ -44,7 +45,7 @@ beforeAll(async () => {
           path: '/ticks',
           handler: () => ({
             kind: 'sse',
-            start: (sink) => {
+            start: (sink: SseSink) => {
               for (let i = 1; i <= 3; i++) sink.send(encodeSseFrame('tick', i, { i }));
               sink.end();
             },
