@@ -99,3 +99,20 @@ function verifyRequestToken(req: AuthRequest, cfg: ResolvedAuthConfig) {
   }
   return undefined;
 }
+
+/**
+ * The one function the edge calls per request (and per WebSocket handshake, with `route.method === 'WS'`):
+ * decide, then apply. `request.path` is the concrete path without the query string.
+ */
+export function createAuthenticator(cfg: ResolvedAuthConfig | undefined, env: AuthEnv) {
+  return (
+    route: RouteAuthInfo,
+    request: { path: string; headers: Readonly<Record<string, string | undefined>>; query?: GuardRequest['query'] },
+  ): Promise<AuthOutcome> =>
+    authenticate(
+      decideAccess(route, request.path, cfg, env),
+      { headers: request.headers, query: request.query, websocket: route.method === 'WS' },
+      cfg,
+      env,
+    );
+}

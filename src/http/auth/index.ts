@@ -53,6 +53,7 @@ export {
 export {
   decideAccess,
   authenticate,
+  createAuthenticator,
   type AccessDecision,
   type AuthOutcome,
   type AuthRequest,

@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { resolveAuthConfig, type AuthConfig } from '../../../src/http/auth/config.js';
-import { authenticate, decideAccess, type RouteAuthInfo } from '../../../src/http/auth/decide.js';
+import { authenticate, createAuthenticator, decideAccess, type RouteAuthInfo } from '../../../src/http/auth/decide.js';
 
 const SECRET = 'decide-secret';
 const cfgOf = async (extra: Partial<AuthConfig> = {}) => (await resolveAuthConfig({ secret: SECRET, ...extra }, {}))!;
@@ -114,5 +114,18 @@ describe('authenticate', () => {
 
   it('fails closed when asked to protect without any auth config', async () => {
     expect(await authenticate('protected', { headers: {} }, undefined, dev)).toMatchObject({ ok: false, status: 401 });
+  });
+});
+
+describe('createAuthenticator', () => {
+  it('decides on the concrete path and applies the decision, reading ?token= only for WS routes', async () => {
+    const cfg = await cfgOf({ protectedRoutes: ['GET /agents'] });
+    const auth = createAuthenticator(cfg, dev);
+    const t = await token();
+    expect(await auth(agents, { path: '/agents', headers: {}, query: new URLSearchParams() })).toMatchObject({ ok: false, error: 'Authentication required' });
+    expect(await auth(agents, { path: '/agents', headers: { authorization: `Bearer ${t}` } })).toMatchObject({ ok: true, user: { sub: 'u1' } });
+    expect(await auth(agents, { path: '/agents', headers: {}, query: new URLSearchParams({ token: t }) })).toMatchObject({ ok: false });
+    expect(await auth({ ...wsTest, auth: 'execution' }, { path: '/ws', headers: {}, query: new URLSearchParams({ token: t }) })).toMatchObject({ ok: true, user: { sub: 'u1' } });
+    expect(await auth(wsObs, { path: '/ws/observability/x', headers: {}, query: new URLSearchParams({ dev: 'true' }) })).toEqual({ ok: true });
   });
 });
