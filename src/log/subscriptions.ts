@@ -47,13 +47,14 @@ class Subscriber implements Subscription {
   ) {
     this.cursor = afterSeq;
   }
-  unsubscribe(): void {
+  /** Bound, so it can be passed around as a plain function. */
+  readonly unsubscribe = (): void => {
     if (this.closed) return;
     this.closed = true;
     this.hub.live.delete(this);
     this.hub.all.delete(this);
     this.reader?.close();
-  }
+  };
 }
 
 export class SubscriptionHub {
