@@ -51,7 +51,7 @@ export interface StartOptions {
   /** domain module factories, in dependency order */
   modules?: ModuleFactory[];
   /** builds the authenticator from the config (src/http/auth), if auth applies */
-  authenticator?: (ctx: ServerContext, routes: readonly RouteDef[]) => Authenticator | undefined;
+  authenticator?: (ctx: ServerContext, routes: readonly RouteDef[]) => Authenticator | undefined | Promise<Authenticator | undefined>;
   /** an already-open log (tests); otherwise a LevelDB log in `<dataDir>/log` */
   log?: EventLog;
 }
@@ -114,7 +114,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     wsRoutes,
     cors: config.cors,
     maxBodyBytes: config.server?.maxBodyBytes,
-    authenticate: options.authenticator?.(ctx, routes),
+    authenticate: await options.authenticator?.(ctx, routes),
     onError: (err, where) => logger.error({ err, ...where }, 'request failed'),
   });
   let server: RunningServer;

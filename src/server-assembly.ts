@@ -2,6 +2,7 @@
  * The default assembly of a server: which domain modules run, in which order, and how requests are
  * authenticated. `startServer` (src/main.ts) stays generic; this file is the one list of domains.
  */
+import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig } from './http/auth/index.js';
 import { startServer, type EventloomServer, type ModuleFactory, type StartOptions } from './main.js';
 
 export const DEFAULT_MODULES: ModuleFactory[] = [];
@@ -12,5 +13,16 @@ export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'au
 }
 
 export function startDefaultServer(options: DefaultServerOptions): Promise<EventloomServer> {
-  return startServer({ ...options, modules: DEFAULT_MODULES });
+  const { defaultPrivate, ...rest } = options;
+  return startServer({
+    ...rest,
+    modules: DEFAULT_MODULES,
+    authenticator: async (ctx) => {
+      const auth = await resolveAuthConfig(ctx.config.auth as AuthConfig | undefined, ctx.env, defaultPrivate ? { defaultPrivate } : undefined);
+      if (auth) ctx.logger.info({ auth: describeAuth(auth) }, describeAuth(auth));
+      // with no JWT auth and no console key every route is public: skip the per-request check entirely
+      if (!auth && !ctx.env.SERVICE_CONSOLE_ACCESS_KEY && ctx.env.NODE_ENV !== 'production') return undefined;
+      return createAuthenticator(auth, ctx.env);
+    },
+  });
 }

@@ -78,6 +78,11 @@ export interface RouteDef {
   produces?: 'json' | 'sse' | 'html' | 'bare-json';
   /** status of a success, for the OpenAPI document (default 200) */
   successStatus?: number;
+  /**
+   * Where the authenticated user goes into the body before validation (decisions.md §12 "User
+   * propagation"): agent options, workflow options or tool context. Bodies are merged, never replaced.
+   */
+  mergeUser?: 'agent' | 'workflow' | 'tool';
   /** true for operator routes (tagged `Custom Endpoints` when they declare no schema) */
   custom?: boolean;
   handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;

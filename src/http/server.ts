@@ -13,6 +13,8 @@ import { Router } from './router.js';
 import { createCorsPolicy, type CorsConfig, type CorsPolicy } from './cors.js';
 import { UwsSseSink } from './sse-sink.js';
 import { SSE_HEADERS } from '../feeds/sse-encoder.js';
+import { checkHeaderSize } from './auth/header-limit.js';
+import { mergeUserIntoBody } from './auth/propagate.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const BODY_TIMEOUT_MS = 30_000;
@@ -173,6 +175,8 @@ export class HttpEdge {
 
     if (this.stopping) return fail(new AppError('UNAVAILABLE', 'Server is shutting down'));
     if (raw.url.length + raw.rawQuery.length > MAX_URL_BYTES) return fail(new AppError('URI_TOO_LONG', 'URI too long'));
+    const headerError = checkHeaderSize(raw.headers);
+    if (headerError) return fail(headerError);
 
     if (raw.method === 'OPTIONS' && this.cors) {
       const h = this.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');
@@ -262,6 +266,7 @@ export class HttpEdge {
       user = outcome.user;
     }
     const query = validate(route.query, parseQueryObject(rawQuery), 'query') as Record<string, unknown>;
+    if (user && route.mergeUser) body = mergeUserIntoBody(route.mergeUser, body as Record<string, unknown>, user);
     const validBody = validate(route.body, body, 'body');
     const proto = raw.headers['x-forwarded-proto'] ?? 'http';
     const host = raw.headers['x-forwarded-host'] ?? raw.headers.host ?? 'localhost';
