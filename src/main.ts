@@ -37,6 +37,10 @@ export interface ServerContext {
   env: NodeJS.ProcessEnv;
   /** the port once listening (for documents that name the server's own address) */
   port(): number;
+  /** WebSocket fan-out: one uWS publish to every subscriber of `topic` (false before listening or after close) */
+  publish(topic: string, message: string): boolean;
+  /** subscribers of a uWS topic (0 before listening), so producers can skip encoding for nobody */
+  subscriberCount(topic: string): number;
 }
 
 export type ModuleFactory = (ctx: ServerContext, modules: ReadonlyMap<string, ServerModule>) => ServerModule | Promise<ServerModule>;
@@ -78,7 +82,18 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const log = options.log ?? (await (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log')));
   const host = new ActorHost(log);
   let port = 0;
-  const ctx: ServerContext = { config, log, host, logger, dataDir, env, port: () => port };
+  let wsApp: RunningServer['app'] | undefined;
+  const ctx: ServerContext = {
+    config,
+    log,
+    host,
+    logger,
+    dataDir,
+    env,
+    port: () => port,
+    publish: (topic, message) => (wsApp ? wsApp.publish(topic, message, false, false) : false),
+    subscriberCount: (topic) => (wsApp ? wsApp.numSubscribers(topic) : 0),
+  };
 
   const modules = new Map<string, ServerModule>();
   for (const factory of options.modules ?? []) {
@@ -126,6 +141,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     throw err;
   }
   port = server.port;
+  wsApp = server.app;
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -136,6 +152,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
       const stops = Promise.all([...modules.values()].reverse().map((m) => m.stop?.().catch((err) => logger.error({ err }, `stopping ${m.name} failed`))));
       await Promise.race([stops, new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
       while (edge.inflightCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      wsApp = undefined;
       server.close();
       await log.close();
     })());
