@@ -4,8 +4,10 @@
  */
 import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig } from './http/auth/index.js';
 import { startServer, type EventloomServer, type ModuleFactory, type StartOptions } from './main.js';
+import { workflowsModule } from './http/routes/workflows.routes.js';
+import { agentsModule } from './agents/module.js';
 
-export const DEFAULT_MODULES: ModuleFactory[] = [];
+export const DEFAULT_MODULES: ModuleFactory[] = [agentsModule, workflowsModule];
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */

@@ -1,0 +1,15 @@
+/**
+ * Example agent `assistant`: a helpful assistant with the `getWeather` tool. Its model is
+ * EVENTLOOM_MODEL when set (e.g. `openai/gpt-4o-mini`), else the offline demo model, which echoes
+ * (`You said: ...`) and calls `getWeather` when a prompt mentions the weather.
+ */
+import { createAgent } from '../../src/agents/define-agent.js';
+import { getWeatherTool } from '../tools/get-weather.js';
+
+export const assistantAgent = createAgent({
+  id: 'assistant',
+  name: 'Assistant',
+  description: 'A helpful assistant that can look up the weather',
+  instructions: 'You are a helpful assistant. Use the getWeather tool when the user asks about the weather, and answer briefly.',
+  tools: [getWeatherTool],
+});

@@ -1,0 +1,111 @@
+/**
+ * The agent-run machine: one actor per agent call (text, stream, chat, object, stream-object, or a
+ * workflow's andAgent step), one stream `run:<uuid>` in the log. Pure: no I/O imports.
+ *
+ * Records (each accepted event is one record of the same type):
+ * - `run.started` (first record, the machine input): who asked what, with which options;
+ * - `run.text-delta`: text produced since the last delta record, batched (never one per token);
+ * - `run.step`: a finished step (text, tool calls, tool results and errors, usage) that is followed
+ *   by another step; the last step travels inside `run.finished`, so a one-step run costs two records;
+ * - `run.finished` (→ completed), `run.failed` (→ failed), `run.aborted` (→ cancelled).
+ *
+ * Entering `running` emits the `generate` action: the `ai` SDK call is this actor's effect.
+ */
+import { setup, assign } from 'xstate';
+
+export type AgentOperationType = 'text' | 'stream' | 'chat' | 'object' | 'stream-object' | 'workflow-step';
+
+export interface AgentRunUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+}
+
+export interface RecordedToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+export interface RecordedToolResult extends RecordedToolCall {
+  output: unknown;
+}
+export interface RecordedToolError extends RecordedToolCall {
+  error: string;
+}
+
+export interface RecordedStep {
+  /** 0-based */
+  stepNumber: number;
+  text: string;
+  reasoning?: string;
+  toolCalls: RecordedToolCall[];
+  toolResults: RecordedToolResult[];
+  toolErrors: RecordedToolError[];
+  finishReason: string;
+  usage: AgentRunUsage;
+}
+
+/** Data of `run.started`: the machine input. */
+export interface AgentRunStarted {
+  runId: string;
+  agentId: string;
+  operationType: AgentOperationType;
+  /** the request's input as sent (string or messages) */
+  input: unknown;
+  /** the resolved call options, without `context` values that are not JSON */
+  options: Record<string, unknown>;
+  model: string;
+  userId?: string;
+  conversationId?: string;
+  /** e.g. `{parentRunId, parentAgentId}` for a sub-agent run, `{executionId, stepId}` for a workflow step */
+  metadata?: Record<string, unknown>;
+  /** JSON Schema of an object operation */
+  schema?: unknown;
+}
+
+export type AgentRunEvent =
+  | { type: 'run.text-delta'; step: number; text: string }
+  | { type: 'run.step'; step: RecordedStep }
+  | { type: 'run.finished'; steps: RecordedStep[]; text: string; output?: unknown; usage: AgentRunUsage; finishReason: string }
+  | { type: 'run.failed'; error: string }
+  | { type: 'run.aborted'; reason: string };
+
+export interface AgentRunContext {
+  agentId: string;
+  operationType: AgentOperationType;
+  steps: number;
+}
+
+export const agentRunMachine = setup({
+  types: {} as { context: AgentRunContext; input: AgentRunStarted; events: AgentRunEvent },
+  actions: {
+    // the effect: the host hands it to the agents module's effect runner
+    generate: () => {},
+  },
+}).createMachine({
+  id: 'agent-run',
+  context: ({ input }) => ({ agentId: input.agentId, operationType: input.operationType, steps: 0 }),
+  initial: 'running',
+  states: {
+    running: {
+      entry: 'generate',
+      on: {
+        'run.text-delta': {},
+        'run.step': { actions: assign({ steps: ({ context }) => context.steps + 1 }) },
+        'run.finished': { target: 'completed' },
+        'run.failed': { target: 'failed' },
+        'run.aborted': { target: 'cancelled' },
+      },
+    },
+    completed: { type: 'final' },
+    failed: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});
+
+export const AGENT_RUN_KIND = 'agent-run';
+export const AGENT_RUN_VERSION = 1;
+export const AGENT_RUN_STARTED = 'run.started';
+export const runStream = (runId: string) => `run:${runId}`;

@@ -1,0 +1,181 @@
+/**
+ * The agent-run service: prepares calls, starts runs (one actor each) and owns what all operations
+ * share: tool sets (an agent's tools plus one delegation tool per sub-agent), the SDK call settings,
+ * client-disconnect handling, and closing runs that a restart interrupted. The five operations live
+ * in ops-text.ts, ops-stream.ts and ops-object.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { jsonSchema, stepCountIs, tool, type Tool as AiTool, type ToolSet } from 'ai';
+import type { Logger } from 'pino';
+import type { ActorHost } from '../runtime/actor-host.js';
+import { runStream, type AgentOperationType, type AgentRunStarted } from '../../machines/agent-run.machine.js';
+import type { Agent } from './define-agent.js';
+import type { AgentRegistry } from './registry.js';
+import type { ResolvedCallOptions } from './call-options.js';
+import { prepareCall, type PrepareArgs, type PreparedCall } from './prepare-call.js';
+import { createAgentRunKind, type RunEffect } from './run-kind.js';
+import { AgentRun, type RunDeps } from './run-session.js';
+import { delegationToolName, toToolSet, type RunToolContext } from './tool-adapter.js';
+import type { Tool } from '../tools/define-tool.js';
+
+export interface AgentRunsDeps {
+  host: ActorHost;
+  logger: Logger;
+  registry: AgentRegistry;
+}
+
+/** Runs a sub-agent for its parent's delegation tool (installed by ops-text.ts to avoid an import cycle). */
+export type SubAgentRunner = (sub: Agent, task: string, parent: RunToolContext, signal: AbortSignal | undefined) => Promise<string>;
+
+export const DISCONNECT_REASON = 'Client disconnected';
+const DELEGATION_INPUT = jsonSchema<{ task: string }>({
+  type: 'object',
+  properties: { task: { type: 'string', description: 'What the sub-agent should do, with every detail it needs.' } },
+  required: ['task'],
+  additionalProperties: false,
+});
+
+export class AgentRuns {
+  readonly sessions = new Map<string, RunEffect>();
+  readonly kind = createAgentRunKind(this.sessions);
+  readonly runDeps: RunDeps;
+  private readonly toolSets = new WeakMap<Agent, ToolSet | null>();
+  subAgentRunner: SubAgentRunner | undefined;
+
+  constructor(readonly deps: AgentRunsDeps) {
+    this.runDeps = { host: deps.host, kind: this.kind, sessions: this.sessions, logger: deps.logger };
+  }
+
+  get registry(): AgentRegistry {
+    return this.deps.registry;
+  }
+
+  get logger(): Logger {
+    return this.deps.logger;
+  }
+
+  /** The agent's tools plus its delegation tools; `tools` (from dynamic instructions) replaces the static ones. */
+  toolsFor(agent: Agent, tools?: readonly Tool[]): ToolSet | undefined {
+    if (tools === undefined) {
+      let set = this.toolSets.get(agent);
+      if (set === undefined) {
+        set = this.buildToolSet(agent, agent.tools);
+        this.toolSets.set(agent, set);
+      }
+      return set ?? undefined;
+    }
+    return this.buildToolSet(agent, tools) ?? undefined;
+  }
+
+  private buildToolSet(agent: Agent, tools: readonly Tool[]): ToolSet | null {
+    if (tools.length === 0 && agent.subAgents.length === 0) return null;
+    const delegation: ToolSet = {};
+    for (const sub of agent.subAgents) delegation[delegationToolName(sub.id)] = this.delegationTool(sub);
+    return toToolSet(tools, delegation);
+  }
+
+  private delegationTool(sub: Agent): AiTool {
+    return tool<{ task: string }, string>({
+      description: `Delegate a task to the ${sub.name} agent.${sub.description ? ` ${sub.description}` : ''}`,
+      inputSchema: DELEGATION_INPUT,
+      execute: ({ task }, opts) => {
+        const parent = opts.experimental_context as RunToolContext;
+        if (!this.subAgentRunner) throw new Error('Sub-agent delegation is not available');
+        return this.subAgentRunner(sub, task, parent, opts.abortSignal);
+      },
+    });
+  }
+
+  prepare(args: PrepareArgs): Promise<PreparedCall> {
+    return prepareCall({ registry: this.deps.registry, toolsFor: (a, t) => this.toolsFor(a, t) }, args);
+  }
+
+  /** A run of a prepared call (not started: `run.start(executor)` records `run.started`). */
+  newRun(prepared: PreparedCall, operationType: AgentOperationType, input: unknown, extra: { metadata?: Record<string, unknown>; schema?: unknown } = {}): AgentRun {
+    const started: Omit<AgentRunStarted, 'runId'> = {
+      agentId: prepared.agent.id,
+      operationType,
+      input,
+      options: recordedOptions(prepared.options),
+      model: prepared.modelLabel,
+    };
+    const { userId, conversationId } = prepared.callContext;
+    if (userId !== undefined) started.userId = userId;
+    if (conversationId !== undefined) started.conversationId = conversationId;
+    if (extra.metadata !== undefined) started.metadata = extra.metadata;
+    if (extra.schema !== undefined) started.schema = extra.schema;
+    return new AgentRun(this.runDeps, started, prepared.toolContext.runId);
+  }
+
+  /** Cancels the run when the client goes away, unless `onDisconnect` is `continue`. Returns the unbind. */
+  bindDisconnect(signal: AbortSignal | undefined, run: AgentRun, options: ResolvedCallOptions): () => void {
+    if (!signal || options.onDisconnect === 'continue') return noop;
+    const onAbort = () => run.controller.abort(new DOMException(DISCONNECT_REASON, 'AbortError'));
+    if (signal.aborted) {
+      onAbort();
+      return noop;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
+  }
+
+  /** Closes runs that a restart interrupted (their effect cannot be resumed: the caller is gone). */
+  async closeInterrupted(runIds: string[]): Promise<number> {
+    let closed = 0;
+    for (const runId of runIds) {
+      try {
+        await this.deps.host.send(this.kind, runStream(runId), { type: 'run.failed', error: 'Interrupted by a server restart before the run finished' });
+        closed++;
+      } catch (err) {
+        this.deps.logger.warn({ err, runId }, 'could not close an interrupted agent run');
+      }
+    }
+    return closed;
+  }
+
+  /** Waits (bounded by the caller) until no run is in flight. */
+  async drain(pollMs = 20): Promise<void> {
+    while (this.sessions.size > 0) await new Promise((r) => setTimeout(r, pollMs).unref());
+  }
+}
+
+const noop = () => {};
+
+/** The options as recorded in `run.started` (everything resolved, `context` included as sent). */
+function recordedOptions(o: ResolvedCallOptions): Record<string, unknown> {
+  return o as unknown as Record<string, unknown>;
+}
+
+/** Generation settings shared by every SDK call of a prepared call. */
+export function callSettings(p: PreparedCall) {
+  const o = p.options;
+  const s = {
+    model: p.model,
+    system: p.system,
+    messages: p.messages,
+    temperature: o.temperature,
+    maxOutputTokens: o.maxOutputTokens,
+    topP: o.topP,
+    frequencyPenalty: o.frequencyPenalty,
+    presencePenalty: o.presencePenalty,
+    seed: o.seed,
+    providerOptions: o.providerOptions as never,
+    experimental_context: p.toolContext,
+    experimental_telemetry: telemetrySettings(p.agent),
+    maxRetries: 0,
+  };
+  return s;
+}
+
+export function toolLoopSettings(p: PreparedCall) {
+  return { tools: p.tools, stopWhen: stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences };
+}
+
+function telemetrySettings(agent: Agent): { isEnabled: boolean; functionId?: string; metadata?: Record<string, string | number | boolean> } | undefined {
+  const t = agent.telemetry;
+  if (!t) return undefined;
+  if (t === true) return { isEnabled: true, functionId: agent.id };
+  return { isEnabled: true, functionId: t.functionId ?? agent.id, metadata: t.metadata };
+}
+
+export const newRunId = () => randomUUID();

@@ -1,0 +1,60 @@
+/**
+ * Writes a run's messages through the agent's memory hooks (memory-hooks.ts): the call's input once
+ * the run starts, then each finished step's new response messages (persistence mode `step`) or all
+ * of them at the end (`finish`). Saves are chained so they arrive in order; a failed save is logged
+ * and never fails the generation. Nothing is written without memory, without a userId, or when the
+ * call is `readOnly`.
+ */
+import type { ModelMessage, StepResult, ToolSet } from 'ai';
+import type { Logger } from 'pino';
+import type { PreparedCall } from './prepare-call.js';
+import type { SaveMessagesArgs } from './memory-hooks.js';
+
+export class MemoryWriter {
+  private chain: Promise<void> = Promise.resolve();
+  private savedResponse = 0;
+
+  private constructor(private readonly prepared: PreparedCall & { memory: NonNullable<PreparedCall['memory']> }, private readonly logger: Logger) {}
+
+  static for(prepared: PreparedCall, logger: Logger): MemoryWriter | undefined {
+    if (!prepared.memory || prepared.options.memory.readOnly) return undefined;
+    return new MemoryWriter(prepared as PreparedCall & { memory: NonNullable<PreparedCall['memory']> }, logger);
+  }
+
+  private save(messages: ModelMessage[], phase: SaveMessagesArgs['phase'], hasToolResult = false): void {
+    if (messages.length === 0) return;
+    const { hooks, scope } = this.prepared.memory;
+    const args: SaveMessagesArgs = { ...scope, messages, phase, persistence: this.prepared.options.memory.conversationPersistence };
+    if (hasToolResult) args.hasToolResult = true;
+    this.chain = this.chain
+      .then(() => hooks.saveMessages(args))
+      .catch((err: unknown) => this.logger.error({ err, agentId: scope.agentId, conversationId: scope.conversationId }, 'saving messages to memory failed'));
+  }
+
+  input(): void {
+    this.save(this.prepared.inputMessages, 'input');
+  }
+
+  step(step: StepResult<ToolSet>): void {
+    if (this.prepared.options.memory.conversationPersistence.mode !== 'step') return;
+    const all = step.response.messages as ModelMessage[];
+    const fresh = all.slice(this.savedResponse);
+    this.savedResponse = all.length;
+    const hasToolResult = step.content.some((p) => p.type === 'tool-result' || p.type === 'tool-error');
+    this.save(fresh, 'step', hasToolResult);
+  }
+
+  finish(responseMessages: ModelMessage[]): void {
+    if (this.prepared.options.memory.conversationPersistence.mode === 'step') {
+      this.save(responseMessages.slice(this.savedResponse), 'step');
+      this.savedResponse = responseMessages.length;
+      return;
+    }
+    this.save(responseMessages, 'finish');
+  }
+
+  /** Resolves once every queued save has settled. */
+  flushed(): Promise<void> {
+    return this.chain;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The agents module (`agentsModule`, registered in src/server-assembly.ts): the registry of the
+ * config's agents, the run service, the history projection and the routes. On start it catches the
+ * history projection up and closes runs a restart interrupted; on stop it lets in-flight runs end
+ * (the composition root bounds the wait). Exposes `agentRunner` for workflow `andAgent` steps.
+ */
+import type { ModuleFactory, ServerModule } from '../main.js';
+import { agentRoutes } from '../http/routes/agents.routes.js';
+import { AgentHistoryProjection } from '../projections/agent-history.js';
+import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import { VERSION } from '../version.js';
+import { AgentRuns } from './agent-runs.js';
+import { createWorkflowAgentRunner, installSubAgentRunner } from './delegation.js';
+import { ProvidersConfig } from './models/registry.js';
+import { AgentRegistry } from './registry.js';
+
+export interface AgentsModule extends ServerModule {
+  name: 'agents';
+  agentRunner: WorkflowAgentRunner;
+  registry: AgentRegistry;
+  runs: AgentRuns;
+  history: AgentHistoryProjection;
+}
+
+export const AGENTS_MODULE = 'agents';
+
+function parseProviders(value: unknown): ProvidersConfig | undefined {
+  if (value === undefined) return undefined;
+  const r = ProvidersConfig.safeParse(value);
+  if (!r.success) throw new TypeError(`config.providers is invalid: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  return r.data;
+}
+
+export const agentsModule: ModuleFactory = (ctx): AgentsModule => {
+  const registry = new AgentRegistry(ctx.config.agents, ctx.env, parseProviders(ctx.config.providers));
+  const logger = ctx.logger.child({ component: 'agents' });
+  const runs = new AgentRuns({ host: ctx.host, logger, registry });
+  installSubAgentRunner(runs);
+  const history = new AgentHistoryProjection(ctx.log, { onError: (err) => logger.error({ err }, 'agent history projection failed') });
+  return {
+    name: AGENTS_MODULE,
+    routes: agentRoutes({ runs, history, env: ctx.env, version: VERSION }),
+    agentRunner: createWorkflowAgentRunner(runs),
+    registry,
+    runs,
+    history,
+    async start() {
+      await history.start();
+      const interrupted = await history.workingRuns();
+      if (interrupted.length > 0) {
+        const closed = await runs.closeInterrupted(interrupted);
+        logger.info({ closed }, 'closed agent runs interrupted by a restart');
+      }
+    },
+    async stop() {
+      await runs.drain();
+      await history.stop();
+    },
+    counts: () => ({ agents: registry.size }),
+  };
+};

@@ -1,0 +1,141 @@
+/**
+ * The object operations: `/object` (data = the generated value) and `/stream-object` (SSE
+ * `partial-object` frames on every change, then one validated `object` frame, decisions.md §10.4).
+ * No tool calling. Any JSON Schema root works (object-schema.ts wraps non-object roots for the
+ * model); a value that does not match the caller's schema fails the run with
+ * `Generated object does not match schema: <issues>`.
+ */
+import { generateObject, jsonSchema, streamObject } from 'ai';
+import { AppError } from '../errors.js';
+import type { SseSink } from '../http/route-types.js';
+import { encodeSseFrame } from '../feeds/sse-encoder.js';
+import type { AgentRuns } from './agent-runs.js';
+import type { PreparedCall } from './prepare-call.js';
+import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import { MemoryWriter } from './memory-writer.js';
+import { abortReason } from './ops-text.js';
+import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage } from './object-schema.js';
+
+type Schema = Record<string, unknown>;
+
+function objectSettings(p: PreparedCall, run: AgentRun, modelSchema: Schema) {
+  const o = p.options;
+  return {
+    model: p.model,
+    system: p.system,
+    messages: p.messages,
+    schema: jsonSchema(modelSchema as never),
+    temperature: o.temperature,
+    maxOutputTokens: o.maxOutputTokens,
+    topP: o.topP,
+    frequencyPenalty: o.frequencyPenalty,
+    presencePenalty: o.presencePenalty,
+    seed: o.seed,
+    providerOptions: o.providerOptions as never,
+    maxRetries: 0,
+    abortSignal: run.controller.signal,
+  };
+}
+
+function assistantJson(value: unknown) {
+  return [{ role: 'assistant' as const, content: JSON.stringify(value) }];
+}
+
+export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: unknown, schema: Schema, signal: AbortSignal | undefined): Promise<unknown> {
+  const run = runs.newRun(prepared, 'object', input, { schema });
+  const unbind = runs.bindDisconnect(signal, run, prepared.options);
+  const memory = MemoryWriter.for(prepared, runs.logger);
+  const plan = planObjectSchema(schema);
+  try {
+    return await run.start(async (run) => {
+      memory?.input();
+      let result;
+      try {
+        result = await generateObject(objectSettings(prepared, run, plan.modelSchema));
+      } catch (err) {
+        if (run.controller.signal.aborted) {
+          await run.abort(abortReason(run));
+          throw new AppError('EXECUTION_FAILED', `Generation aborted: ${abortReason(run)}`);
+        }
+        await run.fail(err);
+        throw new AppError('EXECUTION_FAILED', errorMessage(err));
+      }
+      const value = plan.unwrap(result.object);
+      const issues = objectSchemaIssues(schema, value);
+      if (issues !== undefined) {
+        await run.fail(schemaMismatchMessage(issues));
+        throw new AppError('EXECUTION_FAILED', schemaMismatchMessage(issues));
+      }
+      const usage = toRunUsage(result.usage);
+      await run.finish({ steps: [], text: JSON.stringify(value), output: value, usage, finishReason: result.finishReason });
+      memory?.finish(assistantJson(value));
+      return value;
+    });
+  } finally {
+    unbind();
+  }
+}
+
+export async function runStreamObject(runs: AgentRuns, prepared: PreparedCall, input: unknown, schema: Schema, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
+  const run = runs.newRun(prepared, 'stream-object', input, { schema });
+  const unbind = runs.bindDisconnect(signal, run, prepared.options);
+  const memory = MemoryWriter.for(prepared, runs.logger);
+  const plan = planObjectSchema(schema);
+  let index = 0;
+  const emit = (type: string, payload: Record<string, unknown>) => {
+    index++;
+    if (!sink.closed) sink.send(encodeSseFrame(type, index, payload));
+  };
+  const failWith = async (message: string) => {
+    await run.fail(message);
+    emit('error', { type: 'error', error: message });
+  };
+  try {
+    await run.start(async (run) => {
+      memory?.input();
+      let streamError: unknown;
+      const result = streamObject({
+        ...objectSettings(prepared, run, plan.modelSchema),
+        onError: ({ error }) => {
+          streamError = error;
+        },
+      });
+      let last: string | undefined;
+      try {
+        for await (const partial of result.partialObjectStream) {
+          const value = plan.unwrap(partial);
+          if (value === undefined) continue;
+          const json = JSON.stringify(value);
+          if (json === last) continue;
+          last = json;
+          emit('partial-object', { type: 'partial-object', object: value });
+        }
+      } catch (err) {
+        streamError ??= err;
+      }
+      if (run.controller.signal.aborted) {
+        await run.abort(abortReason(run));
+        emit('abort', { type: 'abort', reason: abortReason(run) });
+        return;
+      }
+      let object: unknown;
+      try {
+        object = plan.unwrap(await result.object);
+      } catch (err) {
+        return failWith(errorMessage(streamError ?? err));
+      }
+      const issues = objectSchemaIssues(schema, object);
+      if (issues !== undefined) return failWith(schemaMismatchMessage(issues));
+      const [usage, finishReason] = await Promise.all([result.usage, result.finishReason]);
+      const runUsage = toRunUsage(usage);
+      await run.finish({ steps: [], text: JSON.stringify(object), output: object, usage: runUsage, finishReason });
+      memory?.finish(assistantJson(object));
+      emit('object', { type: 'object', object, usage: runUsage, finishReason });
+    });
+  } catch (err) {
+    emit('error', { type: 'error', error: errorMessage(err) });
+  } finally {
+    unbind();
+    sink.end();
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The streaming operations: `/stream` (raw parts, decisions.md §10.2), `/chat` (the `ai` SDK UI
+ * message stream v1, §10.3) and a sub-agent's run inside a streaming parent (its parts forwarded
+ * into the parent's stream with the sub-agent keys). Each is one `streamText` call; the SDK's
+ * callbacks record the run (batched text deltas, steps, finish/error/abort) while the client
+ * receives every part as it comes. Frames are written straight from the SDK stream (time to first
+ * byte is the model's, not the log's); the stream ends only after the run's terminal record is
+ * durable.
+ */
+import { randomUUID } from 'node:crypto';
+import { jsonSchema, Output, streamText } from 'ai';
+import type { SseSink } from '../http/route-types.js';
+import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
+import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
+import type { PreparedCall } from './prepare-call.js';
+import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import { MemoryWriter } from './memory-writer.js';
+import { abortReason } from './ops-text.js';
+import { FORWARDED_SUB_AGENT_PARTS, toRawPart } from './stream-parts.js';
+import type { RunToolContext, SubAgentPartKeys } from './tool-adapter.js';
+
+type Json = Record<string, unknown>;
+
+function startStreamText(prepared: PreparedCall, run: AgentRun, memory: MemoryWriter | undefined) {
+  const output = prepared.options.output;
+  return streamText({
+    ...callSettings(prepared),
+    ...toolLoopSettings(prepared),
+    abortSignal: run.controller.signal,
+    ...(output ? { output: output.type === 'object' ? Output.object({ schema: jsonSchema(output.schema as never) }) : Output.text() } : {}),
+    onChunk: ({ chunk }) => {
+      if (chunk.type === 'text-delta') run.textDelta(chunk.text);
+    },
+    onStepFinish: (step) => {
+      run.stepFinished(step);
+      memory?.step(step);
+    },
+    onFinish: (e) => {
+      void run.finish({ steps: e.steps, text: e.text, usage: toRunUsage(e.totalUsage), finishReason: e.finishReason });
+      memory?.finish(e.response.messages);
+    },
+    onError: ({ error }) => {
+      void run.fail(error);
+    },
+    onAbort: () => {
+      void run.abort(abortReason(run));
+    },
+  });
+}
+
+/** After the SDK stream ended: make sure a terminal record exists, and wait until it is durable. */
+async function settle(run: AgentRun, thrown?: unknown): Promise<void> {
+  if (!run.terminated) {
+    if (run.controller.signal.aborted) await run.abort(abortReason(run));
+    else await run.fail(thrown ?? new Error('The model stream ended without finishing'));
+  }
+  await run.done;
+}
+
+/** A frame writer with the 1-based part index of §10.2/§10.3. Writes to a closed sink are dropped. */
+function frameWriter(sink: SseSink) {
+  let index = 0;
+  return (payload: Json) => {
+    index++;
+    if (!sink.closed) sink.send(encodeSseFrame(payload.type as string, index, payload));
+  };
+}
+
+export async function runRawStream(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
+  const run = runs.newRun(prepared, 'stream', input);
+  const unbind = runs.bindDisconnect(signal, run, prepared.options);
+  const memory = MemoryWriter.for(prepared, runs.logger);
+  const emit = frameWriter(sink);
+  prepared.toolContext.forward = emit;
+  try {
+    await run.start(async (run) => {
+      memory?.input();
+      const result = startStreamText(prepared, run, memory);
+      let thrown: unknown;
+      try {
+        for await (const part of result.fullStream) emit(toRawPart(part));
+      } catch (err) {
+        thrown = err;
+        emit({ type: 'error', error: errorMessage(err) });
+      }
+      await settle(run, thrown);
+    });
+  } catch (err) {
+    emit({ type: 'error', error: errorMessage(err) });
+  } finally {
+    unbind();
+    sink.end();
+  }
+}
+
+export const CHAT_HEADERS: Readonly<Record<string, string>> = { 'x-vercel-ai-ui-message-stream': 'v1' };
+
+export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
+  const run = runs.newRun(prepared, 'chat', input);
+  const unbind = runs.bindDisconnect(signal, run, prepared.options);
+  const memory = MemoryWriter.for(prepared, runs.logger);
+  const emit = frameWriter(sink);
+  try {
+    await run.start(async (run) => {
+      memory?.input();
+      const result = startStreamText(prepared, run, memory);
+      const chunks = result.toUIMessageStream({
+        ...(prepared.uiMessages ? { originalMessages: prepared.uiMessages } : {}),
+        generateMessageId: randomUUID,
+        onError: errorMessage,
+        sendReasoning: true,
+        sendSources: true,
+      });
+      let thrown: unknown;
+      try {
+        for await (const chunk of chunks) emit(chunk as Json);
+      } catch (err) {
+        thrown = err;
+        emit({ type: 'error', errorText: errorMessage(err) });
+      }
+      await settle(run, thrown);
+    });
+  } catch (err) {
+    emit({ type: 'error', errorText: errorMessage(err) });
+  } finally {
+    unbind();
+    if (!sink.closed) sink.send(SSE_DONE_FRAME);
+    sink.end();
+  }
+}
+
+/** A sub-agent's run inside a streaming parent: content parts are forwarded with the sub-agent keys. */
+export async function runSubAgentStream(runs: AgentRuns, prepared: PreparedCall, task: string, parent: RunToolContext, signal: AbortSignal | undefined): Promise<string> {
+  const run = runs.newRun(prepared, 'stream', task, { metadata: { parentRunId: parent.runId, parentAgentId: parent.agentId } });
+  const unbind = runs.bindDisconnect(signal, run, prepared.options);
+  const keys: SubAgentPartKeys = {
+    subAgentId: prepared.agent.id,
+    subAgentName: prepared.agent.name,
+    executingAgentId: prepared.agent.id,
+    executingAgentName: prepared.agent.name,
+    parentAgentId: parent.agentId,
+    parentAgentName: parent.agentName,
+    agentPath: prepared.toolContext.agentPath,
+  };
+  const forward = parent.forward!;
+  // deeper sub-agents forward their own parts (with their own keys) straight to the client
+  prepared.toolContext.forward = forward;
+  try {
+    return await run.start(async (run) => {
+      const result = startStreamText(prepared, run, undefined);
+      let thrown: unknown;
+      try {
+        for await (const part of result.fullStream) {
+          if (FORWARDED_SUB_AGENT_PARTS.has(part.type)) forward({ ...toRawPart(part), ...keys });
+        }
+      } catch (err) {
+        thrown = err;
+      }
+      await settle(run, thrown);
+      if (run.outcome !== 'completed') throw new Error(run.failure ?? 'Sub-agent run did not complete');
+      return result.text;
+    });
+  } finally {
+    unbind();
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The `text` operation (POST /agents/:id/text), its use for sub-agent delegation without a stream,
+ * and for workflow steps (operationType `workflow-step`): one `generateText` call with the tool loop
+ * (`stopWhen: stepCountIs(maxSteps)`), recorded as one run. The response sums usage over every step
+ * and lists every step's tool calls and results (decisions.md §3).
+ */
+import { generateText, jsonSchema, Output, type ToolSet, type GenerateTextResult } from 'ai';
+import { AppError } from '../errors.js';
+import type { AgentOperationType, AgentRunUsage } from '../../machines/agent-run.machine.js';
+import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
+import type { PreparedCall } from './prepare-call.js';
+import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import { MemoryWriter } from './memory-writer.js';
+import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
+
+export interface TextResponse {
+  text: string;
+  usage: AgentRunUsage;
+  finishReason: string;
+  toolCalls: Array<{ type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }>;
+  toolResults: Array<{ type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }>;
+  feedback: null;
+  output?: unknown;
+}
+
+export interface TextRunOptions {
+  operationType?: AgentOperationType;
+  metadata?: Record<string, unknown>;
+  /** structured output: `options.output` of the request, or a workflow step's schema (any root) */
+  output?: { type: 'text' } | { type: 'object'; schema: Record<string, unknown> };
+}
+
+type AnyResult = GenerateTextResult<ToolSet, any>;
+
+export function toTextResponse(result: AnyResult, usage: AgentRunUsage): TextResponse {
+  const toolCalls: TextResponse['toolCalls'] = [];
+  const toolResults: TextResponse['toolResults'] = [];
+  for (const step of result.steps) {
+    for (const c of step.toolCalls) toolCalls.push({ type: 'tool-call', toolCallId: c.toolCallId, toolName: c.toolName, input: c.input });
+    for (const r of step.toolResults) toolResults.push({ type: 'tool-result', toolCallId: r.toolCallId, toolName: r.toolName, input: r.input, output: r.output });
+  }
+  return { text: result.text, usage, finishReason: result.finishReason, toolCalls, toolResults, feedback: null };
+}
+
+/** The reason an aborted run records: the client's disconnect, or whatever aborted the signal. */
+export function abortReason(run: AgentRun): string {
+  const r: unknown = run.controller.signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'Aborted';
+}
+
+export async function runText(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, opts: TextRunOptions = {}): Promise<TextResponse> {
+  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata });
+  const unbind = runs.bindDisconnect(signal, run, prepared.options);
+  const memory = MemoryWriter.for(prepared, runs.logger);
+  const output = opts.output;
+  const plan: ObjectSchemaPlan | undefined = output?.type === 'object' ? planObjectSchema(output.schema) : undefined;
+  try {
+    return await run.start(async (run) => {
+      memory?.input();
+      let result: AnyResult;
+      try {
+        result = await generateText({
+          ...callSettings(prepared),
+          ...toolLoopSettings(prepared),
+          abortSignal: run.controller.signal,
+          ...(output ? { output: plan ? Output.object({ schema: jsonSchema(plan.modelSchema as never) }) : Output.text() } : {}),
+          onStepFinish: (step) => {
+            run.stepFinished(step);
+            memory?.step(step);
+          },
+        });
+      } catch (err) {
+        if (run.controller.signal.aborted) {
+          await run.abort(abortReason(run));
+          throw new AppError('EXECUTION_FAILED', `Generation aborted: ${abortReason(run)}`);
+        }
+        await run.fail(err);
+        throw new AppError('EXECUTION_FAILED', errorMessage(err));
+      }
+      const usage = toRunUsage(result.totalUsage);
+      let structured: unknown;
+      if (output) {
+        try {
+          structured = plan ? plan.unwrap(result.output) : result.output;
+        } catch (err) {
+          await run.fail(err);
+          throw new AppError('EXECUTION_FAILED', errorMessage(err));
+        }
+        const issues = output.type === 'object' ? objectSchemaIssues(output.schema, structured) : undefined;
+        if (issues !== undefined) {
+          await run.fail(schemaMismatchMessage(issues));
+          throw new AppError('EXECUTION_FAILED', schemaMismatchMessage(issues));
+        }
+      }
+      await run.finish({ steps: result.steps, text: result.text, output: structured, usage, finishReason: result.finishReason });
+      memory?.finish(result.response.messages);
+      const response = toTextResponse(result, usage);
+      if (output) response.output = structured;
+      return response;
+    });
+  } finally {
+    unbind();
+  }
+}

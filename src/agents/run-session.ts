@@ -1,0 +1,206 @@
+/**
+ * One agent run in this process: the bridge between an `ai` SDK call and its actor (`run:<uuid>`).
+ *
+ * `start(executor)` creates the actor (recording `run.started`); the actor's `generate` effect calls
+ * `begin`, which runs the executor (the SDK call of one operation). The executor reports through the
+ * recording methods, which send events into the actor's mailbox:
+ * - `textDelta`: buffered, one `run.text-delta` record per ~50 ms of streaming, never per token;
+ * - `stepFinished`: a step that ends in tool calls becomes a `run.step` record at once (durable
+ *   progress of a tool loop); the final step travels in `run.finished`;
+ * - `finish` / `fail` / `abort`: the first terminal call wins; `done` resolves once it is durable.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LanguageModelUsage, StepResult, ToolSet } from 'ai';
+import type { Logger } from 'pino';
+import type { ActorHost, ActorKind } from '../runtime/actor-host.js';
+import { runStream, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
+import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
+
+export const DELTA_FLUSH_MS = 50;
+
+export interface RunDeps {
+  host: ActorHost;
+  kind: ActorKind<AgentRunLogic>;
+  sessions: Map<string, RunEffect>;
+  logger: Logger;
+}
+
+export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
+  const prompt = u?.inputTokens ?? 0;
+  const completion = u?.outputTokens ?? 0;
+  return {
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: u?.totalTokens ?? prompt + completion,
+    cachedInputTokens: u?.inputTokenDetails?.cacheReadTokens ?? u?.cachedInputTokens ?? 0,
+    reasoningTokens: u?.outputTokenDetails?.reasoningTokens ?? u?.reasoningTokens ?? 0,
+  };
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  if (typeof err === 'string') return err;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}
+
+export function toRecordedStep(step: StepResult<ToolSet>): RecordedStep {
+  const toolCalls: RecordedStep['toolCalls'] = [];
+  const toolResults: RecordedStep['toolResults'] = [];
+  const toolErrors: RecordedStep['toolErrors'] = [];
+  for (const part of step.content) {
+    if (part.type === 'tool-call') toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+    else if (part.type === 'tool-result') toolResults.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, output: part.output });
+    else if (part.type === 'tool-error') toolErrors.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, error: errorMessage(part.error) });
+  }
+  const s: RecordedStep = { stepNumber: step.stepNumber, text: step.text, toolCalls, toolResults, toolErrors, finishReason: step.finishReason, usage: toRunUsage(step.usage) };
+  if (step.reasoningText) s.reasoning = step.reasoningText;
+  return s;
+}
+
+export interface FinishData {
+  steps: StepResult<ToolSet>[];
+  text: string;
+  output?: unknown;
+  usage: AgentRunUsage;
+  finishReason: string;
+}
+
+export class AgentRun implements RunEffect {
+  readonly runId: string;
+  readonly stream: string;
+  /** aborts the SDK call (client disconnect with onDisconnect `cancel`) */
+  readonly controller = new AbortController();
+  private actor: AgentRunActor | undefined;
+  private executor: ((run: AgentRun) => Promise<unknown>) | undefined;
+  private settle: { resolve(v: unknown): void; reject(e: unknown): void } | undefined;
+  private terminal: Promise<void> | undefined;
+  private recordedSteps = 0;
+  private delta = '';
+  private deltaStep = 0;
+  private deltaTimer: NodeJS.Timeout | undefined;
+  private stepNumber = 0;
+  /** how the run ended (set with the terminal record) */
+  outcome: 'completed' | 'failed' | 'cancelled' | undefined;
+  /** the recorded error of a failed run, the reason of an aborted one */
+  failure: string | undefined;
+
+  constructor(private readonly deps: RunDeps, readonly started: Omit<AgentRunStarted, 'runId'>, runId: string = randomUUID()) {
+    this.runId = runId;
+    this.stream = runStream(runId);
+  }
+
+  get terminated(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  /** Records `run.started` and runs the executor as the actor's effect; resolves with its result. */
+  start<T>(executor: (run: AgentRun) => Promise<T>): Promise<T> {
+    this.executor = executor;
+    const result = new Promise<T>((resolve, reject) => {
+      this.settle = { resolve: resolve as (v: unknown) => void, reject };
+    });
+    this.deps.sessions.set(this.stream, this);
+    const data: AgentRunStarted = { runId: this.runId, ...this.started };
+    this.deps.host.create(this.deps.kind, this.stream, data).catch((err: unknown) => {
+      // the start record could not be written: stop the generation, report the failure
+      this.deps.sessions.delete(this.stream);
+      this.controller.abort(err);
+      this.settle?.reject(err);
+    });
+    return result;
+  }
+
+  /** The actor's `generate` effect. */
+  begin(actor: AgentRunActor): void {
+    this.actor = actor;
+    const exec = this.executor!;
+    let p: Promise<unknown>;
+    try {
+      p = exec(this);
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    p.then(
+      (v) => this.settle?.resolve(v),
+      (e) => this.settle?.reject(e),
+    );
+  }
+
+  private send(event: AgentRunEvent): Promise<void> {
+    return this.actor!.send(event).then(
+      () => undefined,
+      (err: unknown) => {
+        this.deps.logger.error({ err, stream: this.stream, type: event.type }, 'recording an agent run event failed');
+      },
+    );
+  }
+
+  textDelta(text: string): void {
+    if (this.terminal || text.length === 0) return;
+    if (this.delta.length === 0) this.deltaStep = this.stepNumber;
+    this.delta += text;
+    this.deltaTimer ??= setTimeout(() => this.flushDelta(), DELTA_FLUSH_MS);
+  }
+
+  private flushDelta(): void {
+    this.deltaTimer = undefined;
+    if (this.terminal || this.delta.length === 0) return;
+    const text = this.delta;
+    this.delta = '';
+    void this.send({ type: 'run.text-delta', step: this.deltaStep, text });
+  }
+
+  private dropDelta(): void {
+    if (this.deltaTimer) clearTimeout(this.deltaTimer);
+    this.deltaTimer = undefined;
+    this.delta = '';
+  }
+
+  /** A finished step: recorded now when the loop goes on (tool calls), else it waits for `finish`. */
+  stepFinished(step: StepResult<ToolSet>): void {
+    this.stepNumber = step.stepNumber + 1;
+    if (this.terminal) return;
+    if (step.finishReason !== 'tool-calls' || step.toolCalls.length === 0) return;
+    // the step record carries the step's whole text: pending deltas are redundant
+    this.dropDelta();
+    this.recordedSteps = step.stepNumber + 1;
+    void this.send({ type: 'run.step', step: toRecordedStep(step) });
+  }
+
+  finish(data: FinishData): Promise<void> {
+    if (this.terminal) return this.terminal;
+    this.dropDelta();
+    const steps = data.steps.slice(this.recordedSteps).map(toRecordedStep);
+    const event: AgentRunEvent = { type: 'run.finished', steps, text: data.text, usage: data.usage, finishReason: data.finishReason };
+    if (data.output !== undefined) event.output = data.output;
+    return this.end(event);
+  }
+
+  fail(error: unknown): Promise<void> {
+    if (this.terminal) return this.terminal;
+    return this.end({ type: 'run.failed', error: errorMessage(error) });
+  }
+
+  abort(reason: string): Promise<void> {
+    if (this.terminal) return this.terminal;
+    return this.end({ type: 'run.aborted', reason });
+  }
+
+  /** Durable terminal record, or undefined while the run goes on. */
+  get done(): Promise<void> | undefined {
+    return this.terminal;
+  }
+
+  private end(event: AgentRunEvent): Promise<void> {
+    this.dropDelta();
+    this.outcome = event.type === 'run.finished' ? 'completed' : event.type === 'run.failed' ? 'failed' : 'cancelled';
+    if (event.type === 'run.failed') this.failure = event.error;
+    else if (event.type === 'run.aborted') this.failure = event.reason;
+    this.terminal = this.send(event).finally(() => this.deps.sessions.delete(this.stream));
+    return this.terminal;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The zod-typed tool definition shared by agents (the model calls it) and the tools endpoints (a
+ * client runs it directly): `createTool({name, description, parameters, execute})`.
+ *
+ * `execute(input, {context, userId, conversationId, signal})` receives the caller's context (with
+ * `user` when the request was authenticated), the memory identity and an abort signal that fires when
+ * the HTTP request that started the call goes away. Input is validated against `parameters` by
+ * whoever runs the tool (the `ai` SDK for model calls, `parseToolInput` for direct execution).
+ */
+import { z, type ZodType } from 'zod';
+import { formatIssues } from '../errors.js';
+
+export interface ToolExecuteOptions {
+  /** the caller's `options.context` (plus `user` when authenticated); `{}` when none */
+  context: Record<string, unknown>;
+  userId?: string;
+  conversationId?: string;
+  /** aborted when the generation (or the direct execution) is cancelled */
+  signal: AbortSignal;
+  /** set when the model called the tool */
+  toolCallId?: string;
+  /** the agent whose model called the tool, when a model called it */
+  agentId?: string;
+}
+
+export interface ToolConfig<I = any, O = unknown> {
+  name: string;
+  description: string;
+  parameters: ZodType<I>;
+  /** Tools without `execute` are client-side: the model may call them, the server cannot run them. */
+  execute?: (input: I, options: ToolExecuteOptions) => O | Promise<O>;
+  /** optional id (defaults to the name) and tags, shown by the tools listing */
+  id?: string;
+  tags?: string[];
+}
+
+export interface Tool<I = any, O = unknown> extends Readonly<ToolConfig<I, O>> {
+  readonly kind: 'eventloom-tool';
+  readonly id: string;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function createTool<I, O>(config: ToolConfig<I, O>): Tool<I, O> {
+  if (typeof config.name !== 'string' || !NAME.test(config.name)) {
+    throw new TypeError(`Tool name '${String(config.name)}' must be 1-64 characters of letters, digits, '_' or '-'`);
+  }
+  if (!config.parameters || typeof (config.parameters as { safeParse?: unknown }).safeParse !== 'function') {
+    throw new TypeError(`Tool ${config.name}: parameters must be a zod schema`);
+  }
+  return Object.freeze({ ...config, id: config.id ?? config.name, description: config.description ?? '', kind: 'eventloom-tool' as const });
+}
+
+export function isTool(value: unknown): value is Tool {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'eventloom-tool';
+}
+
+const schemaCache = new WeakMap<object, Record<string, unknown>>();
+
+/** The tool's parameters as JSON Schema (draft 2020-12 without `$schema`), computed once per tool. */
+export function toolParametersJsonSchema(tool: Tool): Record<string, unknown> {
+  let schema = schemaCache.get(tool);
+  if (!schema) {
+    try {
+      schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+      delete schema.$schema;
+    } catch {
+      schema = { type: 'object' };
+    }
+    schemaCache.set(tool, schema);
+  }
+  return schema;
+}
+
+export type ParsedToolInput<I> = { ok: true; value: I } | { ok: false; issues: string };
+
+/** Validates direct-execution input (`Invalid tool input: <issues>` is the caller's message). */
+export function parseToolInput<I>(tool: Tool<I>, input: unknown): ParsedToolInput<I> {
+  const r = tool.parameters.safeParse(input);
+  if (r.success) return { ok: true, value: r.data };
+  return { ok: false, issues: formatIssues(r.error.issues, '(root)') };
+}
