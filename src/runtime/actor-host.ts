@@ -15,6 +15,11 @@
  * start before the record that started it is durable; effects are at-least-once anyway (a crash
  * re-runs an interrupted step), and a failed append poisons the actor, which is then dropped and
  * rehydrated from the log on next use.
+ *
+ * Built events: `sendTo`/`send` also take a builder `(snapshot, streamSeq) => event | event[]`,
+ * called when the mailbox reaches it, so a command can be shaped by the state it actually applies
+ * to (e.g. "suspend the step in flight now"). Several events from one builder are decided in order
+ * and appended as one atomic append: all are accepted or nothing is written.
  */
 import { initialTransition, transition, type AnyStateMachine, type SnapshotFrom, type EventFrom } from 'xstate';
 import type { EventLog, LogRecord, NewRecord } from '../log/types.js';
@@ -42,6 +47,9 @@ export class StreamNotFoundError extends Error {
 }
 
 type AnyEvent = { type: string; [k: string]: unknown };
+
+/** Builds the event(s) to decide from the actor's state when the mailbox reaches them. */
+export type EventBuilder<TLogic extends AnyStateMachine = AnyStateMachine> = (snapshot: SnapshotFrom<TLogic>, streamSeq: number) => { type: string } | ReadonlyArray<{ type: string }>;
 
 export interface ActorKind<TLogic extends AnyStateMachine = AnyStateMachine> {
   /** e.g. `workflow-execution`; recorded with the version on the stream's first record */
@@ -72,6 +80,8 @@ export class Actor<TLogic extends AnyStateMachine = AnyStateMachine> {
   /** stream sequence of the last record handed to the log */
   streamSeq: number;
   poisoned: Error | undefined;
+  /** appends handed to the log and not yet settled */
+  pendingAppends = 0;
   readonly mailbox = new Mailbox();
   /** arbitrary per-actor memory for effect runners (abort controllers, waiters); never persisted */
   readonly scratch: Record<string, unknown> = {};
@@ -82,7 +92,7 @@ export class Actor<TLogic extends AnyStateMachine = AnyStateMachine> {
   }
 
   /** Queues an event into this actor's mailbox (see ActorHost.send). */
-  send(event: EventFrom<TLogic> & AnyEvent): Promise<SendResult<TLogic>> {
+  send(event: (EventFrom<TLogic> & AnyEvent) | EventBuilder<TLogic>): Promise<SendResult<TLogic>> {
     return this.host.sendTo(this, event);
   }
 }
@@ -117,13 +127,17 @@ export class ActorHost {
     const record: NewRecord = { type: kind.createdType, data: input, at: this.clock(), kind: `${kind.kind}@${kind.version}` };
     const pending = this.log.append(stream, [record], { expectedStreamSeq: 0 });
     actor.streamSeq = 1;
+    actor.pendingAppends++;
     let result;
     try {
       kind.runEffects?.(actor, undefined, actions as never);
       result = await pending;
     } catch (err) {
+      actor.poisoned = err as Error;
       this.actors.delete(stream);
       throw err;
+    } finally {
+      actor.pendingAppends--;
     }
     return { actor, snapshot: actor.snapshot, records: result.records, seq: result.lastSeq };
   }
@@ -158,50 +172,73 @@ export class ActorHost {
   }
 
   /** Sends an event to a stream's actor, loading it first when it is not in memory. */
-  async send<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, event: EventFrom<TLogic> & AnyEvent): Promise<SendResult<TLogic>> {
+  async send<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, event: (EventFrom<TLogic> & AnyEvent) | EventBuilder<TLogic>): Promise<SendResult<TLogic>> {
     const actor = await this.load(kind, stream);
     return this.sendTo(actor, event);
   }
 
   /** Mailbox entry point: events of one actor are decided strictly one after another. */
-  sendTo<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, event: AnyEvent): Promise<SendResult<TLogic>> {
+  sendTo<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, event: AnyEvent | EventBuilder<TLogic>): Promise<SendResult<TLogic>> {
     return actor.mailbox.run(() => this.decideAppendApply(actor, event));
   }
 
-  private decideAppendApply<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, event: AnyEvent): Promise<SendResult<TLogic>> {
+  private decideAppendApply<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, input: AnyEvent | EventBuilder<TLogic>): Promise<SendResult<TLogic>> {
     if (actor.poisoned) return Promise.reject(actor.poisoned);
-    // decide (pure)
-    const snap = actor.snapshot as { can(e: AnyEvent): boolean; value: unknown };
-    if (!snap.can(event)) return Promise.reject(new EventRejectedError(actor.stream, event.type, snap.value));
-    const [next, actions] = transition(actor.kind.logic, actor.snapshot as never, event as never);
+    const built = typeof input === 'function' ? input(actor.snapshot, actor.streamSeq) : input;
+    const events = (Array.isArray(built) ? built : [built]) as AnyEvent[];
+    if (events.length === 0) return Promise.resolve({ snapshot: actor.snapshot, records: [], seq: this.log.head() });
+    // decide (pure): every event must be accepted, in order, or nothing is written
+    let snapshot = actor.snapshot;
+    const decided: Array<{ event: AnyEvent; actions: unknown }> = [];
+    for (const event of events) {
+      const snap = snapshot as unknown as { can(e: AnyEvent): boolean; value: unknown };
+      if (!snap.can(event)) return Promise.reject(new EventRejectedError(actor.stream, event.type, snap.value));
+      const [next, actions] = transition(actor.kind.logic, snapshot as never, event as never);
+      decided.push({ event, actions });
+      snapshot = next as SnapshotFrom<TLogic>;
+    }
     // append (sequence assigned now; durability awaited below, not before the next decision)
-    const { type, ...data } = event;
+    const at = this.clock();
+    const records = events.map(({ type, ...data }) => ({ type, data, at }));
     const expected = actor.streamSeq;
-    const pending = this.log.append(actor.stream, [{ type, data, at: this.clock() }], { expectedStreamSeq: expected });
-    actor.streamSeq = expected + 1;
+    const pending = this.log.append(actor.stream, records, { expectedStreamSeq: expected });
+    actor.pendingAppends++;
+    actor.streamSeq = expected + events.length;
     // apply
-    actor.snapshot = next as SnapshotFrom<TLogic>;
+    actor.snapshot = snapshot;
+    const next = snapshot;
     const settled = pending.then(
       (res) => {
-        if (actor.kind.isTerminal?.(actor.snapshot) && actor.mailbox.idle && this.actors.get(actor.stream) === actor) {
+        actor.pendingAppends--;
+        if (actor.pendingAppends === 0 && actor.kind.isTerminal?.(actor.snapshot) && actor.mailbox.idle && this.actors.get(actor.stream) === actor) {
           this.actors.delete(actor.stream);
         }
-        return { snapshot: next as SnapshotFrom<TLogic>, records: res.records, seq: res.lastSeq };
+        return { snapshot: next, records: res.records, seq: res.lastSeq };
       },
       (err: Error) => {
+        actor.pendingAppends--;
         actor.poisoned = err;
         if (this.actors.get(actor.stream) === actor) this.actors.delete(actor.stream);
         throw err;
       },
     );
     try {
-      actor.kind.runEffects?.(actor, event, actions as never);
+      for (const { event, actions } of decided) actor.kind.runEffects?.(actor, event, actions as never);
     } catch (err) {
       // An effect runner must not throw; if it does, the records stand and the error surfaces to the caller.
       settled.catch(() => undefined);
       return Promise.reject(err);
     }
     return settled;
+  }
+
+  /**
+   * Drops a stream's actor from memory when its snapshot is terminal and its mailbox idle: for
+   * callers that loaded an actor only to look at it (a command rejected by its state).
+   */
+  release(stream: string): void {
+    const actor = this.actors.get(stream);
+    if (actor && actor.pendingAppends === 0 && actor.mailbox.idle && actor.kind.isTerminal?.(actor.snapshot)) this.actors.delete(stream);
   }
 
   /** Drops every actor from memory (used at shutdown and by tests that simulate a restart). */

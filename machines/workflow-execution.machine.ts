@@ -1,0 +1,332 @@
+/**
+ * The workflow-execution machine (pure: no I/O). One execution = one actor of this machine; every
+ * accepted event is one record of the execution's stream (type = event type, data = the rest), so
+ * replaying the stream through this machine rebuilds the state exactly.
+ *
+ * Statuses (state values): running, suspended, completed, error, cancelled (decisions.md §9.9).
+ * Inside `running` the machine tracks the top-level step in flight (`current`) and the next one to
+ * start (`nextIndex`). Step functions are effects: the engine starts them on `runStep` and their
+ * outcome comes back as `step.completed` / `step.skipped` / `execution.suspended` /
+ * `execution.failed`, tagged with the step's `attempt` so a late result of an aborted attempt is
+ * rejected. Named actions are hooks for the effect runner: `advance` (start the next step or
+ * complete), `runStep` (run the step just started), `settle` (the run left `running`).
+ */
+import { assign, setup } from 'xstate';
+
+export const WORKFLOW_EXECUTION_KIND = 'workflow-execution';
+/** Bump when a change makes old streams replay differently; replay under another version fails loudly. */
+export const WORKFLOW_EXECUTION_VERSION = 1;
+
+export type ExecutionStatus = 'running' | 'suspended' | 'completed' | 'error' | 'cancelled';
+export type StepStatus = 'running' | 'success' | 'skipped' | 'suspended' | 'cancelled';
+
+export interface StepState {
+  index: number;
+  input: unknown;
+  output?: unknown;
+  status: StepStatus;
+}
+
+export interface ErrorInfo {
+  message: string;
+  name?: string;
+  stepId?: string;
+}
+
+export interface ReplaySeed {
+  fromExecutionId: string;
+  fromStepId: string;
+  /** index of the step the replay starts at */
+  startIndex: number;
+  /** the input of that step */
+  data: unknown;
+  /** recorded states of the steps before it */
+  steps: Record<string, StepState>;
+  /** resume data for the start step only */
+  resumeData?: unknown;
+  hasResumeData?: boolean;
+  replayedAt: number;
+}
+
+/** Data of the `execution.started` record. */
+export interface ExecutionInput {
+  executionId: string;
+  workflowId: string;
+  workflowName: string;
+  stepIds: string[];
+  input: unknown;
+  context: Record<string, unknown>;
+  workflowState: Record<string, unknown>;
+  userId?: string;
+  conversationId?: string;
+  metadata: Record<string, unknown>;
+  createdAt: number;
+  parentExecutionId?: string;
+  parentStepId?: string;
+  replay?: ReplaySeed;
+}
+
+export interface CurrentStep {
+  index: number;
+  stepId: string;
+  attempt: number;
+  input: unknown;
+}
+
+export interface Suspension {
+  stepIndex: number;
+  stepId: string;
+  reason: string;
+  suspendData?: unknown;
+  workflowState: Record<string, unknown>;
+}
+
+export interface ExecutionContext extends Omit<ExecutionInput, 'replay'> {
+  data: unknown;
+  steps: Record<string, StepState>;
+  nextIndex: number;
+  current: CurrentStep | null;
+  /** number of `step.started` events so far: the attempt tag of the next one is `attempts + 1` */
+  attempts: number;
+  /** resume data waiting for (or held by) the step at `stepIndex` until it ends */
+  resume: { stepIndex: number; resumeData?: unknown } | null;
+  suspension: Suspension | null;
+  result?: unknown;
+  error?: ErrorInfo;
+  cancelReason?: string;
+  replayedFromExecutionId?: string;
+  replayFromStepId?: string;
+}
+
+interface StepFields {
+  stepIndex: number;
+  stepId: string;
+  stepName: string;
+  stepType: string;
+  input: unknown;
+  attempt: number;
+}
+
+export type ExecutionEvent =
+  | ({ type: 'step.started' } & StepFields)
+  | ({ type: 'step.completed'; output: unknown; workflowState?: Record<string, unknown>; usage?: Record<string, number> } & StepFields)
+  | ({ type: 'step.skipped' } & StepFields)
+  | ({ type: 'step.cancelled'; reason: string } & StepFields)
+  | { type: 'step.event'; stepId: string; attempt: number; event: { type: string; [k: string]: unknown } }
+  | {
+      type: 'execution.suspended';
+      stepIndex: number;
+      stepId: string;
+      stepName: string;
+      stepType: string;
+      input: unknown;
+      reason: string;
+      suspendData?: unknown;
+      workflowState?: Record<string, unknown>;
+      /** set when the step itself suspended; absent for an external suspend */
+      attempt?: number;
+      workflowName: string;
+    }
+  | { type: 'execution.resumed'; stepIndex: number; stepId: string; resumeData?: unknown; input: unknown; workflowName: string }
+  | { type: 'execution.recovered'; resumeStepIndex: number; input: unknown; workflowName: string }
+  | { type: 'execution.completed'; result: unknown; workflowName: string }
+  | { type: 'execution.failed'; error: ErrorInfo; attempt?: number; workflowName: string }
+  | { type: 'execution.cancelled'; reason: string; workflowName: string };
+
+type E<T extends ExecutionEvent['type']> = Extract<ExecutionEvent, { type: T }>;
+
+/** The step a suspend would stop now: the one in flight, else the next one (if any is left). */
+export function suspendableStepIndex(ctx: ExecutionContext): number | undefined {
+  if (ctx.current) return ctx.current.index;
+  return ctx.nextIndex < ctx.stepIds.length ? ctx.nextIndex : undefined;
+}
+
+const endStep = (ctx: ExecutionContext, index: number) => (ctx.resume && ctx.resume.stepIndex === index ? null : ctx.resume);
+
+export const workflowExecutionMachine = setup({
+  types: {
+    context: {} as ExecutionContext,
+    events: {} as ExecutionEvent,
+    input: {} as ExecutionInput,
+  },
+  actions: {
+    advance: () => undefined,
+    runStep: () => undefined,
+    settle: () => undefined,
+  },
+  guards: {
+    canStart: ({ context: c, event }) => {
+      const e = event as E<'step.started'>;
+      return c.current === null && e.stepIndex === c.nextIndex && c.stepIds[e.stepIndex] === e.stepId && e.attempt === c.attempts + 1;
+    },
+    isCurrent: ({ context: c, event }) => {
+      const e = event as { stepIndex?: number; attempt: number };
+      return c.current !== null && c.current.attempt === e.attempt && (e.stepIndex === undefined || c.current.index === e.stepIndex);
+    },
+    canSuspend: ({ context: c, event }) => {
+      const e = event as E<'execution.suspended'>;
+      if (e.attempt !== undefined) return c.current !== null && c.current.attempt === e.attempt && c.current.index === e.stepIndex && c.current.stepId === e.stepId;
+      return suspendableStepIndex(c) === e.stepIndex && c.stepIds[e.stepIndex] === e.stepId;
+    },
+    canComplete: ({ context: c }) => c.current === null && c.nextIndex === c.stepIds.length,
+    canFail: ({ context: c, event }) => {
+      const e = event as E<'execution.failed'>;
+      return e.attempt === undefined || (c.current !== null && c.current.attempt === e.attempt);
+    },
+    canCancelRunning: ({ context: c }) => c.current === null,
+    canRecover: ({ context: c, event }) => (event as E<'execution.recovered'>).resumeStepIndex === (c.current ? c.current.index : c.nextIndex),
+    canResume: ({ context: c, event }) => {
+      const e = event as E<'execution.resumed'>;
+      return c.suspension !== null && e.stepIndex <= c.suspension.stepIndex && c.stepIds[e.stepIndex] === e.stepId && c.steps[e.stepId] !== undefined;
+    },
+  },
+}).createMachine({
+  id: WORKFLOW_EXECUTION_KIND,
+  context: ({ input }) => {
+    const { replay, ...rest } = input;
+    return {
+      ...rest,
+      data: replay ? replay.data : input.input,
+      steps: replay ? { ...replay.steps } : {},
+      nextIndex: replay ? replay.startIndex : 0,
+      current: null,
+      attempts: 0,
+      resume: replay?.hasResumeData ? { stepIndex: replay.startIndex, resumeData: replay.resumeData } : null,
+      suspension: null,
+      ...(replay ? { replayedFromExecutionId: replay.fromExecutionId, replayFromStepId: replay.fromStepId } : {}),
+    };
+  },
+  initial: 'running',
+  states: {
+    running: {
+      entry: 'advance',
+      on: {
+        'step.started': {
+          guard: 'canStart',
+          actions: [
+            assign(({ context: c, event }) => {
+              const e = event as E<'step.started'>;
+              return {
+                current: { index: e.stepIndex, stepId: e.stepId, attempt: e.attempt, input: e.input },
+                attempts: e.attempt,
+                steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'running' as const } },
+              };
+            }),
+            'runStep',
+          ],
+        },
+        'step.completed': {
+          guard: 'isCurrent',
+          actions: [
+            assign(({ context: c, event }) => {
+              const e = event as E<'step.completed'>;
+              return {
+                data: e.output,
+                current: null,
+                nextIndex: e.stepIndex + 1,
+                resume: endStep(c, e.stepIndex),
+                workflowState: e.workflowState ?? c.workflowState,
+                steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, output: e.output, status: 'success' as const } },
+              };
+            }),
+            'advance',
+          ],
+        },
+        'step.skipped': {
+          guard: 'isCurrent',
+          actions: [
+            assign(({ context: c, event }) => {
+              const e = event as E<'step.skipped'>;
+              return {
+                current: null,
+                nextIndex: e.stepIndex + 1,
+                resume: endStep(c, e.stepIndex),
+                steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'skipped' as const } },
+              };
+            }),
+            'advance',
+          ],
+        },
+        'step.cancelled': {
+          guard: 'isCurrent',
+          actions: assign(({ context: c, event }) => {
+            const e = event as E<'step.cancelled'>;
+            return { current: null, steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'cancelled' as const } } };
+          }),
+        },
+        'step.event': { guard: 'isCurrent' },
+        'execution.suspended': {
+          guard: 'canSuspend',
+          target: 'suspended',
+          actions: assign(({ context: c, event }) => {
+            const e = event as E<'execution.suspended'>;
+            const workflowState = e.workflowState ?? c.workflowState;
+            return {
+              current: null,
+              nextIndex: e.stepIndex,
+              resume: endStep(c, e.stepIndex),
+              workflowState,
+              steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'suspended' as const } },
+              suspension: {
+                stepIndex: e.stepIndex,
+                stepId: e.stepId,
+                reason: e.reason,
+                ...(e.suspendData !== undefined ? { suspendData: e.suspendData } : {}),
+                workflowState,
+              },
+            };
+          }),
+        },
+        'execution.recovered': {
+          guard: 'canRecover',
+          actions: [assign(({ event }) => ({ current: null, nextIndex: (event as E<'execution.recovered'>).resumeStepIndex })), 'advance'],
+        },
+        'execution.completed': {
+          guard: 'canComplete',
+          target: 'completed',
+          actions: assign(({ event }) => ({ result: (event as E<'execution.completed'>).result })),
+        },
+        'execution.failed': {
+          guard: 'canFail',
+          target: 'error',
+          actions: assign(({ event }) => ({ current: null, error: (event as E<'execution.failed'>).error })),
+        },
+        'execution.cancelled': {
+          guard: 'canCancelRunning',
+          target: 'cancelled',
+          actions: assign(({ event }) => ({ cancelReason: (event as E<'execution.cancelled'>).reason })),
+        },
+      },
+    },
+    suspended: {
+      entry: 'settle',
+      on: {
+        'execution.resumed': {
+          guard: 'canResume',
+          target: 'running',
+          actions: assign(({ context: c, event }) => {
+            const e = event as E<'execution.resumed'>;
+            return {
+              nextIndex: e.stepIndex,
+              data: c.steps[e.stepId].input,
+              workflowState: c.suspension!.workflowState,
+              resume: { stepIndex: e.stepIndex, ...(e.resumeData !== undefined ? { resumeData: e.resumeData } : {}) },
+              suspension: null,
+            };
+          }),
+        },
+        'execution.cancelled': {
+          target: 'cancelled',
+          actions: assign(({ event }) => ({ suspension: null, cancelReason: (event as E<'execution.cancelled'>).reason })),
+        },
+      },
+    },
+    completed: { type: 'final', entry: 'settle' },
+    error: { type: 'final', entry: 'settle' },
+    cancelled: { type: 'final', entry: 'settle' },
+  },
+});
+
+export type WorkflowExecutionMachine = typeof workflowExecutionMachine;
+
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['completed', 'error', 'cancelled']);

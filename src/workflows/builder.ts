@@ -1,0 +1,103 @@
+/**
+ * The public workflow builder: `createWorkflow({...}, ...steps)` and one builder per step kind
+ * (`andThen andWhen andAll andRace andTap andAgent andWorkflow`). Builders only shape and check
+ * definitions (ids present and unique among siblings); the engine runs them.
+ */
+import type { ZodType } from 'zod';
+import type {
+  AgentStep,
+  AllStep,
+  RaceStep,
+  StepContext,
+  StepFunction,
+  SubWorkflowStep,
+  TapStep,
+  ThenStep,
+  WhenStep,
+  WorkflowConfig,
+  WorkflowDefinition,
+  WorkflowStep,
+} from './types.js';
+
+type Common = { id: string; name?: string; purpose?: string; retries?: number };
+type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
+
+function checkId(id: unknown, what: string): void {
+  if (typeof id !== 'string' || id.length === 0) throw new TypeError(`${what} needs a non-empty string id`);
+}
+
+function checkUnique(steps: readonly WorkflowStep[], where: string): void {
+  const seen = new Set<string>();
+  for (const s of steps) {
+    if (!s || typeof s !== 'object' || typeof (s as { type?: unknown }).type !== 'string') throw new TypeError(`${where}: every step must be built with a step builder (andThen, andWhen, ...)`);
+    if (seen.has(s.id)) throw new TypeError(`${where}: step id '${s.id}' is used twice`);
+    seen.add(s.id);
+  }
+}
+
+export function createWorkflow(config: WorkflowConfig, ...steps: WorkflowStep[]): WorkflowDefinition {
+  checkId(config?.id, 'createWorkflow');
+  if (steps.length === 0) throw new TypeError(`Workflow ${config.id} needs at least one step`);
+  checkUnique(steps, `Workflow ${config.id}`);
+  return Object.freeze({
+    kind: 'eventloom.workflow' as const,
+    id: config.id,
+    name: config.name ?? config.id,
+    purpose: config.purpose ?? 'No purpose provided',
+    input: config.input,
+    result: config.result,
+    suspendSchema: config.suspendSchema,
+    resumeSchema: config.resumeSchema,
+    retries: config.retries ?? 0,
+    steps: Object.freeze([...steps]),
+  });
+}
+
+export function andThen<TIn = any, TOut = any>(def: Common & Schemas & { execute: StepFunction<TIn, TOut> }): ThenStep {
+  checkId(def?.id, 'andThen');
+  if (typeof def.execute !== 'function') throw new TypeError(`andThen '${def.id}' needs an execute function`);
+  return { ...def, type: 'andThen' };
+}
+
+export function andWhen(def: Common & { condition: (ctx: StepContext) => boolean | Promise<boolean>; step: WorkflowStep }): WhenStep {
+  checkId(def?.id, 'andWhen');
+  if (typeof def.condition !== 'function') throw new TypeError(`andWhen '${def.id}' needs a condition function`);
+  checkUnique([def.step], `andWhen '${def.id}'`);
+  return { ...def, type: 'andWhen' };
+}
+
+export function andAll(def: Common & { steps: WorkflowStep[] }): AllStep {
+  checkId(def?.id, 'andAll');
+  if (!Array.isArray(def.steps) || def.steps.length === 0) throw new TypeError(`andAll '${def.id}' needs at least one step`);
+  checkUnique(def.steps, `andAll '${def.id}'`);
+  return { ...def, type: 'andAll' };
+}
+
+export function andRace(def: Common & { steps: WorkflowStep[] }): RaceStep {
+  checkId(def?.id, 'andRace');
+  if (!Array.isArray(def.steps) || def.steps.length === 0) throw new TypeError(`andRace '${def.id}' needs at least one step`);
+  checkUnique(def.steps, `andRace '${def.id}'`);
+  return { ...def, type: 'andRace' };
+}
+
+export function andTap<TIn = any>(def: Common & Schemas & { execute: StepFunction<TIn, unknown> }): TapStep {
+  checkId(def?.id, 'andTap');
+  if (typeof def.execute !== 'function') throw new TypeError(`andTap '${def.id}' needs an execute function`);
+  return { ...def, type: 'andTap' };
+}
+
+export function andAgent<TIn = any>(
+  def: Common & Schemas & { agent: string; prompt: (data: TIn, ctx: StepContext<TIn>) => string | Promise<string>; schema?: ZodType; map?: (output: any, ctx: StepContext<TIn>) => unknown },
+): AgentStep {
+  checkId(def?.id, 'andAgent');
+  if (typeof def.agent !== 'string' || def.agent.length === 0) throw new TypeError(`andAgent '${def.id}' needs an agent id`);
+  if (typeof def.prompt !== 'function') throw new TypeError(`andAgent '${def.id}' needs a prompt function`);
+  const { agent, ...rest } = def;
+  return { ...rest, agentId: agent, type: 'andAgent', outputSchema: def.outputSchema ?? def.schema };
+}
+
+export function andWorkflow(def: Common & { workflow: WorkflowDefinition }): SubWorkflowStep {
+  checkId(def?.id, 'andWorkflow');
+  if (!def.workflow || def.workflow.kind !== 'eventloom.workflow') throw new TypeError(`andWorkflow '${def.id}' needs a workflow built with createWorkflow`);
+  return { ...def, type: 'andWorkflow' };
+}

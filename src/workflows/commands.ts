@@ -1,0 +1,272 @@
+/**
+ * The workflow commands behind the HTTP routes: execute, resume, suspend, cancel, replay and the
+ * ownership-checked read of one execution. Each validates against the definition, decides through
+ * the execution's actor (so status checks and the change are one atomic decision) and answers only
+ * once the records are durable. Errors use the messages of decisions.md §5/§9/§14.
+ */
+import { AppError, badRequest, conflict, formatIssues, notFound } from '../errors.js';
+import type { LogRecord } from '../log/types.js';
+import { StreamConflictError } from '../log/types.js';
+import { StreamExistsError, StreamNotFoundError, replayRecords } from '../runtime/actor-host.js';
+import { suspendableStepIndex, type ExecutionInput } from '../../machines/workflow-execution.machine.js';
+import { cancelEvents, statusOf, type ExecActor, type WorkflowEngine } from './engine.js';
+import { executionStream, suspensionOf } from './events.js';
+import { planReplay, type ReplayRequest } from './replay-plan.js';
+import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { foldExecution, type ExecutionRecordView } from '../projections/executions-view.js';
+
+export interface ExecuteOptions {
+  userId?: string;
+  conversationId?: string;
+  executionId?: string;
+  context?: Record<string, unknown>;
+  workflowState?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface StartedRun {
+  executionId: string;
+  createdAt: number;
+  /** the first settling record after the command (suspended, completed, failed, cancelled) */
+  settled: Promise<LogRecord>;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const executionNotFound = (id: string) => notFound(`Execution ${id} not found`);
+
+export function requireWorkflow(engine: WorkflowEngine, workflowId: string): WorkflowDefinition {
+  const def = engine.workflows.get(workflowId);
+  if (!def) throw notFound(`Workflow ${workflowId} not found`);
+  return def;
+}
+
+/** Loads an execution's actor, checking it exists, is top-level and belongs to `def`. */
+async function loadOwned(engine: WorkflowEngine, def: WorkflowDefinition, executionId: string): Promise<ExecActor> {
+  const stream = executionStream(executionId);
+  let actor: ExecActor;
+  try {
+    actor = await engine.host.load(engine.kind, stream);
+  } catch (err) {
+    if (err instanceof StreamNotFoundError) throw executionNotFound(executionId);
+    throw err;
+  }
+  const c = actor.snapshot.context;
+  if (c.workflowId !== def.id || c.parentExecutionId) {
+    engine.host.release(stream);
+    throw executionNotFound(executionId);
+  }
+  return actor;
+}
+
+/** Reads an execution's view from its own stream (always fresh), checking ownership. */
+export async function readExecution(engine: WorkflowEngine, workflowId: string, executionId: string): Promise<ExecutionRecordView> {
+  const def = requireWorkflow(engine, workflowId);
+  const records = await engine.log.readStream(executionStream(executionId));
+  if (records.length === 0 || records[0].type !== 'execution.started') throw executionNotFound(executionId);
+  const view = foldExecution(records);
+  if (view.workflowId !== def.id || view.parentExecutionId) throw executionNotFound(executionId);
+  return view;
+}
+
+export function validateInput(def: WorkflowDefinition, input: unknown): unknown {
+  if (!def.input) return input;
+  const r = def.input.safeParse(input);
+  if (!r.success) throw badRequest(`Input validation failed: ${formatIssues(r.error.issues, '(root)')}`);
+  return r.data;
+}
+
+async function create(engine: WorkflowEngine, input: ExecutionInput, custom: boolean): Promise<StartedRun> {
+  const id = input.executionId;
+  if (custom) {
+    if (engine.reservedIds.has(id)) throw conflict(`Execution ${id} already exists`);
+    engine.reservedIds.add(id);
+  }
+  try {
+    if (custom && (await engine.log.streamHead(executionStream(id))) > 0) throw conflict(`Execution ${id} already exists`);
+    const { settled } = await engine.createExecution(input);
+    return { executionId: id, createdAt: input.createdAt, settled };
+  } catch (err) {
+    if (err instanceof StreamExistsError || err instanceof StreamConflictError) throw conflict(`Execution ${id} already exists`);
+    throw err;
+  } finally {
+    if (custom) engine.reservedIds.delete(id);
+  }
+}
+
+/** Starts an execution; resolves once its first record is durable. */
+export async function startExecution(engine: WorkflowEngine, workflowId: string, rawInput: unknown, options: ExecuteOptions = {}): Promise<StartedRun> {
+  const def = requireWorkflow(engine, workflowId);
+  const input = validateInput(def, rawInput);
+  if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
+  const executionId = options.executionId ?? engine.newId();
+  return create(
+    engine,
+    {
+      executionId,
+      workflowId: def.id,
+      workflowName: def.name,
+      stepIds: def.steps.map((s) => s.id),
+      input,
+      context: options.context ?? {},
+      workflowState: options.workflowState ?? {},
+      ...(options.userId !== undefined ? { userId: options.userId } : {}),
+      ...(options.conversationId !== undefined ? { conversationId: options.conversationId } : {}),
+      metadata: options.metadata ?? {},
+      createdAt: engine.host.clock(),
+    },
+    options.executionId !== undefined,
+  );
+}
+
+/** The ExecutionResult of a settling record; a failed run is the 500 of decisions.md §5. */
+export function executionResult(rec: LogRecord, executionId: string, createdAt: number): Record<string, unknown> {
+  const d = rec.data as Record<string, any>;
+  const base = { executionId, startAt: iso(createdAt) };
+  switch (rec.type) {
+    case 'execution.completed':
+      return { ...base, endAt: iso(rec.at), status: 'completed', result: d.result ?? null };
+    case 'execution.suspended':
+      return { ...base, endAt: null, status: 'suspended', result: null, suspension: suspensionOf(rec) };
+    case 'execution.cancelled':
+      return { ...base, endAt: iso(rec.at), status: 'cancelled', result: null, cancellation: { cancelledAt: iso(rec.at), reason: d.reason } };
+    default:
+      throw new AppError('EXECUTION_FAILED', 'Failed to execute workflow', { executionId, cause: d.error?.message ?? 'unknown error' });
+  }
+}
+
+/** The resume schema of a top-level step: its own, a nested step's, else the workflow's. */
+function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
+  if (step.resumeSchema) return step.resumeSchema;
+  if (step.type === 'andWhen' && step.step.resumeSchema) return step.step.resumeSchema;
+  return def.resumeSchema;
+}
+
+export async function resumeExecution(engine: WorkflowEngine, workflowId: string, executionId: string, resumeData: unknown, stepId?: string): Promise<StartedRun> {
+  const def = requireWorkflow(engine, workflowId);
+  const actor = await loadOwned(engine, def, executionId);
+  const notSuspended = (status: string) => new AppError('NOT_FOUND', `Execution ${executionId} is not suspended (status: ${status})`);
+  const snap = actor.snapshot;
+  if (statusOf(snap) !== 'suspended') {
+    engine.host.release(actor.stream);
+    throw notSuspended(statusOf(snap));
+  }
+  const targetId = stepId ?? snap.context.suspension!.stepId;
+  const index = def.steps.findIndex((s) => s.id === targetId);
+  if (index < 0) throw badRequest(`Step '${targetId}' not found in workflow '${def.id}'`);
+  if (index > snap.context.suspension!.stepIndex || !snap.context.steps[targetId]) throw badRequest(`Cannot resume from step '${targetId}': it has not run in this execution`);
+  const schema = resumeSchemaOf(def, def.steps[index]);
+  let data = resumeData;
+  if (schema) {
+    const r = schema.safeParse(resumeData);
+    if (!r.success) throw badRequest(`Resume data validation failed: ${formatIssues(r.error.issues, '(root)')}`);
+    data = r.data;
+  }
+  let settled: Promise<LogRecord> | undefined;
+  await actor.send((s, streamSeq) => {
+    if (statusOf(s) !== 'suspended') throw notSuspended(statusOf(s));
+    settled = engine.feeds.waitForSettle(actor.stream, streamSeq + 1);
+    return { type: 'execution.resumed', stepIndex: index, stepId: targetId, ...(data !== undefined ? { resumeData: data } : {}), input: s.context.input, workflowName: s.context.workflowName };
+  });
+  return { executionId, createdAt: snap.context.createdAt, settled: settled! };
+}
+
+export async function suspendExecution(engine: WorkflowEngine, workflowId: string, executionId: string, reason: string): Promise<Record<string, unknown>> {
+  const def = requireWorkflow(engine, workflowId);
+  const actor = await loadOwned(engine, def, executionId);
+  const cannot = (status: string) => badRequest(`Execution ${executionId} cannot be suspended in '${status}' status`);
+  let completing: Promise<LogRecord> | undefined;
+  const res = await actor
+    .send((s, streamSeq) => {
+      if (statusOf(s) !== 'running') throw cannot(statusOf(s));
+      const c = s.context;
+      const idx = suspendableStepIndex(c);
+      if (idx === undefined) {
+        // every step is done and the completion is on its way: answer with the status it reaches
+        completing = engine.feeds.waitForSettle(actor.stream, streamSeq);
+        return [];
+      }
+      const step = def.steps[idx];
+      return {
+        type: 'execution.suspended',
+        stepIndex: idx,
+        stepId: c.stepIds[idx],
+        stepName: step?.name ?? c.stepIds[idx],
+        stepType: step?.type ?? 'andThen',
+        input: c.current ? c.current.input : c.data,
+        reason,
+        workflowName: c.workflowName,
+      };
+    })
+    .catch((err) => {
+      if (err instanceof AppError) engine.host.release(actor.stream);
+      throw err;
+    });
+  if (completing) {
+    await completing;
+    throw cannot(statusOf(actor.snapshot));
+  }
+  const rec = res.records[res.records.length - 1];
+  return { executionId, status: 'suspended', suspension: { suspendedAt: iso(rec.at), reason } };
+}
+
+export async function cancelExecution(engine: WorkflowEngine, workflowId: string, executionId: string, reason: string): Promise<Record<string, unknown>> {
+  const def = requireWorkflow(engine, workflowId);
+  const actor = await loadOwned(engine, def, executionId);
+  const stored = async () => {
+    engine.host.release(actor.stream);
+    const head = await engine.log.streamHead(actor.stream);
+    const [last] = await engine.log.readStream(actor.stream, head, head);
+    const at = last && last.type === 'execution.cancelled' ? last.at : Date.now();
+    return { executionId, status: 'cancelled', cancelledAt: iso(at), reason: actor.snapshot.context.cancelReason ?? reason };
+  };
+  const res = await actor.send((s) => {
+    const status = statusOf(s);
+    if (status === 'completed' || status === 'error') throw new AppError('CONFLICT', `Execution ${executionId} cannot be cancelled in '${status}' status`);
+    return cancelEvents(s, reason, def);
+  }).catch((err) => {
+    if (err instanceof AppError) engine.host.release(actor.stream);
+    throw err;
+  });
+  if (res.records.length === 0) return stored();
+  const rec = res.records[res.records.length - 1];
+  return { executionId, status: 'cancelled', cancelledAt: iso(rec.at), reason };
+}
+
+export async function replayExecution(engine: WorkflowEngine, workflowId: string, executionId: string, req: ReplayRequest): Promise<StartedRun> {
+  const def = requireWorkflow(engine, workflowId);
+  const stream = executionStream(executionId);
+  const records = await engine.log.readStream(stream);
+  if (records.length === 0 || records[0].type !== 'execution.started') throw executionNotFound(executionId);
+  const source = replayRecords(engine.kind, stream, records);
+  if (source.context.workflowId !== def.id || source.context.parentExecutionId) throw executionNotFound(executionId);
+  if (!def.steps.some((s) => s.id === req.stepId)) throw badRequest(`Step '${req.stepId}' not found in workflow '${def.id}'`);
+  if (statusOf(source) === 'running') throw badRequest(`Execution ${executionId} is still running; replay needs a finished or suspended execution`);
+  if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
+  const now = engine.host.clock();
+  const plan = planReplay(def, { context: source.context, records }, req, now);
+  const c = source.context;
+  try {
+    return await create(
+      engine,
+      {
+        executionId: engine.newId(),
+        workflowId: def.id,
+        workflowName: def.name,
+        stepIds: def.steps.map((s) => s.id),
+        input: c.input,
+        context: c.context,
+        workflowState: plan.workflowState,
+        ...(c.userId !== undefined ? { userId: c.userId } : {}),
+        ...(c.conversationId !== undefined ? { conversationId: c.conversationId } : {}),
+        metadata: c.metadata,
+        createdAt: now,
+        replay: plan.seed,
+      },
+      false,
+    );
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new AppError('INTERNAL', 'Failed to replay workflow');
+  }
+}
+

@@ -1,0 +1,403 @@
+/**
+ * The workflow engine: the execution actor kind and its effects. Each execution is an actor of
+ * `machines/workflow-execution` hosted by the ActorHost; the engine's effect runner starts the next
+ * step (`advance`), runs a started step (`runStep`) and aborts the step in flight when the run
+ * leaves `running` (`settle`). A step's outcome comes back as an event tagged with its attempt.
+ * Sub-workflows run as child executions (stream `exec:<parent>/<step>`) awaited by the parent step.
+ *
+ * Commands (execute, resume, suspend, cancel, replay) live in `commands.ts`; boot-time recovery and
+ * graceful stop are here because they concern the effects.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { EventLog, LogRecord } from '../log/types.js';
+import { EventRejectedError, type Actor, type ActorHost, type ActorKind, type EventBuilder } from '../runtime/actor-host.js';
+import {
+  WORKFLOW_EXECUTION_KIND,
+  WORKFLOW_EXECUTION_VERSION,
+  workflowExecutionMachine,
+  type ExecutionEvent,
+  type ExecutionInput,
+  type WorkflowExecutionMachine,
+} from '../../machines/workflow-execution.machine.js';
+import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { resolveAgentRunner } from './agent-bridge.js';
+import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { ExecutionFeeds } from './feeds.js';
+import { executionStream } from './events.js';
+
+export type ExecActor = Actor<WorkflowExecutionMachine>;
+export type ExecSnapshot = ExecActor['snapshot'];
+
+/** Why a step's signal was aborted. */
+export class StepAbort extends Error {
+  constructor(readonly kind: 'suspend' | 'cancel' | 'race', message: string) {
+    super(message);
+    this.name = 'StepAbort';
+  }
+}
+
+interface StepScratch {
+  attempt: number;
+  controller: AbortController;
+}
+
+export interface WorkflowEngineOptions {
+  log: EventLog;
+  host: ActorHost;
+  logger: Logger;
+  workflows: readonly WorkflowDefinition[];
+  /** the server's module map, for the agent runner of andAgent steps */
+  modules?: ReadonlyMap<string, unknown>;
+  newId?: () => string;
+}
+
+export const statusOf = (snap: ExecSnapshot) => snap.value as ExecSnapshot['value'] & string;
+
+export class WorkflowEngine {
+  readonly log: EventLog;
+  readonly host: ActorHost;
+  readonly logger: Logger;
+  readonly feeds: ExecutionFeeds;
+  readonly kind: ActorKind<WorkflowExecutionMachine>;
+  /** top-level workflows, in registration order */
+  readonly workflows = new Map<string, WorkflowDefinition>();
+  /** every definition an execution may run (sub-workflows included) */
+  private readonly definitions = new Map<string, WorkflowDefinition>();
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly modules?: ReadonlyMap<string, unknown>;
+  readonly newId: () => string;
+  /** custom execution ids being created right now (a concurrent duplicate is a 409) */
+  readonly reservedIds = new Set<string>();
+  private stopping = false;
+
+  constructor(options: WorkflowEngineOptions) {
+    this.log = options.log;
+    this.host = options.host;
+    this.logger = options.logger;
+    this.modules = options.modules;
+    this.newId = options.newId ?? randomUUID;
+    for (const def of options.workflows) {
+      if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
+      this.workflows.set(def.id, def);
+    }
+    for (const def of options.workflows) this.collect(def);
+    this.feeds = new ExecutionFeeds(this.log, (err) => this.logger.error({ err }, 'workflow feed listener failed'));
+    this.kind = {
+      kind: WORKFLOW_EXECUTION_KIND,
+      version: WORKFLOW_EXECUTION_VERSION,
+      logic: workflowExecutionMachine,
+      createdType: 'execution.started',
+      runEffects: (actor, _event, actions) => this.runEffects(actor as ExecActor, actions),
+      isTerminal: (snap) => snap.value !== 'running',
+    };
+  }
+
+  private collect(def: WorkflowDefinition): void {
+    if (!this.definitions.has(def.id)) this.definitions.set(def.id, def);
+    const visit = (s: WorkflowStep) => {
+      if (s.type === 'andWorkflow') this.collect(s.workflow);
+      else if (s.type === 'andWhen') visit(s.step);
+      else if (s.type === 'andAll' || s.type === 'andRace') s.steps.forEach(visit);
+    };
+    def.steps.forEach(visit);
+  }
+
+  definition(workflowId: string): WorkflowDefinition | undefined {
+    return this.definitions.get(workflowId);
+  }
+
+  /** Sends (a builder of) events to an execution; rejections of stale events are expected and dropped. */
+  dispatch(actor: ExecActor, event: ExecutionEvent | EventBuilder<WorkflowExecutionMachine>): void {
+    actor.send(event as never).catch((err) => {
+      if (err instanceof EventRejectedError) return;
+      this.logger.error({ err, stream: actor.stream }, 'workflow execution event failed');
+    });
+  }
+
+  private runEffects(actor: ExecActor, actions: ReadonlyArray<{ type: string }>): void {
+    for (const a of actions) {
+      if (a.type === 'advance') this.advance(actor);
+      else if (a.type === 'runStep') this.startStep(actor);
+      else if (a.type === 'settle') this.abortStep(actor, statusOf(actor.snapshot));
+    }
+  }
+
+  /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */
+  private advance(actor: ExecActor): void {
+    this.dispatch(actor, (snap) => {
+      const c = snap.context;
+      if (this.stopping || snap.value !== 'running' || c.current) return [];
+      const def = this.definitions.get(c.workflowId);
+      if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
+      if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
+      const step = def.steps[c.nextIndex];
+      if (!step || step.id !== c.stepIds[c.nextIndex]) {
+        return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
+      }
+      return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+    });
+  }
+
+  private abortStep(actor: ExecActor, status: string): void {
+    const scratch = actor.scratch.step as StepScratch | undefined;
+    if (!scratch) return;
+    actor.scratch.step = undefined;
+    const cause = status === 'suspended' ? 'suspend' : 'cancel';
+    scratch.controller.abort(new StepAbort(cause, cause === 'suspend' ? 'Execution suspended' : `Execution ${status}`));
+  }
+
+  /** Runs the step the last `step.started` opened; its outcome comes back as an event. */
+  private startStep(actor: ExecActor): void {
+    const c = actor.snapshot.context;
+    const cur = c.current!;
+    const def = this.definitions.get(c.workflowId)!;
+    const step = def.steps[cur.index];
+    const controller = new AbortController();
+    const scratch: StepScratch = { attempt: cur.attempt, controller };
+    actor.scratch.step = scratch;
+    const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
+    const task = (async () => {
+      await Promise.resolve();
+      const outcome = await runTopLevelStep(step, {
+        executionId: c.executionId,
+        workflowId: c.workflowId,
+        data: cur.input,
+        resumeData: isResume ? c.resume!.resumeData : undefined,
+        isResume,
+        initData: c.input,
+        stepResults: c.steps,
+        workflowState: c.workflowState,
+        context: c.context,
+        userId: c.userId,
+        conversationId: c.conversationId,
+        signal: controller.signal,
+        logger: this.logger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }),
+        retries: def.retries,
+        emit: async (stepId, event) => {
+          if (!event || typeof event.type !== 'string' || event.type.length === 0) throw new TypeError('emit() needs an event with a string type');
+          if (controller.signal.aborted) return;
+          await actor.send({ type: 'step.event', stepId, attempt: cur.attempt, event } as never).catch((err) => {
+            if (!(err instanceof EventRejectedError)) throw err;
+          });
+        },
+        agentRunner: () => resolveAgentRunner(this.modules),
+        runChild: (req) => this.runChild(actor, step.id, req),
+      });
+      if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
+      if (actor.scratch.step === scratch) actor.scratch.step = undefined;
+      this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
+    })();
+    this.track(task);
+  }
+
+  private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
+    const base = { stepIndex: cur.index, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: cur.input, attempt: cur.attempt };
+    switch (o.kind) {
+      case 'completed':
+        return { type: 'step.completed', ...base, output: o.output ?? null, ...(o.workflowState ? { workflowState: o.workflowState } : {}), ...(o.usage ? { usage: o.usage } : {}) };
+      case 'skipped':
+        return { type: 'step.skipped', ...base };
+      case 'suspended':
+        return {
+          type: 'execution.suspended',
+          ...base,
+          reason: o.reason,
+          ...(o.suspendData !== undefined ? { suspendData: o.suspendData } : {}),
+          ...(o.workflowState ? { workflowState: o.workflowState } : {}),
+          workflowName,
+        };
+      case 'failed':
+        return { type: 'execution.failed', error: o.error, attempt: cur.attempt, workflowName };
+    }
+  }
+
+  private track(task: Promise<void>): void {
+    const p = task.catch((err) => this.logger.error({ err }, 'workflow step runner failed'));
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
+  }
+
+  /** Creates an execution actor and returns a promise of its first settling record. */
+  async createExecution(input: ExecutionInput): Promise<{ settled: Promise<LogRecord>; seq: number }> {
+    const stream = executionStream(input.executionId);
+    const settled = this.feeds.waitForSettle(stream, 0);
+    const res = await this.host.create(this.kind, stream, input);
+    return { settled, seq: res.seq };
+  }
+
+  /** Runs a sub-workflow as the child execution of a parent step (see the header). */
+  private async runChild(parent: ExecActor, topStepId: string, req: ChildRunRequest): Promise<unknown> {
+    const pc = parent.snapshot.context;
+    const childId = `${pc.executionId}/${topStepId}${req.step.id === topStepId ? '' : `/${req.step.id}`}`;
+    const stream = executionStream(childId);
+    const def = req.step.workflow;
+    let settled: Promise<LogRecord | ExecSnapshot>;
+    if ((await this.log.streamHead(stream)) === 0) {
+      const parsed = def.input ? def.input.safeParse(req.input) : { success: true as const, data: req.input };
+      if (!parsed.success) throw new Error(`Sub-workflow ${def.id} input validation failed: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+      const created = await this.createExecution({
+        executionId: childId,
+        workflowId: def.id,
+        workflowName: def.name,
+        stepIds: def.steps.map((s) => s.id),
+        input: parsed.data,
+        context: pc.context,
+        workflowState: {},
+        ...(pc.userId !== undefined ? { userId: pc.userId } : {}),
+        ...(pc.conversationId !== undefined ? { conversationId: pc.conversationId } : {}),
+        metadata: {},
+        createdAt: this.host.clock(),
+        parentExecutionId: pc.executionId,
+        parentStepId: topStepId,
+      });
+      settled = created.settled;
+    } else {
+      const child = await this.host.load(this.kind, stream);
+      settled = new Promise<LogRecord | ExecSnapshot>((resolve, reject) => {
+        child
+          .send((snap, streamSeq) => {
+            const status = statusOf(snap);
+            if (status === 'running') {
+              resolve(this.feeds.waitForSettle(stream, streamSeq + 1));
+              if (this.host.peek(stream) === child && child.scratch.step) return []; // live and working
+              const c = snap.context;
+              return { type: 'execution.recovered', resumeStepIndex: c.current ? c.current.index : c.nextIndex, input: c.input, workflowName: c.workflowName };
+            }
+            if (status === 'suspended' && req.isResume) {
+              resolve(this.feeds.waitForSettle(stream, streamSeq + 1));
+              const s = snap.context.suspension!;
+              return { type: 'execution.resumed', stepIndex: s.stepIndex, stepId: s.stepId, ...(req.resumeData !== undefined ? { resumeData: req.resumeData } : {}), input: snap.context.input, workflowName: snap.context.workflowName };
+            }
+            resolve(snap);
+            return [];
+          })
+          .catch(reject);
+      });
+    }
+    const onAbort = () => {
+      const reason = req.signal.reason as StepAbort | undefined;
+      if (reason instanceof StepAbort && reason.kind === 'suspend') void this.suspendChild(stream);
+      else void this.cancelChild(stream, reason?.message ?? 'Parent step aborted');
+    };
+    req.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const outcome = await settled;
+      return childOutcome(def.id, outcome);
+    } finally {
+      req.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async suspendChild(stream: string): Promise<void> {
+    const child = await this.host.load(this.kind, stream).catch(() => undefined);
+    if (!child) return;
+    this.dispatch(child, (snap) => {
+      const c = snap.context;
+      if (snap.value !== 'running') return [];
+      const idx = c.current ? c.current.index : c.nextIndex;
+      if (idx >= c.stepIds.length) return [];
+      const def = this.definitions.get(c.workflowId);
+      const step = def?.steps[idx];
+      return { type: 'execution.suspended', stepIndex: idx, stepId: c.stepIds[idx], stepName: step?.name ?? c.stepIds[idx], stepType: step?.type ?? 'andThen', input: c.current ? c.current.input : c.data, reason: 'Parent execution suspended', workflowName: c.workflowName };
+    });
+  }
+
+  private async cancelChild(stream: string, reason: string): Promise<void> {
+    const child = await this.host.load(this.kind, stream).catch(() => undefined);
+    if (!child) return;
+    this.dispatch(child, (snap) => cancelEvents(snap, reason, this.definitions.get(snap.context.workflowId)));
+  }
+
+  /**
+   * Boot-time recovery (decisions.md §9.10): each `running` execution continues from its last
+   * committed top-level step; a run whose workflow is gone becomes `error`.
+   */
+  async recover(executionIds: readonly string[]): Promise<number> {
+    let recovered = 0;
+    for (const id of executionIds) {
+      const stream = executionStream(id);
+      let actor: ExecActor;
+      try {
+        actor = await this.host.load(this.kind, stream);
+      } catch (err) {
+        this.logger.error({ err, executionId: id }, 'cannot recover workflow execution');
+        continue;
+      }
+      if (actor.snapshot.value !== 'running') continue;
+      const c = actor.snapshot.context;
+      if (!this.definitions.has(c.workflowId)) {
+        this.dispatch(actor, { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName });
+        continue;
+      }
+      recovered++;
+      this.dispatch(actor, (snap) => {
+        const s = snap.context;
+        if (snap.value !== 'running') return [];
+        return { type: 'execution.recovered', resumeStepIndex: s.current ? s.current.index : s.nextIndex, input: s.input, workflowName: s.workflowName };
+      });
+    }
+    return recovered;
+  }
+
+  /** Graceful stop: no new step starts; in-flight steps finish and are recorded; runs stay `running`. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  get isStopping(): boolean {
+    return this.stopping;
+  }
+}
+
+/** The events that cancel an execution as it is now: the step in flight, then the run. */
+export function cancelEvents(snap: ExecSnapshot, reason: string, def: WorkflowDefinition | undefined): ExecutionEvent[] {
+  const status = statusOf(snap);
+  if (status !== 'running' && status !== 'suspended') return [];
+  const c = snap.context;
+  const events: ExecutionEvent[] = [];
+  if (status === 'running' && c.current) {
+    const step = def?.steps[c.current.index];
+    events.push({
+      type: 'step.cancelled',
+      stepIndex: c.current.index,
+      stepId: c.current.stepId,
+      stepName: step?.name ?? c.current.stepId,
+      stepType: step?.type ?? 'andThen',
+      input: c.current.input,
+      attempt: c.current.attempt,
+      reason,
+    });
+  }
+  events.push({ type: 'execution.cancelled', reason, workflowName: c.workflowName });
+  return events;
+}
+
+/** Turns a child's settling record (or its already-settled snapshot) into the parent step's result. */
+function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): unknown {
+  if ('stream' in outcome) {
+    const d = outcome.data as Record<string, any>;
+    switch (outcome.type) {
+      case 'execution.completed':
+        return d.result;
+      case 'execution.suspended':
+        throw new SuspendSignal(d.reason, d.suspendData);
+      case 'execution.failed':
+        throw new Error(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
+      default:
+        throw new Error(`Sub-workflow ${workflowId} was cancelled`);
+    }
+  }
+  const c = outcome.context;
+  switch (statusOf(outcome)) {
+    case 'completed':
+      return c.result;
+    case 'suspended':
+      throw new SuspendSignal(c.suspension!.reason, c.suspension!.suspendData);
+    case 'error':
+      throw new Error(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
+    default:
+      throw new Error(`Sub-workflow ${workflowId} was cancelled`);
+  }
+}

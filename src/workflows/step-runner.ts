@@ -1,0 +1,244 @@
+/**
+ * Runs one top-level step of an execution (all seven kinds, nested ones included) and reports its
+ * outcome: completed (output, changed workflowState, token usage), skipped, suspended, failed.
+ * Pure of the log: the engine turns the outcome into an event. Semantics of decisions.md §9.1–9.3:
+ * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
+ * throwing step; andAll waits for all and fails with the first failure in declaration order;
+ * andRace takes the first to settle and aborts the others without awaiting them; andTap never
+ * fails the run.
+ */
+import type { Logger } from 'pino';
+import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
+import { AgentRunnerMissingError, type WorkflowAgentRunner } from './agent-bridge.js';
+import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
+
+/** Thrown by `suspend()`: unwinds the step function. */
+export class SuspendSignal extends Error {
+  constructor(readonly reason: string, readonly suspendData: unknown) {
+    super(`Step suspended: ${reason}`);
+    this.name = 'SuspendSignal';
+  }
+}
+
+export const DEFAULT_SUSPEND_REASON = 'Step requested suspension';
+
+export interface ChildRunRequest {
+  step: SubWorkflowStep;
+  input: unknown;
+  signal: AbortSignal;
+  /** true when the parent is resuming this step (resume the suspended child) */
+  isResume: boolean;
+  resumeData: unknown;
+}
+
+export interface StepRunEnv {
+  executionId: string;
+  workflowId: string;
+  data: unknown;
+  resumeData: unknown;
+  isResume: boolean;
+  initData: unknown;
+  stepResults: Record<string, { output?: unknown }>;
+  workflowState: Record<string, unknown>;
+  context: Record<string, unknown>;
+  userId?: string;
+  conversationId?: string;
+  signal: AbortSignal;
+  logger: Logger;
+  /** default retries of the workflow */
+  retries: number;
+  emit(stepId: string, event: StepCustomEvent): Promise<void>;
+  agentRunner(): WorkflowAgentRunner | undefined;
+  /** runs a sub-workflow as a child execution; resolves with its result, throws SuspendSignal when it suspends */
+  runChild(request: ChildRunRequest): Promise<unknown>;
+}
+
+export type StepOutcome =
+  | { kind: 'completed'; output: unknown; workflowState?: Record<string, unknown>; usage?: Record<string, number> }
+  | { kind: 'skipped'; workflowState?: Record<string, unknown> }
+  | { kind: 'suspended'; reason: string; suspendData?: unknown; workflowState?: Record<string, unknown> }
+  | { kind: 'failed'; error: ErrorInfo };
+
+const SKIPPED = Symbol('skipped');
+
+interface RunState {
+  env: StepRunEnv;
+  topStepId: string;
+  workflowState: Record<string, unknown>;
+  stateChanged: boolean;
+  usage: Record<string, number> | undefined;
+}
+
+/** Links a child controller to a parent signal (the child aborts when the parent does). */
+function childController(parent: AbortSignal): { controller: AbortController; dispose(): void } {
+  const controller = new AbortController();
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { controller, dispose: () => undefined };
+  }
+  const onAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { controller, dispose: () => parent.removeEventListener('abort', onAbort) };
+}
+
+function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): StepContext {
+  const { env } = rs;
+  return {
+    data,
+    // the resumed top-level step and everything nested in it see the resume data
+    resumeData: env.resumeData,
+    suspend(reason?: string, suspendData?: unknown): never {
+      throw new SuspendSignal(reason ?? DEFAULT_SUSPEND_REASON, suspendData);
+    },
+    getStepResult: <T>(stepId: string) => env.stepResults[stepId]?.output as T | undefined,
+    getInitData: <T>() => env.initData as T,
+    get workflowState() {
+      return rs.workflowState;
+    },
+    set workflowState(v: Record<string, unknown>) {
+      rs.workflowState = v;
+      rs.stateChanged = true;
+    },
+    setWorkflowState(next) {
+      rs.workflowState = typeof next === 'function' ? next(rs.workflowState) : next;
+      rs.stateChanged = true;
+    },
+    context: env.context,
+    userId: env.userId,
+    conversationId: env.conversationId,
+    executionId: env.executionId,
+    workflowId: env.workflowId,
+    signal,
+    logger: env.logger.child({ stepId: step.id }),
+    emit: (event) => env.emit(step.id, event),
+  };
+}
+
+function addUsage(rs: RunState, usage: Record<string, number | undefined> | undefined): void {
+  if (!usage) return;
+  rs.usage ??= {};
+  for (const [k, v] of Object.entries(usage)) if (typeof v === 'number' && Number.isFinite(v)) rs.usage[k] = (rs.usage[k] ?? 0) + v;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const r = signal.reason;
+  return r instanceof Error ? r : new Error(typeof r === 'string' ? r : 'Step aborted');
+}
+
+/** Runs any step kind on `data`; returns its output (or SKIPPED for a false andWhen). */
+async function runAny(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): Promise<unknown> {
+  const retries = step.retries ?? rs.env.retries;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await runOnce(rs, step, data, signal);
+    } catch (err) {
+      if (err instanceof SuspendSignal || signal.aborted || attempt >= retries) throw err;
+      rs.env.logger.warn({ stepId: step.id, attempt: attempt + 1, err: (err as Error)?.message }, 'step failed, retrying');
+    }
+  }
+}
+
+async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) throw abortError(signal);
+  const ctx = () => makeContext(rs, step, data, signal);
+  switch (step.type) {
+    case 'andThen': {
+      const out = await step.execute(ctx());
+      return out === undefined ? data : out;
+    }
+    case 'andTap': {
+      try {
+        await step.execute(ctx());
+      } catch (err) {
+        if (err instanceof SuspendSignal) throw err;
+        rs.env.logger.error({ stepId: step.id, err: (err as Error)?.message }, 'andTap step failed (ignored)');
+      }
+      return data;
+    }
+    case 'andWhen': {
+      const ok = await step.condition(ctx());
+      if (!ok) return SKIPPED;
+      const out = await runAny(rs, step.step, data, signal);
+      return out === SKIPPED ? data : out;
+    }
+    case 'andAll': {
+      const links = step.steps.map(() => childController(signal));
+      try {
+        const settled = await Promise.allSettled(step.steps.map((s, i) => runAny(rs, s, data, links[i].controller.signal)));
+        const failed = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+        if (failed) throw failed.reason;
+        return settled.map((r) => {
+          const v = (r as PromiseFulfilledResult<unknown>).value;
+          return v === SKIPPED ? data : v;
+        });
+      } finally {
+        for (const l of links) l.dispose();
+      }
+    }
+    case 'andRace': {
+      const links = step.steps.map(() => childController(signal));
+      try {
+        return await new Promise<unknown>((resolve, reject) => {
+          let done = false;
+          step.steps.forEach((s, i) => {
+            runAny(rs, s, data, links[i].controller.signal).then(
+              (v) => settle(i, () => resolve(v === SKIPPED ? data : v)),
+              (e) => settle(i, () => reject(e)),
+            );
+          });
+          function settle(winner: number, finish: () => void) {
+            if (done) return;
+            done = true;
+            links.forEach((l, j) => {
+              if (j !== winner) l.controller.abort(new Error(`Lost the race in '${step.id}'`));
+            });
+            finish();
+          }
+        });
+      } finally {
+        for (const l of links) l.dispose();
+      }
+    }
+    case 'andAgent': {
+      const runner = rs.env.agentRunner();
+      if (!runner) throw new AgentRunnerMissingError(step.agentId);
+      const c = ctx();
+      const prompt = await step.prompt(data, c);
+      const res = await runner.run(step.agentId, prompt, {
+        schema: step.schema,
+        context: rs.env.context,
+        userId: rs.env.userId,
+        conversationId: rs.env.conversationId,
+        signal,
+        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId },
+      });
+      addUsage(rs, res.usage);
+      const raw = step.schema ? res.object : res.text;
+      return step.map ? await step.map(raw, c) : raw;
+    }
+    case 'andWorkflow':
+      return rs.env.runChild({ step, input: data, signal, isResume: rs.env.isResume, resumeData: rs.env.resumeData });
+  }
+}
+
+export function toErrorInfo(err: unknown, stepId?: string): ErrorInfo {
+  const e = err as { message?: unknown; name?: unknown };
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  return { message, name: typeof e?.name === 'string' ? e.name : 'Error', ...(stepId ? { stepId } : {}) };
+}
+
+/** Runs a top-level step to its outcome; never throws. */
+export async function runTopLevelStep(step: WorkflowStep, env: StepRunEnv): Promise<StepOutcome> {
+  const rs: RunState = { env, topStepId: step.id, workflowState: env.workflowState, stateChanged: false, usage: undefined };
+  const state = () => (rs.stateChanged ? { workflowState: rs.workflowState } : {});
+  try {
+    const out = await runAny(rs, step, env.data, env.signal);
+    if (out === SKIPPED) return { kind: 'skipped', ...state() };
+    return { kind: 'completed', output: out, ...state(), ...(rs.usage ? { usage: rs.usage } : {}) };
+  } catch (err) {
+    if (err instanceof SuspendSignal) {
+      return { kind: 'suspended', reason: err.reason, ...(err.suspendData !== undefined ? { suspendData: err.suspendData } : {}), ...state() };
+    }
+    return { kind: 'failed', error: toErrorInfo(err, step.id) };
+  }
+}
