@@ -6,8 +6,10 @@ import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig }
 import { startServer, type EventloomServer, type ModuleFactory, type StartOptions } from './main.js';
 import { workflowsModule } from './http/routes/workflows.routes.js';
 import { agentsModule } from './agents/module.js';
+import { observabilityModule } from './observability/module.js';
 
-export const DEFAULT_MODULES: ModuleFactory[] = [agentsModule, workflowsModule];
+// observability first: it installs the log capture before other modules create their child loggers
+export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, agentsModule, workflowsModule];
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */

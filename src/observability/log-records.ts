@@ -1,0 +1,127 @@
+/**
+ * Observability log records: every captured server log entry as an OpenTelemetry-style `LogRecord`, linked to the
+ * trace and span of the execution, step, run or tool call it names (log-capture + logger-for keys). Bounded to
+ * 50,000 records (oldest evicted), indexed by trace and span for `/observability/traces/:id/logs` and
+ * `/observability/spans/:id/logs`. In memory only: log records are not rebuilt after a restart.
+ */
+import type { CapturedLog } from './log-entry.js';
+import { Ring } from './ring.js';
+import type { ObsLogRecord } from './span-types.js';
+
+export const LOG_RECORD_CAPACITY = 50_000;
+
+/** OTel severity numbers of pino's levels */
+export const SEVERITY: Record<string, { number: number; text: string }> = {
+  trace: { number: 1, text: 'TRACE' },
+  debug: { number: 5, text: 'DEBUG' },
+  info: { number: 9, text: 'INFO' },
+  warn: { number: 13, text: 'WARN' },
+  error: { number: 17, text: 'ERROR' },
+  fatal: { number: 21, text: 'FATAL' },
+};
+
+export interface StoredLog {
+  time: number;
+  record: ObsLogRecord;
+}
+
+export interface LogRecordFilter {
+  traceId?: string;
+  spanId?: string;
+  severityNumber?: number;
+  severityText?: string;
+  /** epoch ms, inclusive */
+  startTime?: number;
+  /** epoch ms, inclusive */
+  endTime?: number;
+}
+
+export function toLogRecord(
+  log: CapturedLog,
+  link: { traceId?: string; spanId?: string },
+  shared: { resource: Record<string, unknown>; instrumentationScope: { name: string; version?: string } },
+): ObsLogRecord {
+  const { timestamp, level, msg, ...attributes } = log.entry;
+  const sev = SEVERITY[level] ?? SEVERITY.info;
+  return {
+    timestamp,
+    ...(link.traceId ? { traceId: link.traceId, spanId: link.spanId, traceFlags: 1 } : {}),
+    severityNumber: sev.number,
+    severityText: sev.text,
+    body: msg,
+    attributes,
+    resource: shared.resource,
+    instrumentationScope: shared.instrumentationScope,
+  };
+}
+
+export class LogRecordStore {
+  private readonly ring: Ring<StoredLog>;
+  private readonly byTrace = new Map<string, StoredLog[]>();
+  private readonly bySpan = new Map<string, StoredLog[]>();
+
+  constructor(capacity = LOG_RECORD_CAPACITY) {
+    this.ring = new Ring(capacity);
+  }
+
+  get size(): number {
+    return this.ring.size;
+  }
+
+  add(time: number, record: ObsLogRecord): StoredLog {
+    const stored: StoredLog = { time, record };
+    const evicted = this.ring.push(stored);
+    if (evicted) {
+      dropHead(this.byTrace, evicted.record.traceId, evicted);
+      dropHead(this.bySpan, evicted.record.spanId, evicted);
+    }
+    if (record.traceId) push(this.byTrace, record.traceId, stored);
+    if (record.spanId) push(this.bySpan, record.spanId, stored);
+    return stored;
+  }
+
+  ofTrace(traceId: string): ObsLogRecord[] {
+    return (this.byTrace.get(traceId) ?? []).map((s) => s.record);
+  }
+
+  ofSpan(spanId: string): ObsLogRecord[] {
+    return (this.bySpan.get(spanId) ?? []).map((s) => s.record);
+  }
+
+  /** The most recent `limit` matches, oldest first. */
+  query(f: LogRecordFilter, limit: number): ObsLogRecord[] {
+    const source = f.spanId !== undefined ? this.bySpan.get(f.spanId) ?? [] : f.traceId !== undefined ? this.byTrace.get(f.traceId) ?? [] : undefined;
+    const keep = (s: StoredLog) =>
+      (f.traceId === undefined || s.record.traceId === f.traceId) &&
+      (f.spanId === undefined || s.record.spanId === f.spanId) &&
+      (f.severityNumber === undefined || s.record.severityNumber === f.severityNumber) &&
+      (f.severityText === undefined || s.record.severityText?.toUpperCase() === f.severityText.toUpperCase()) &&
+      (f.startTime === undefined || s.time >= f.startTime) &&
+      (f.endTime === undefined || s.time <= f.endTime);
+    const out: ObsLogRecord[] = [];
+    if (source) {
+      for (let i = source.length - 1; i >= 0 && out.length < limit; i--) if (keep(source[i])) out.push(source[i].record);
+    } else {
+      for (const s of this.ring.newest(keep, limit)) out.push(s.record);
+    }
+    return out.reverse();
+  }
+}
+
+function push(map: Map<string, StoredLog[]>, key: string, s: StoredLog): void {
+  const list = map.get(key);
+  if (list) list.push(s);
+  else map.set(key, [s]);
+}
+
+function dropHead(map: Map<string, StoredLog[]>, key: string | undefined, s: StoredLog): void {
+  if (!key) return;
+  const list = map.get(key);
+  if (!list) return;
+  if (list[0] === s) list.shift();
+  else {
+    const i = list.indexOf(s);
+    if (i >= 0) list.splice(i, 1);
+  }
+  if (list.length === 0) map.delete(key);
+}

@@ -1,0 +1,139 @@
+/**
+ * The logs and observability module: installs the log capture on the server's pino logger (register it FIRST so
+ * every other module's logs are captured), projects execution and agent-run records into spans (subscribed from
+ * sequence 0 in `start()`, so the span store is rebuilt from the log on every boot), links log lines to their
+ * trace and span, feeds `/ws/logs` and `/ws/observability`, optionally exports finished spans over OTLP, and serves
+ * the logs, observability and system routes.
+ *
+ * Config section `observability` (all optional):
+ * `{ otlp?: {endpoint, headers?}, captureLevel?: 'trace'|…|'fatal' (default info), maxSpans?: n (10,000),
+ *    maxLogRecords?: n (50,000), envFile?: path (default <cwd>/.env), updates?: {packageJson?, registryUrl?,
+ *    timeoutMs?, npmCommand?, installTimeoutMs?} }`.
+ */
+import path from 'node:path';
+import type { ModuleFactory, ServerContext, ServerModule } from '../main.js';
+import type { Subscription } from '../log/types.js';
+import { VERSION } from '../version.js';
+import { LogCapture } from './log-capture.js';
+import { LEVELS, type CapturedLog, type LevelName } from './log-entry.js';
+import { LogRecordStore, LOG_RECORD_CAPACITY, toLogRecord } from './log-records.js';
+import { LogsFeed, ObservabilityFeed, type Entity } from './feeds.js';
+import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
+import { OtlpSpanExporter, resolveOtlpConfig } from './otlp-export.js';
+import { updatesOptions } from './updates.js';
+import { TraceProjection } from '../projections/traces.js';
+import { SPAN_CAPACITY, TraceStore } from '../projections/traces-store.js';
+import { logsRoutes } from '../http/routes/logs.routes.js';
+import { observabilityRoutes } from '../http/routes/observability.routes.js';
+import { systemRoutes } from '../http/routes/system.routes.js';
+
+export interface ObservabilityConfig {
+  otlp?: { endpoint: string; headers?: Record<string, string> };
+  captureLevel?: LevelName;
+  maxSpans?: number;
+  maxLogRecords?: number;
+  envFile?: string;
+  updates?: Partial<import('./updates.js').UpdatesOptions>;
+}
+
+/** What the module exposes to other modules and tests (module name `observability`). */
+export interface ObservabilityModule extends ServerModule {
+  capture: LogCapture;
+  traces: TraceProjection;
+  store: TraceStore;
+  logRecords: LogRecordStore;
+  /** resolves once the projection has applied every record up to `seq` */
+  waitFor(seq: number): Promise<void>;
+}
+
+const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
+const SCOPE = { name: 'eventloom', version: VERSION };
+
+export const observabilityModule: ModuleFactory = (ctx: ServerContext): ObservabilityModule => {
+  const section = (ctx.config.observability ?? {}) as ObservabilityConfig;
+  const envLevel = ctx.env.EVENTLOOM_LOG_CAPTURE_LEVEL?.toLowerCase();
+  const captureLevel = section.captureLevel ?? ((LEVELS as readonly string[]).includes(envLevel ?? '') ? (envLevel as LevelName) : 'info');
+
+  const capture = new LogCapture();
+  capture.install(ctx.logger, { captureLevel });
+  const logger = ctx.logger.child({ component: 'observability' });
+
+  const store = new TraceStore(section.maxSpans ?? SPAN_CAPACITY);
+  const traces = new TraceProjection(store, DEFAULT_SPAN_MAPPING);
+  const logRecords = new LogRecordStore(section.maxLogRecords ?? LOG_RECORD_CAPACITY);
+  const obsFeed = new ObservabilityFeed(ctx.publish, ctx.subscriberCount);
+  const logsFeed = new LogsFeed();
+  const otlpConfig = resolveOtlpConfig(section, ctx.env);
+  const exporter = otlpConfig ? new OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
+
+  traces.onChange((c) => {
+    obsFeed.span(c.type, c.span, c.entity);
+    if (exporter && c.type !== 'span:start') exporter.add(c.span);
+  });
+
+  const link = (log: CapturedLog): { traceId?: string; spanId?: string; entity: Entity } => {
+    const e = log.entry;
+    const s = (k: string) => (typeof e[k] === 'string' && e[k] !== '' ? (e[k] as string) : undefined);
+    const runId = s('runId');
+    const executionId = s('executionId');
+    if (runId) return s('toolCallId') ? traces.locate(`run:${runId}`, `tool|${s('toolCallId')}`) : traces.locate(`run:${runId}`, 'llm', false);
+    if (executionId) return traces.locate(`exec:${executionId}`, s('stepId') ? `step|${s('stepId')}` : undefined);
+    const agentId = s('agentId');
+    const workflowId = s('workflowId');
+    return { entity: agentId ? { type: 'agent', id: agentId } : workflowId ? { type: 'workflow', id: workflowId } : {} };
+  };
+
+  capture.onLog((log) => {
+    const l = link(log);
+    const record = toLogRecord(log, l, { resource: RESOURCE, instrumentationScope: SCOPE });
+    logRecords.add(log.time, record);
+    obsFeed.log(record, l.entity);
+    logsFeed.push(log);
+  });
+
+  let sub: Subscription | undefined;
+  const waiters: Array<{ seq: number; resolve: () => void }> = [];
+  const waitFor = (seq: number) =>
+    traces.lastSeq >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ seq, resolve }));
+
+  const logs = logsRoutes({ capture, feed: logsFeed });
+  const obs = observabilityRoutes({ store, logs: logRecords, exportTarget: otlpConfig?.endpoint });
+  const system = systemRoutes({
+    envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),
+    updates: updatesOptions(section, ctx.env),
+    logger: ctx.logger,
+  });
+
+  return {
+    name: 'observability',
+    capture,
+    traces,
+    store,
+    logRecords,
+    waitFor,
+    routes: [...logs.routes, ...obs.routes, ...system],
+    wsRoutes: [...logs.wsRoutes, ...obs.wsRoutes],
+    async start() {
+      traces.liveAfter = ctx.log.head();
+      sub = ctx.log.subscribe(0, (record) => {
+        try {
+          traces.apply(record);
+        } catch (err) {
+          logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
+          traces.lastSeq = Math.max(traces.lastSeq, record.seq);
+        }
+        for (let i = waiters.length - 1; i >= 0; i--) {
+          if (traces.lastSeq >= waiters[i].seq) waiters.splice(i, 1)[0].resolve();
+        }
+      });
+      // the span store is complete for everything committed before boot once start() returns
+      await waitFor(traces.liveAfter);
+      logger.debug({ spans: store.spanCount, traces: store.traceCount, otlp: otlpConfig?.endpoint }, 'observability ready');
+    },
+    async stop() {
+      sub?.unsubscribe();
+      await exporter?.shutdown().catch(() => undefined);
+      capture.uninstall();
+    },
+  };
+};

@@ -1,0 +1,89 @@
+/**
+ * OpenTelemetry-compatible shapes of decisions.md §7 (`Span`, `SpanNode`, `LogRecord`) and the deterministic id
+ * scheme: a trace id is derived from the stream that roots the trace, a span id from the stream and the span's key
+ * within it. Rebuilding the projection from the log therefore yields the same ids, and a log line can be linked to
+ * its trace before the record that opens the span is committed.
+ */
+import { createHash } from 'node:crypto';
+
+/** OTel SpanKind: 0 internal, 1 server, 2 client, 3 producer, 4 consumer */
+export type SpanKind = 0 | 1 | 2 | 3 | 4;
+/** OTel status code: 0 unset, 1 ok, 2 error */
+export type StatusCode = 0 | 1 | 2;
+
+export interface SpanEvent {
+  name: string;
+  timestamp: string;
+  attributes?: Record<string, unknown>;
+}
+
+export interface Span {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: SpanKind;
+  startTime: string;
+  endTime?: string;
+  /** ms */
+  duration?: number;
+  attributes: Record<string, unknown>;
+  status: { code: StatusCode; message?: string };
+  events: SpanEvent[];
+  links?: Array<{ traceId: string; spanId: string; attributes?: Record<string, unknown> }>;
+  resource?: Record<string, unknown>;
+  instrumentationScope?: { name: string; version?: string };
+}
+
+export interface SpanNode extends Span {
+  children: SpanNode[];
+  depth: number;
+}
+
+export interface ObsLogRecord {
+  timestamp: string;
+  traceId?: string;
+  spanId?: string;
+  traceFlags?: number;
+  severityNumber?: number;
+  severityText?: string;
+  body: unknown;
+  attributes?: Record<string, unknown>;
+  resource?: Record<string, unknown>;
+  instrumentationScope?: { name: string; version?: string };
+}
+
+export type SpanEventType = 'span:start' | 'span:end' | 'span:error';
+
+const hex = (s: string, chars: number) => createHash('sha256').update(s).digest('hex').slice(0, chars);
+
+/** 32 hex characters, from the stream that roots the trace (`exec:<id>`, `run:<id>`). */
+export const traceIdFor = (rootStream: string): string => hex(`trace|${rootStream}`, 32);
+
+/** 16 hex characters, from a stream and the span's key in it (`root`, `step|<id>|<n>`, ...). */
+export const spanIdFor = (stream: string, key: string): string => hex(`span|${stream}|${key}`, 16);
+
+/** Builds the tree of a trace's spans: roots are spans whose parent is absent from the list. */
+export function buildTree(spans: readonly Span[]): SpanNode[] {
+  const nodes = new Map<string, SpanNode>();
+  for (const s of spans) nodes.set(s.spanId, { ...s, children: [], depth: 0 });
+  const roots: SpanNode[] = [];
+  for (const n of nodes.values()) {
+    const parent = n.parentSpanId ? nodes.get(n.parentSpanId) : undefined;
+    if (parent && parent !== n) parent.children.push(n);
+    else roots.push(n);
+  }
+  const setDepth = (n: SpanNode, d: number, seen: Set<SpanNode>) => {
+    if (seen.has(n)) return;
+    seen.add(n);
+    n.depth = d;
+    n.children.sort(byStart);
+    for (const c of n.children) setDepth(c, d + 1, seen);
+  };
+  roots.sort(byStart);
+  const seen = new Set<SpanNode>();
+  for (const r of roots) setDepth(r, 0, seen);
+  return roots;
+}
+
+const byStart = (a: Span, b: Span) => (a.startTime < b.startTime ? -1 : a.startTime > b.startTime ? 1 : 0);

@@ -1,0 +1,272 @@
+/**
+ * The traces projection: committed records of execution and agent-run streams become OpenTelemetry-style spans
+ * (an execution, a step, an agent run, an LLM step, a tool call) with parent links and timing. What each record
+ * type does is a table (src/observability/span-mapping.ts) of handlers over the small `SpanOps` API below; a type
+ * without an entry is ignored, so new record types never break the projection.
+ *
+ * Ids are deterministic (span-types.ts), so the projection rebuilt from sequence 0 on boot equals the one built
+ * incrementally. Per-stream state (open spans, occurrence counters) is bounded (oldest streams forgotten first); a
+ * stream seen again after its state was forgotten gets the same ids back, only a nested stream's link to its
+ * parent trace is lost then.
+ */
+import type { LogRecord } from '../log/types.js';
+import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from '../observability/span-types.js';
+import { TraceStore } from './traces-store.js';
+
+export interface RootEntity {
+  type?: string;
+  id?: string;
+}
+
+export interface StreamSpans {
+  stream: string;
+  traceId: string;
+  rootSpanId: string;
+  /** the entity of the trace's root span (a nested stream inherits its parent's) */
+  entity: RootEntity;
+  /** logical key (`step|<stepId>`, `llm`, `tool|<callId>`) → open span id */
+  open: Map<string, string>;
+  /** logical key → occurrences so far */
+  counts: Map<string, number>;
+  rootOpen: boolean;
+  /** free per-stream notes of the mapping handlers (e.g. when the current LLM step began) */
+  memo: Map<string, unknown>;
+}
+
+export interface SpanChange {
+  type: SpanEventType;
+  span: Span;
+  entity: RootEntity;
+}
+
+export interface OpenSpanOptions {
+  name: string;
+  kind?: SpanKind;
+  attributes?: Record<string, unknown>;
+  /** the logical key of the parent span in the same stream (default: the root) */
+  parentKey?: string;
+  /** epoch ms start (default: the record's time) */
+  startAt?: number;
+}
+
+export interface CloseSpanOptions {
+  code?: StatusCode;
+  message?: string;
+  attributes?: Record<string, unknown>;
+  event?: { name: string; attributes?: Record<string, unknown> };
+}
+
+export interface RootOptions {
+  name: string;
+  kind?: SpanKind;
+  entityType: string;
+  entityId: string;
+  entityName?: string;
+  attributes?: Record<string, unknown>;
+  /** a parent in another stream (nested workflow, agent called by a step, sub-agent) */
+  parent?: { stream: string; key?: string };
+}
+
+/** What a mapping handler may do with one record. */
+export interface SpanOps {
+  readonly record: LogRecord;
+  readonly data: Record<string, unknown>;
+  /** per-stream notes kept between records */
+  readonly memo: Map<string, unknown>;
+  /** opens the stream's root span (ignored when it already exists) */
+  root(opts: RootOptions): void;
+  /** opens a child span under `parentKey` (default root); an open span with the same key is ended first */
+  open(key: string, opts: OpenSpanOptions): void;
+  /** ends the open span of `key`; false when there is none */
+  close(key: string, opts?: CloseSpanOptions): boolean;
+  /** true while a span of `key` is open */
+  isOpen(key: string): boolean;
+  /** adds an event to the open span of `key` (or the root) */
+  event(key: string, name: string, attributes?: Record<string, unknown>): void;
+  /** merges attributes into the open span of `key` (or the root) */
+  setAttributes(key: string, attributes: Record<string, unknown>): void;
+  /** ends every open child span, then the root */
+  closeAll(opts: CloseSpanOptions): void;
+  /** ends every open child span (not the root) */
+  closeChildren(opts: CloseSpanOptions): void;
+}
+
+export type SpanHandler = (ops: SpanOps) => void;
+export type SpanMapping = Readonly<Record<string, SpanHandler>>;
+
+const MAX_STREAM_STATES = 20_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class TraceProjection {
+  private readonly streams = new Map<string, StreamSpans>();
+  private readonly listeners = new Set<(c: SpanChange) => void>();
+  /** records at or below this sequence are a boot replay: no span events are emitted for them */
+  liveAfter = 0;
+  lastSeq = 0;
+
+  constructor(
+    readonly store: TraceStore,
+    private readonly mapping: SpanMapping,
+  ) {}
+
+  onChange(listener: (c: SpanChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  apply(record: LogRecord): void {
+    if (record.seq <= this.lastSeq) return;
+    this.lastSeq = record.seq;
+    const handler = this.mapping[record.type];
+    if (!handler) return;
+    const data = record.data && typeof record.data === 'object' && !Array.isArray(record.data) ? (record.data as Record<string, unknown>) : {};
+    handler(this.ops(record, data));
+  }
+
+  /** The state of a stream (for linking log lines), or what its ids would be. */
+  streamInfo(stream: string): StreamSpans | undefined {
+    return this.streams.get(stream);
+  }
+
+  /**
+   * Trace and span a log line belongs to: the open span of `key` in `stream`, else (with `orLast`) the latest
+   * span of that key, else the stream's root span.
+   */
+  locate(stream: string, key?: string, orLast = true): { traceId: string; spanId: string; entity: RootEntity } {
+    const st = this.streams.get(stream);
+    if (!st) return { traceId: traceIdFor(stream), spanId: spanIdFor(stream, 'root'), entity: {} };
+    const spanId = (key && st.open.get(key)) || (key && orLast ? this.lastOf(st, key) : undefined) || st.rootSpanId;
+    return { traceId: st.traceId, spanId, entity: st.entity };
+  }
+
+  private lastOf(st: StreamSpans, key: string): string | undefined {
+    const n = st.counts.get(key);
+    return n ? spanIdFor(st.stream, `${key}|${n}`) : undefined;
+  }
+
+  private state(stream: string): StreamSpans {
+    let st = this.streams.get(stream);
+    if (!st) {
+      st = { stream, traceId: traceIdFor(stream), rootSpanId: spanIdFor(stream, 'root'), entity: {}, open: new Map(), counts: new Map(), rootOpen: false, memo: new Map() };
+      this.streams.set(stream, st);
+      if (this.streams.size > MAX_STREAM_STATES) this.streams.delete(this.streams.keys().next().value as string);
+    }
+    return st;
+  }
+
+  private emit(type: SpanEventType, span: Span, entity: RootEntity): void {
+    if (this.lastSeq <= this.liveAfter) return;
+    for (const l of this.listeners) l({ type, span, entity });
+  }
+
+  private startSpan(span: Span, st: StreamSpans): void {
+    this.store.add(span);
+    this.emit('span:start', span, st.entity);
+  }
+
+  private endSpan(span: Span | undefined, at: number, st: StreamSpans, opts: CloseSpanOptions): void {
+    if (!span || span.endTime !== undefined) return;
+    span.endTime = iso(at);
+    span.duration = Math.max(0, at - Date.parse(span.startTime));
+    if (opts.attributes) Object.assign(span.attributes, opts.attributes);
+    if (opts.event) span.events.push({ name: opts.event.name, timestamp: iso(at), ...(opts.event.attributes ? { attributes: opts.event.attributes } : {}) });
+    span.status = { code: opts.code ?? 1, ...(opts.message !== undefined ? { message: opts.message } : {}) };
+    this.emit(span.status.code === 2 ? 'span:error' : 'span:end', span, st.entity);
+  }
+
+  private ops(record: LogRecord, data: Record<string, unknown>): SpanOps {
+    const stream = record.stream;
+    const at = record.at;
+    const st = this.state(stream);
+    const spanOf = (key: string) => {
+      const id = key === 'root' ? st.rootSpanId : st.open.get(key);
+      return id ? this.store.getSpan(id) : undefined;
+    };
+    const self: SpanOps = {
+      record,
+      data,
+      memo: st.memo,
+      root: (opts) => {
+        if (st.rootOpen || this.store.getSpan(st.rootSpanId)) return;
+        let parentSpanId: string | undefined;
+        if (opts.parent) {
+          const p = this.locate(opts.parent.stream, opts.parent.key);
+          st.traceId = p.traceId;
+          parentSpanId = p.spanId;
+          st.entity = p.entity.id !== undefined ? p.entity : { type: opts.entityType, id: opts.entityId };
+        } else {
+          st.entity = { type: opts.entityType, id: opts.entityId };
+        }
+        st.rootOpen = true;
+        const span: Span = {
+          traceId: st.traceId,
+          spanId: st.rootSpanId,
+          ...(parentSpanId ? { parentSpanId } : {}),
+          name: opts.name,
+          kind: opts.kind ?? 0,
+          startTime: iso(at),
+          attributes: {
+            'entity.id': opts.entityId,
+            'entity.type': opts.entityType,
+            ...(opts.entityName !== undefined ? { 'entity.name': opts.entityName } : {}),
+            ...opts.attributes,
+          },
+          status: { code: 0 },
+          events: [],
+        };
+        this.startSpan(span, st);
+      },
+      open: (key, opts) => {
+        if (st.open.has(key)) self.close(key, { code: 0, event: { name: 'superseded' } });
+        const n = (st.counts.get(key) ?? 0) + 1;
+        st.counts.set(key, n);
+        const spanId = spanIdFor(stream, `${key}|${n}`);
+        const parentKey = opts.parentKey ?? 'root';
+        const parentSpanId = parentKey === 'root' ? st.rootSpanId : (st.open.get(parentKey) ?? st.rootSpanId);
+        st.open.set(key, spanId);
+        const span: Span = {
+          traceId: st.traceId,
+          spanId,
+          parentSpanId,
+          name: opts.name,
+          kind: opts.kind ?? 0,
+          startTime: iso(Math.min(at, opts.startAt ?? at)),
+          attributes: { ...(st.entity.id !== undefined ? { 'entity.id': st.entity.id, 'entity.type': st.entity.type } : {}), ...opts.attributes },
+          status: { code: 0 },
+          events: [],
+        };
+        this.startSpan(span, st);
+      },
+      close: (key, opts = {}) => {
+        if (key === 'root') {
+          if (!st.rootOpen) return false;
+          st.rootOpen = false;
+          this.endSpan(this.store.getSpan(st.rootSpanId), at, st, opts);
+          return true;
+        }
+        const id = st.open.get(key);
+        if (!id) return false;
+        st.open.delete(key);
+        this.endSpan(this.store.getSpan(id), at, st, opts);
+        return true;
+      },
+      isOpen: (key) => (key === 'root' ? st.rootOpen : st.open.has(key)),
+      event: (key, name, attributes) => {
+        const span = spanOf(key) ?? spanOf('root');
+        if (span) span.events.push({ name, timestamp: iso(at), ...(attributes ? { attributes } : {}) });
+      },
+      setAttributes: (key, attributes) => {
+        const span = spanOf(key) ?? spanOf('root');
+        if (span) Object.assign(span.attributes, attributes);
+      },
+      closeChildren: (opts) => {
+        for (const key of [...st.open.keys()].reverse()) self.close(key, opts);
+      },
+      closeAll: (opts) => {
+        self.closeChildren(opts.code === 2 ? { code: 2, message: opts.message } : { code: opts.code ?? 1 });
+        self.close('root', opts);
+      },
+    };
+    return self;
+  }
+}
