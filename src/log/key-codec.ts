@@ -82,7 +82,12 @@ export function decodeRecordKey(key: Uint8Array): number {
   return readSeq(key, 1);
 }
 
-/** Throws when `stream` cannot be a stream id (empty, not a string, or containing NUL). */
+/** True when `stream` can be a stream id: a non-empty, well-formed string without NUL. */
+export function isStreamId(stream: unknown): stream is string {
+  return typeof stream === 'string' && stream.length > 0 && !stream.includes('\u0000') && isWellFormed(stream);
+}
+
+/** Throws when `stream` cannot be a stream id (empty, not a string, NUL or lone surrogates). */
 export function assertStreamId(stream: unknown): asserts stream is string {
   if (typeof stream !== 'string' || stream.length === 0) throw new TypeError('A stream id must be a non-empty string');
   if (stream.includes('\u0000')) throw new TypeError('A stream id may not contain the NUL character');

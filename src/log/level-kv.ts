@@ -25,9 +25,9 @@ export class LevelKv implements KeyValueStore {
 
   async get<T = unknown>(key: string): Promise<T | undefined> {
     this.readable();
+    assertName(key, 'kv key');
     const pending = this.overlay.get(key);
     if (pending) return pending.json === undefined ? undefined : (JSON.parse(pending.json) as T);
-    if (typeof key !== 'string') throw new TypeError('A kv key must be a string');
     const json = await this.db.get(stringKey(KeySpace.kv, key));
     return json === undefined ? undefined : (JSON.parse(json) as T);
   }
@@ -66,7 +66,8 @@ export class LevelKv implements KeyValueStore {
   async range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>> {
     this.readable();
     const { gte, lt } = opts;
-    if (typeof gte !== 'string' || typeof lt !== 'string') throw new TypeError('kv.range needs string gte and lt');
+    assertName(gte, 'kv range bound');
+    assertName(lt, 'kv range bound');
     const limit = normalizeLimit(opts.limit);
     if (limit === 0 || compareCodePoints(gte, lt) >= 0) return [];
     const pending: Array<[string, OverlayEntry]> = [];

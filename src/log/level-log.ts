@@ -15,6 +15,7 @@ import {
   KeySpace,
   assertStreamId,
   decodeStreamKey,
+  isStreamId,
   prefixEnd,
   readSeq,
   recordKey,
@@ -22,7 +23,7 @@ import {
   streamPrefix,
   stringKey,
 } from './key-codec.js';
-import { assertCheckpoint } from './kv-codec.js';
+import { assertCheckpoint, assertName } from './kv-codec.js';
 import { LevelKv } from './level-kv.js';
 import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
 import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
@@ -68,6 +69,13 @@ const FORMAT_KEY = stringKey(KeySpace.meta, 'format');
 const FORMAT = '1';
 const RECORD_LO = recordKey(0);
 const RECORD_HI = recordKey(Number.MAX_SAFE_INTEGER);
+/**
+ * Options of sequential record scans (catch-up, global and stream ranges). classic-level stops a
+ * `nextv` once 16 KiB are buffered (about 80 records), which halves scan speed; 1 MiB lets a
+ * 1024-record chunk come back in one native call. Scans skip the block cache, which is better
+ * spent on point reads.
+ */
+const SCAN = { highWaterMarkBytes: 1 << 20, fillCache: false } as const;
 
 /** Opens (creating if needed) the log in `dir`. Throws `LogLockedError` when another process holds it. */
 export async function openLevelLog(dir: string, opts: LevelLogOptions = {}): Promise<LevelEventLog> {
@@ -295,6 +303,7 @@ class LevelLog implements LevelEventLog {
 
   async getCheckpoint(name: string): Promise<number> {
     this.readable();
+    assertName(name, 'checkpoint name');
     const cached = this.checkpoints.get(name);
     if (cached !== undefined) return cached;
     const stored = await this.db.get(stringKey(KeySpace.checkpoint, name));
@@ -306,7 +315,7 @@ class LevelLog implements LevelEventLog {
 
   async streamHead(stream: string): Promise<number> {
     this.readable();
-    if (typeof stream !== 'string' || stream.length === 0 || stream.includes('\u0000')) return 0;
+    if (!isStreamId(stream)) return 0;
     return (await this.loadStream(stream)).durable;
   }
 
@@ -315,13 +324,13 @@ class LevelLog implements LevelEventLog {
     const from = Math.max(1, Math.ceil(fromSeq));
     const to = Math.min(this.durableHead, Math.floor(toSeq));
     if (from > to || limit <= 0) return [];
-    const values = await this.db.values({ gte: recordKey(from), lte: recordKey(to), limit: Math.min(limit, to - from + 1) }).all();
+    const values = await this.db.values({ gte: recordKey(from), lte: recordKey(to), limit: Math.min(limit, to - from + 1), ...SCAN }).all();
     return values.map(decodeRecord);
   }
 
   async readStream(stream: string, fromStreamSeq = 1, toStreamSeq = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
     this.readable();
-    if (typeof stream !== 'string' || stream.length === 0 || stream.includes('\u0000')) return [];
+    if (!isStreamId(stream)) return [];
     const st = await this.loadStream(stream);
     const from = Math.max(1, Math.ceil(fromStreamSeq));
     const to = Math.min(st.durable, Math.floor(toStreamSeq));
@@ -367,7 +376,7 @@ class LevelLog implements LevelEventLog {
         continue;
       }
       await flushSingles();
-      for (const v of await this.db.values({ gte: recordKey(lo), lte: recordKey(hi) }).all()) out.push(decodeRecord(v));
+      for (const v of await this.db.values({ gte: recordKey(lo), lte: recordKey(hi), ...SCAN }).all()) out.push(decodeRecord(v));
     }
     await flushSingles();
     return out;
@@ -375,7 +384,7 @@ class LevelLog implements LevelEventLog {
 
   async listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>> {
     this.readable();
-    if (typeof prefix !== 'string') throw new TypeError('listStreams needs a string prefix');
+    assertName(prefix, 'stream prefix');
     const lo = stringKey(KeySpace.stream, prefix);
     // Skip-scan backwards: read the last index entry of a stream (its head), then seek just
     // before that stream's first key; one seek per stream instead of one step per append.
@@ -407,10 +416,19 @@ class LevelLog implements LevelEventLog {
   }
 
   private reader(afterSeq: number, uptoSeq: number): ChunkReader {
-    const it = this.db.values({ gt: recordKey(afterSeq), lte: recordKey(uptoSeq) });
+    const it = this.db.values({ gt: recordKey(afterSeq), lte: recordKey(uptoSeq), ...SCAN });
+    // Read one chunk ahead: LevelDB fetches the next chunk on a worker thread while this thread
+    // parses and delivers the current one.
+    let ahead: Promise<string[]> | undefined;
+    const fetch = (limit: number) => {
+      const p = it.nextv(limit);
+      p.catch(() => {}); // a prefetch abandoned by close() must not surface as unhandled
+      return p;
+    };
     return {
       next: async (limit) => {
-        const values = await it.nextv(limit);
+        const values = await (ahead ?? fetch(limit));
+        ahead = values.length > 0 ? fetch(limit) : undefined;
         const out = new Array<LogRecord>(values.length);
         for (let i = 0; i < values.length; i++) out[i] = decodeRecord(values[i]);
         return out;

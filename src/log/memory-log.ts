@@ -5,7 +5,7 @@
  * producer mutating its data after `append` cannot change history. Appends commit immediately;
  * their promises and live deliveries still follow the commit, as with the durable log.
  */
-import { assertStreamId, compareCodePoints } from './key-codec.js';
+import { assertStreamId, compareCodePoints, isStreamId } from './key-codec.js';
 import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from './kv-codec.js';
 import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
 import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
@@ -110,6 +110,7 @@ class MemoryLog implements EventLog {
 
   async readStream(stream: string, fromStreamSeq = 1, toStreamSeq = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
     this.ensureOpen();
+    if (!isStreamId(stream)) return [];
     const st = this.streams.get(stream);
     if (!st) return [];
     const from = Math.max(1, fromStreamSeq);
@@ -156,6 +157,7 @@ class MemoryLog implements EventLog {
 
   async listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>> {
     this.ensureOpen();
+    assertName(prefix, 'stream prefix');
     const out: Array<{ stream: string; head: number }> = [];
     for (const [stream, st] of this.streams) if (stream.startsWith(prefix)) out.push({ stream, head: st.seqs.length });
     return out.sort((a, b) => compareCodePoints(a.stream, b.stream));
@@ -163,6 +165,7 @@ class MemoryLog implements EventLog {
 
   async getCheckpoint(name: string): Promise<number> {
     this.ensureOpen();
+    assertName(name, 'checkpoint name');
     return this.checkpoints.get(name) ?? 0;
   }
 
@@ -189,6 +192,7 @@ class MemoryKv implements KeyValueStore {
 
   async get<T = unknown>(key: string): Promise<T | undefined> {
     this.ensureOpen();
+    assertName(key, 'kv key');
     const json = this.data.get(key);
     return json === undefined ? undefined : (JSON.parse(json) as T);
   }
@@ -206,6 +210,8 @@ class MemoryKv implements KeyValueStore {
 
   async range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>> {
     this.ensureOpen();
+    assertName(opts.gte, 'kv range bound');
+    assertName(opts.lt, 'kv range bound');
     const keys = [...this.data.keys()]
       .filter((k) => compareCodePoints(k, opts.gte) >= 0 && compareCodePoints(k, opts.lt) < 0)
       .sort(compareCodePoints);

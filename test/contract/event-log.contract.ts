@@ -94,6 +94,18 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         expect([ok.lastSeq, ok.lastStreamSeq]).toEqual([1, 1]);
       });
 
+      it('refuses names with lone surrogates, which cannot be told apart on disk', async () => {
+        const log = await open();
+        await log.append('a\ufffd', [{ type: 't', data: 1 }]);
+        await expect(log.append('a\ud800', [{ type: 't', data: 2 }])).rejects.toThrow(/surrogate/);
+        expect(await log.readStream('a\ud800')).toEqual([]);
+        expect(await log.streamHead('a\ud800')).toBe(0);
+        await log.kv.put('k\ufffd', 1);
+        await expect(log.kv.put('k\udc00', 2)).rejects.toThrow(TypeError);
+        await expect(log.kv.get('k\udc00')).rejects.toThrow(TypeError);
+        expect(await log.kv.get('k\ufffd')).toBe(1);
+      });
+
       it('serves stream ranges inclusively and clamps them to what exists', async () => {
         const log = await open();
         for (let i = 0; i < 5; i++) {

@@ -75,6 +75,39 @@ describe('level log', () => {
     await log.close();
   });
 
+  it('keeps every acknowledged append when the writing process is killed', async () => {
+    const dir = freshDir();
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures/append-until-killed.ts'), dir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const acked: Array<{ seq: number; stream: string; streamSeq: number }> = [];
+    let buffered = '';
+    const exited = new Promise((r) => child.once('exit', r));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        buffered += d.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) {
+          const [seq, stream, streamSeq] = line.split(' ');
+          if (stream) acked.push({ seq: Number(seq), stream, streamSeq: Number(streamSeq) });
+        }
+        if (acked.length >= 300) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`writer exited early with ${code}`)));
+    });
+    child.kill('SIGKILL');
+    await exited;
+
+    const log = await openLevelLog(dir);
+    const maxAcked = Math.max(...acked.map((a) => a.seq));
+    expect(log.head()).toBeGreaterThanOrEqual(maxAcked);
+    const records = await log.readGlobal(1);
+    for (const a of acked) expect(records[a.seq - 1]).toMatchObject({ seq: a.seq, stream: a.stream, streamSeq: a.streamSeq });
+    expect(await checkLogIntegrity(log)).toMatchObject({ ok: true, records: log.head() });
+    await log.close();
+  }, 20_000);
+
   it('throws LogLockedError when the directory is already open in this process', async () => {
     const dir = freshDir();
     const log = await openLevelLog(dir);
