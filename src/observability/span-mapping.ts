@@ -268,24 +268,31 @@ const runFailed: SpanHandler = (o) => {
   o.closeAll({ code: 2, message, event: { name: 'exception', attributes: { 'exception.message': message } } });
 };
 
+/** A handler that applies only to streams with `prefix` (a `run.*` record elsewhere is not an agent run). */
+const only =
+  (prefix: string, h: SpanHandler): SpanHandler =>
+  (o) => {
+    if (o.record.stream.startsWith(prefix)) h(o);
+  };
+
 /** The table: record type → handler. Types not listed (text deltas, conversation records, …) are ignored. */
 export const DEFAULT_SPAN_MAPPING: SpanMapping = {
-  'execution.started': executionStarted,
-  'step.started': stepStarted,
-  'step.completed': stepCompleted,
-  'step.skipped': stepCompleted,
-  'step.cancelled': stepCancelled,
-  'step.event': stepEvent,
-  'execution.suspended': executionSuspended,
-  'execution.resumed': rootEvent('execution.resumed'),
-  'execution.recovered': executionRecovered,
-  'execution.completed': executionCompleted,
-  'execution.failed': executionFailed,
-  'execution.cancelled': executionCancelled,
+  'execution.started': only('exec:', executionStarted),
+  'step.started': only('exec:', stepStarted),
+  'step.completed': only('exec:', stepCompleted),
+  'step.skipped': only('exec:', stepCompleted),
+  'step.cancelled': only('exec:', stepCancelled),
+  'step.event': only('exec:', stepEvent),
+  'execution.suspended': only('exec:', executionSuspended),
+  'execution.resumed': only('exec:', rootEvent('execution.resumed')),
+  'execution.recovered': only('exec:', executionRecovered),
+  'execution.completed': only('exec:', executionCompleted),
+  'execution.failed': only('exec:', executionFailed),
+  'execution.cancelled': only('exec:', executionCancelled),
 
-  'run.started': runStarted,
-  'run.step': runStep,
-  'run.finished': runFinished,
-  'run.failed': runFailed,
-  'run.aborted': runAborted,
+  'run.started': only('run:', runStarted),
+  'run.step': only('run:', runStep),
+  'run.finished': only('run:', runFinished),
+  'run.failed': only('run:', runFailed),
+  'run.aborted': only('run:', runAborted),
 };
