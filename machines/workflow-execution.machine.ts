@@ -152,6 +152,8 @@ export const workflowExecutionMachine = setup({
   actions: {
     advance: () => undefined,
     runStep: () => undefined,
+    /** a custom step event: recorded, no state change (a transition needs an action to be accepted) */
+    customEvent: () => undefined,
     settle: () => undefined,
   },
   guards: {
@@ -254,7 +256,7 @@ export const workflowExecutionMachine = setup({
             return { current: null, steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'cancelled' as const } } };
           }),
         },
-        'step.event': { guard: 'isCurrent' },
+        'step.event': { guard: 'isCurrent', actions: 'customEvent' },
         'execution.suspended': {
           guard: 'canSuspend',
           target: 'suspended',

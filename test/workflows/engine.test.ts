@@ -1,0 +1,194 @@
+/**
+ * The workflow engine on an in-memory log: step kinds, retries, failures, shared state, custom
+ * events, sub-workflows, agent steps, recovery after a simulated crash and graceful stop.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { executionResult, resumeExecution, startExecution } from '../../src/workflows/commands.js';
+import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { foldExecution } from '../../src/projections/executions-view.js';
+import { executionStream } from '../../src/workflows/events.js';
+import type { WorkflowAgentRunner } from '../../src/workflows/agent-bridge.js';
+import { agentStep, branching, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
+import { makeEngine, recordsOf, typesOf, until } from './helpers.js';
+
+describe('step kinds', () => {
+  it('runs andWhen, andAll and andRace: nested output, outputs in declaration order, first settled wins without waiting for the loser', async () => {
+    const engine = makeEngine([branching]);
+    const started = Date.now();
+    const run = await startExecution(engine, 'branching', { go: true });
+    const rec = await run.settled;
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(rec.type).toBe('execution.completed');
+    const view = foldExecution(await recordsOf(engine, run.executionId));
+    const outputs = view.events.filter((e) => e.type === 'step-complete').map((e) => [e.from, e.output]);
+    expect(outputs).toEqual([
+      ['maybe', { went: true }],
+      ['both', ['A', 'B']],
+      ['race', 'quick'],
+    ]);
+  });
+
+  it('skips a false andWhen and passes data through unchanged', async () => {
+    const engine = makeEngine([branching]);
+    const run = await startExecution(engine, 'branching', { go: false });
+    await run.settled;
+    const view = foldExecution(await recordsOf(engine, run.executionId));
+    const maybe = view.events.find((e) => e.type === 'step-complete' && e.from === 'maybe')!;
+    expect(maybe.status).toBe('skipped');
+    const both = view.events.find((e) => e.type === 'step-start' && e.from === 'both')!;
+    expect(both.input).toEqual({ go: false });
+  });
+
+  it('re-runs a throwing step up to its retries and records only the successful outcome', async () => {
+    const engine = makeEngine([flaky]);
+    const run = await startExecution(engine, 'flaky', undefined);
+    const rec = await run.settled;
+    expect(rec.type).toBe('execution.completed');
+    expect((rec.data as { result: { ok: boolean } }).result.ok).toBe(true);
+    expect(typesOf(await recordsOf(engine, run.executionId))).toEqual(['execution.started', 'step.started', 'step.completed', 'execution.completed']);
+  });
+
+  it('ends the run in error with the step id when a step throws, with no step-complete for it', async () => {
+    const engine = makeEngine([failing]);
+    const run = await startExecution(engine, 'failing', { n: 2 });
+    const rec = await run.settled;
+    expect(rec.type).toBe('execution.failed');
+    expect(() => executionResult(rec, run.executionId, run.createdAt)).toThrow('Failed to execute workflow');
+    const view = foldExecution(await recordsOf(engine, run.executionId));
+    expect(view.status).toBe('error');
+    expect(view.error).toEqual({ name: 'Error', message: 'boom', stepId: 'explode' });
+    expect(view.metadata.errorMessage).toBe('boom');
+    expect(view.events.map((e) => `${e.type}:${e.from}`)).toEqual([
+      'workflow-start:Failing',
+      'step-start:double',
+      'step-complete:double',
+      'step-start:explode',
+      'workflow-error:Failing',
+    ]);
+  });
+
+  it('shares workflowState, keeps the init data and earlier outputs readable, records custom events and ignores andTap failures', async () => {
+    const engine = makeEngine([stateful]);
+    const run = await startExecution(engine, 'stateful', { hello: 1 }, { workflowState: { counted: 4 }, context: { tenant: 't1' }, userId: 'u1' });
+    const rec = await run.settled;
+    expect(rec.type).toBe('execution.completed');
+    expect((rec.data as { result: unknown }).result).toEqual({ state: { counted: 5 }, init: { hello: 1 }, first: { step: 1 }, context: { tenant: 't1' }, userId: 'u1' });
+    const records = await recordsOf(engine, run.executionId);
+    const custom = records.find((r) => r.type === 'step.event')!;
+    expect(custom.data).toMatchObject({ stepId: 'count', event: { type: 'progress', pct: 50 } });
+    const view = foldExecution(records);
+    expect(view.workflowState).toEqual({ counted: 5 });
+    expect(view.events.some((e) => e.type === 'progress')).toBe(false);
+  });
+});
+
+describe('sub-workflows', () => {
+  it('suspends the parent when the child suspends, and resuming the parent resumes the child', async () => {
+    const engine = makeEngine([parent]);
+    const run = await startExecution(engine, 'parent', { v: 2 });
+    const suspended = await run.settled;
+    expect(suspended.type).toBe('execution.suspended');
+    expect(suspended.data).toMatchObject({ stepId: 'sub', reason: 'child needs input', suspendData: { v: 21 } });
+    const childRecords = await engine.log.readStream(executionStream(`${run.executionId}/sub`));
+    expect(childRecords[0].data).toMatchObject({ parentExecutionId: run.executionId, workflowId: 'child', input: { v: 20 } });
+    expect(typesOf(childRecords).at(-1)).toBe('execution.suspended');
+
+    const resumed = await resumeExecution(engine, 'parent', run.executionId, { add: 5 });
+    const done = await resumed.settled;
+    expect(done.type).toBe('execution.completed');
+    expect((done.data as { result: unknown }).result).toEqual({ final: 26 });
+    expect(typesOf(await engine.log.readStream(executionStream(`${run.executionId}/sub`))).at(-1)).toBe('execution.completed');
+  });
+});
+
+describe('agent steps', () => {
+  it('fails with a clear message when no agent runner is available', async () => {
+    const engine = makeEngine([agentStep]);
+    const run = await startExecution(engine, 'agent-step', { q: 'x' });
+    const rec = await run.settled;
+    expect(rec.type).toBe('execution.failed');
+    expect((rec.data as { error: { message: string } }).error.message).toBe("Cannot run agent 'assistant': no agent runner is available (the agents module is not loaded)");
+  });
+
+  it('calls the agents module runner with the prompt, schema, context and signal, and sums token usage into metadata', async () => {
+    const calls: unknown[] = [];
+    const agentRunner: WorkflowAgentRunner = {
+      async run(agentId, prompt, options) {
+        calls.push({ agentId, prompt, hasSchema: !!options.schema, context: options.context, userId: options.userId, aborted: options.signal.aborted });
+        return { text: '{"a":"42"}', object: { a: '42' }, usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 } };
+      },
+    };
+    const engine = makeEngine([agentStep], { modules: new Map([['agents', { agentRunner }]]) });
+    const run = await startExecution(engine, 'agent-step', { q: 'life' }, { context: { k: 1 }, userId: 'u' });
+    const rec = await run.settled;
+    expect((rec.data as { result: unknown }).result).toEqual({ a: '42' });
+    expect(calls).toEqual([{ agentId: 'assistant', prompt: 'Answer: life', hasSchema: true, context: { k: 1 }, userId: 'u', aborted: false }]);
+    const view = foldExecution(await recordsOf(engine, run.executionId));
+    expect(view.metadata.usage).toEqual({ promptTokens: 3, completionTokens: 4, totalTokens: 7 });
+  });
+});
+
+describe('recovery and shutdown', () => {
+  it('continues a running execution after a crash from its last committed step, re-running the interrupted one', async () => {
+    const first = makeEngine([gated]);
+    const run = await startExecution(first, 'gated', { key: 'crash-1' });
+    await until(async () => typesOf(await recordsOf(first, run.executionId)).length === 4); // started, first ×2, wait started
+    // the process dies here: a new engine on the same log recovers; the old one never runs again
+    const second = makeEngine([gated], { log: first.log });
+    const settled = second.feeds.waitForSettle(executionStream(run.executionId), 0);
+    expect(await second.recover([run.executionId])).toBe(1);
+    await until(async () => (await recordsOf(second, run.executionId)).some((r) => r.type === 'step.started' && (r.data as { attempt: number }).attempt === 3));
+    release('crash-1');
+    const rec = await settled;
+    expect(rec.type).toBe('execution.completed');
+    const records = await recordsOf(second, run.executionId);
+    expect(typesOf(records)).toEqual([
+      'execution.started',
+      'step.started',
+      'step.completed',
+      'step.started',
+      'execution.recovered',
+      'step.started',
+      'step.completed',
+      'step.started',
+      'step.completed',
+      'execution.completed',
+    ]);
+    const view = foldExecution(records);
+    expect(view.metadata.recoveredAt).toEqual(expect.any(String));
+    expect(view.events.find((e) => e.sequence === 5)).toMatchObject({ type: 'workflow-start', metadata: { recovered: true, resumeStepIndex: 1 } });
+  });
+
+  it('turns a running execution whose workflow is no longer registered into an error', async () => {
+    const first = makeEngine([gated]);
+    const run = await startExecution(first, 'gated', { key: 'gone' });
+    await until(async () => (await recordsOf(first, run.executionId)).length === 4);
+    const second = makeEngine([], { log: first.log });
+    const settled = second.feeds.waitForSettle(executionStream(run.executionId), 0);
+    await second.recover([run.executionId]);
+    const rec = await settled;
+    expect(rec.type).toBe('execution.failed');
+    expect((rec.data as { error: { message: string } }).error.message).toBe('Workflow gated is no longer registered');
+  });
+
+  it('waits for the step in flight on stop, records its outcome and starts nothing after it', async () => {
+    const engine = makeEngine([gated]);
+    const run = await startExecution(engine, 'gated', { key: 'stop-1' });
+    await until(async () => (await recordsOf(engine, run.executionId)).length === 4);
+    const stopped = engine.stop();
+    release('stop-1');
+    await stopped;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(typesOf(await recordsOf(engine, run.executionId))).toEqual(['execution.started', 'step.started', 'step.completed', 'step.started', 'step.completed']);
+  });
+});
+
+describe('definitions', () => {
+  it('refuses a workflow registered twice and a missing step builder', () => {
+    const w = createWorkflow({ id: 'dup' }, andThen({ id: 'a', execute: () => 1 }));
+    expect(() => makeEngine([w, w])).toThrow("Workflow id 'dup' is registered twice");
+    expect(() => createWorkflow({ id: 'x' }, andThen({ id: 'a', execute: () => 1 }), andThen({ id: 'a', execute: () => 2 }))).toThrow("step id 'a' is used twice");
+    expect(() => createWorkflow({ id: 'x', input: z.string() })).toThrow('needs at least one step');
+  });
+});
