@@ -113,6 +113,8 @@ interface StreamState {
   readonly prefix: Buffer;
   /** JSON.stringify(stream), reused by every record of the stream */
   readonly json: string;
+  /** promise of the latest append to the stream (streamHead waits for it while not durable) */
+  tail?: Promise<unknown>;
 }
 
 interface AppendEntry {
@@ -193,12 +195,16 @@ class LevelLog implements LevelEventLog {
   }
 
   private enqueue(
-    st: StreamState,
+    loaded: StreamState,
     stream: string,
     records: NewRecord[],
     dataJson: string[],
     options: AppendOptions | undefined,
   ): Promise<AppendResult> {
+    // The cache may have evicted `loaded` (idle, so still exact) between its load and now, or
+    // reloaded it: the cached state, when there is one, is the one that counts.
+    let st = this.streams.get(stream);
+    if (st === undefined) this.streams.set(stream, (st = loaded));
     const expected = options?.expectedStreamSeq;
     if (expected !== undefined && expected !== st.assigned) {
       return Promise.reject(new StreamConflictError(stream, expected, st.assigned));
@@ -228,7 +234,9 @@ class LevelLog implements LevelEventLog {
     batch.records += n;
     const lastStreamSeq = firstStreamSeq + n - 1;
     batch.appends.push({ st, lastStreamSeq, records: committed });
-    return batch.wait<AppendResult>({ records: committed, lastSeq: firstSeq + n - 1, lastStreamSeq });
+    const done = batch.wait<AppendResult>({ records: committed, lastSeq: firstSeq + n - 1, lastStreamSeq });
+    st.tail = done;
+    return done;
   }
 
   /** Runs when a batch is durable: move heads, then deliver live, in global order. */
@@ -316,7 +324,11 @@ class LevelLog implements LevelEventLog {
   async streamHead(stream: string): Promise<number> {
     this.readable();
     if (!isStreamId(stream)) return 0;
-    return (await this.loadStream(stream)).durable;
+    const st = await this.loadStream(stream);
+    // An append already accepted for this stream counts once it is durable: the head reported
+    // is then both what `expectedStreamSeq` must name and readable with readStream.
+    if (st.assigned > st.durable && st.tail) await st.tail.then(noop, noop);
+    return st.durable;
   }
 
   async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
@@ -457,6 +469,8 @@ class LevelLog implements LevelEventLog {
     await this.db.close();
   }
 }
+
+function noop(): void {}
 
 function parseRun(value: string): { seq: number; count: number } {
   const sp = value.indexOf(' ');

@@ -151,6 +151,16 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         expect(await log.streamHead('nope')).toBe(0);
       });
 
+      it('counts an append still in flight in streamHead, readable at that head', async () => {
+        const log = await open();
+        const pending = log.append('s', [{ type: 'a', data: 1 }, { type: 'b', data: 2 }]);
+        const head = await log.streamHead('s');
+        expect(head).toBe(2);
+        expect((await log.readStream('s', head, head)).map((r) => r.type)).toEqual(['b']);
+        await log.append('s', [{ type: 'c', data: 3 }], { expectedStreamSeq: head });
+        await pending;
+      });
+
       it('keeps each append atomic and contiguous under concurrent appenders', async () => {
         const log = await open();
         const results = await Promise.all(

@@ -20,6 +20,8 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const impls: Array<{ name: string; open: () => Promise<EventLog>; runs: number }> = [
   { name: 'memory', open: async () => createMemoryLog(), runs: 60 },
   { name: 'level', open: () => openLevelLog(path.join(root, `db-${++dirs}`)), runs: 12 },
+  // A stream-head cache smaller than the number of streams: heads are evicted and reloaded mid-run.
+  { name: 'level, 2 cached streams', open: () => openLevelLog(path.join(root, `db-${++dirs}`), { maxCachedStreams: 2 }), runs: 8 },
 ];
 
 const streamArb = fc.constantFrom('exec:a', 'exec:b', 'run:c', 'conv:d', 'sys:logs');
