@@ -78,7 +78,14 @@ export async function runRawStream(runs: AgentRuns, prepared: PreparedCall, inpu
       const result = startStreamText(prepared, run, memory);
       let thrown: unknown;
       try {
-        for await (const part of result.fullStream) emit(toRawPart(part));
+        for await (const part of result.fullStream) {
+          emit(toRawPart(part));
+          // the stream closes after `error` (decisions.md §10.2), even if the SDK would go on
+          if (part.type === 'error') {
+            void run.fail(part.error);
+            break;
+          }
+        }
       } catch (err) {
         thrown = err;
         emit({ type: 'error', error: errorMessage(err) });
