@@ -66,7 +66,7 @@ export function trackedPackages(packageJson: string): TrackedPackage[] {
 }
 
 /** A valid npm package name (legacy names with capitals, such as `uWebSockets.js`, included). */
-export const isValidPackageName = (name: string) => name.length > 0 && name.length <= 214 && /^(?:@[a-z0-9-*~][a-z0-9-*._~]*\/)?[a-zA-Z0-9-~][a-zA-Z0-9-._~]*$/.test(name);
+export const isValidPackageName = (name: string) => name.length > 0 && name.length <= 214 && /^(?:@[a-z0-9~][a-z0-9-*._~]*\/)?[a-zA-Z0-9~][a-zA-Z0-9-._~]*$/.test(name);
 
 function installedVersion(projectDir: string, p: TrackedPackage): string {
   try {
