@@ -118,4 +118,19 @@ export const gated = createWorkflow(
   andThen({ id: 'last', execute: ({ data }) => ({ done: data }) }),
 );
 
-export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, agentStep, branching, gated];
+/** Suspends until two approvals were given, keeping them in workflowState across suspensions. */
+export const twoApprovals = createWorkflow(
+  { id: 'two-approvals', name: 'Two approvals', resumeSchema: z.object({ by: z.string() }) },
+  andThen({
+    id: 'collect',
+    execute: ({ resumeData, workflowState, setWorkflowState, suspend }) => {
+      const by = [...((workflowState.by as string[] | undefined) ?? [])];
+      if (resumeData) by.push((resumeData as { by: string }).by);
+      setWorkflowState({ by });
+      if (by.length < 2) suspend(`need ${2 - by.length} more approval(s)`, { have: by.length });
+      return { approvedBy: by };
+    },
+  }),
+);
+
+export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, agentStep, branching, gated, twoApprovals];
