@@ -1,13 +1,18 @@
 /**
  * The durable EventLog on LevelDB (classic-level). One database, key spaces by prefix byte
  * (key-codec.ts): records by global seq, a per-stream index with one entry per append
- * (`stream + firstStreamSeq → "firstSeq count"`, an append's records have consecutive global
+ * (`stream + firstStreamSeq → "firstSeq count"`: an append's records have consecutive global
  * seqs), projection checkpoints, the kv side store and a format marker. Stream heads are not
- * stored separately: the last index entry of a stream gives its head, loaded lazily and cached.
+ * stored separately: the last index entry of a stream gives its head, loaded lazily and cached
+ * (idle heads are evicted past `maxCachedStreams`).
  *
  * Writes are group-committed (group-commit.ts). Global and stream sequences are assigned when an
- * append is enqueued, so concurrent appenders never leave gaps; `head()`, `streamHead()` and every
- * read only see what is durable.
+ * append is enqueued, so concurrent appenders never leave gaps, and `expectedStreamSeq` is checked
+ * against that assigned head (a writer pipelining appends without awaiting them names its own
+ * running count). `head()` and every read only see what is durable; `streamHead()` waits for an
+ * append already accepted on that stream to be durable, so the head it reports is readable.
+ * Committed records handed to appenders and live subscribers share the producer's `data` object:
+ * treat them as immutable (reads from disk return fresh copies).
  */
 import { ClassicLevel } from 'classic-level';
 import { GroupCommitter, LogFailedError, type CommitStats, type PendingBatch } from './group-commit.js';
