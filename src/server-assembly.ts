@@ -6,10 +6,11 @@ import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig }
 import { startServer, type EventloomServer, type ModuleFactory, type StartOptions } from './main.js';
 import { workflowsModule } from './http/routes/workflows.routes.js';
 import { agentsModule } from './agents/module.js';
+import { memoryModule } from './http/routes/memory.routes.js';
 import { observabilityModule } from './observability/module.js';
 
 // observability first: it installs the log capture before other modules create their child loggers
-export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, agentsModule, workflowsModule];
+export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, workflowsModule];
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */

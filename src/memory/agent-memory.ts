@@ -1,0 +1,208 @@
+/**
+ * Agents that remember: `agentMemory(options)` gives the object an agent definition puts in its
+ * `memory` field (`AgentMemoryHooks` of src/agents/memory-hooks.ts). The memory module attaches
+ * the hooks of every registered agent to its running `MemoryService` on start, so one definition
+ * works on whichever server runs it.
+ *
+ * - `loadContext`: first writes what is still buffered for the conversation (read your writes),
+ *   then loads the last `contextLimit` messages (none for 0), semantic hits when semantic memory
+ *   is on (explicitly, or automatically when an embedder and a vector index are configured):
+ *   the user's messages in this agent's conversations most similar to the call's last user text,
+ *   at least `semanticThreshold`, at most `semanticLimit`, merged by `mergeStrategy` (prepend,
+ *   append, or interleave by time), and the working memory as a system-prompt section.
+ * - `saveMessages`: creates the conversation on first write (`New Chat <ISO time>`, resourceId =
+ *   the agent's), then appends. `input` and `finish` saves are written at once; `step` saves wait
+ *   `debounceMs` for more steps (one write for a burst), except a step with a tool result when
+ *   `flushOnToolResult`. An `input` that repeats the conversation's latest messages (a chat client
+ *   resending the whole thread) only adds what is new.
+ */
+import type { ModelMessage } from 'ai';
+import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../agents/memory-hooks.js';
+import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type ResolvedMemory } from './config.js';
+import { textOf, toModelMessages, type MessageInput } from './messages.js';
+import type { MemoryService } from './service.js';
+import type { Message, MessageRole, StoredMessage } from './types.js';
+import { workingMemorySection } from './working-memory.js';
+
+export type AgentMemoryOptions = AgentMemoryConfig;
+
+/** The memory of an agent definition: `createAgent({ ..., memory: agentMemory({ workingMemory: true }) })`. */
+export function agentMemory(options: AgentMemoryOptions = {}): AgentMemory {
+  return new AgentMemory(options);
+}
+
+interface Buffer {
+  scope: AgentMemoryScope;
+  messages: ModelMessage[];
+  timer?: NodeJS.Timeout;
+  /** the last write of this conversation */
+  inflight: Promise<void>;
+}
+
+export class AgentMemory implements AgentMemoryHooks {
+  private services: MemoryService[] = [];
+  private readonly buffers = new Map<MemoryService, Map<string, Buffer>>();
+
+  constructor(readonly options: AgentMemoryOptions = {}) {}
+
+  attach(service: MemoryService): void {
+    this.services.push(service);
+    this.buffers.set(service, new Map());
+  }
+
+  detach(service: MemoryService): void {
+    this.services = this.services.filter((s) => s !== service);
+    this.buffers.delete(service);
+  }
+
+  private get service(): MemoryService {
+    const s = this.services[this.services.length - 1];
+    if (!s) throw new Error('Agent memory is not attached to a running server (is the memory module registered?)');
+    return s;
+  }
+
+  /** This agent's resolved settings (resourceId, working memory). */
+  settings(agentId: string, globalMemory: unknown): ResolvedMemory {
+    return resolveAgentMemory(agentId, { ...this.options, enabled: true }, globalMemory)!;
+  }
+
+  describe(agentId: string): AgentMemoryDescriptionConfig {
+    const s = this.services[this.services.length - 1];
+    const d = s ? s.describeAgent(agentId, this) : describeAgentMemory(agentId, { ...this.options, enabled: true }, undefined);
+    return d!.config;
+  }
+
+  async loadContext(args: LoadContextArgs): Promise<{ messages: ModelMessage[]; system?: string }> {
+    const service = this.service;
+    const store = service.store;
+    await this.flush(service, args.conversationId);
+    const conv = await store.getConversation(args.conversationId);
+    // Another user's conversation gives no context (and writes to it are refused by the store).
+    const own = conv !== undefined && conv.userId === args.userId;
+    const history = own && args.contextLimit > 0 ? await store.listMessages(args.conversationId, { limit: args.contextLimit }) : [];
+    const hits = await this.semanticHits(service, args, history);
+    const sem = args.semanticMemory;
+    const merged = sem.mergeStrategy === 'prepend' ? [...hits, ...history] : sem.mergeStrategy === 'interleave' ? interleave(history, hits) : [...history, ...hits];
+    const settings = this.settings(args.agentId, service.memoryConfig);
+    let system: string | undefined;
+    const wm = settings.workingMemory;
+    if (wm.enabled) {
+      const row = wm.scope === 'user' || own ? await store.getWorkingMemory({ scope: wm.scope, conversationId: args.conversationId, userId: args.userId }) : undefined;
+      system = workingMemorySection(row?.content, wm);
+    }
+    const messages = toModelMessages(merged) as unknown as ModelMessage[];
+    return system === undefined ? { messages } : { messages, system };
+  }
+
+  private async semanticHits(service: MemoryService, args: LoadContextArgs, history: Message[]): Promise<StoredMessage[]> {
+    const sem = args.semanticMemory;
+    const store = service.store;
+    if (!(sem.enabled ?? store.semanticAvailable) || !store.semanticAvailable || sem.semanticLimit <= 0) return [];
+    const query = lastUserText(args.input);
+    if (query === '') return [];
+    const resourceId = this.options.resourceId ?? args.resourceId;
+    const seen = new Set(history.map((m) => m.id));
+    const results = await store.search(query, { userId: args.userId, limit: Math.min(100, sem.semanticLimit * 4 + seen.size), threshold: sem.semanticThreshold });
+    const hits: StoredMessage[] = [];
+    for (const r of results) {
+      const md = r.metadata ?? {};
+      if (md.resourceId !== resourceId || seen.has(r.id)) continue;
+      hits.push({ id: r.id, role: md.role as MessageRole, parts: [{ type: 'text', text: r.content ?? '' }], metadata: {}, createdAt: String(md.createdAt) });
+      if (hits.length === sem.semanticLimit) break;
+    }
+    return hits;
+  }
+
+  async saveMessages(args: SaveMessagesArgs): Promise<void> {
+    const service = this.service;
+    const buffer = this.buffer(service, args);
+    if (args.phase === 'input') {
+      buffer.messages.push(...(await this.newInput(service, args)));
+      return this.flush(service, args.conversationId);
+    }
+    buffer.messages.push(...args.messages);
+    const p = args.persistence;
+    const now = args.phase === 'finish' || p.mode === 'finish' || p.debounceMs <= 0 || (args.hasToolResult === true && p.flushOnToolResult);
+    if (now) return this.flush(service, args.conversationId);
+    if (buffer.timer) clearTimeout(buffer.timer);
+    buffer.timer = setTimeout(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);
+  }
+
+  /** Writes everything buffered for every conversation (server stop). */
+  async flushAll(service: MemoryService): Promise<void> {
+    const map = this.buffers.get(service);
+    if (map) await Promise.all([...map.keys()].map((cid) => this.flush(service, cid)));
+  }
+
+  private buffer(service: MemoryService, scope: AgentMemoryScope): Buffer {
+    const map = this.buffers.get(service)!;
+    let b = map.get(scope.conversationId);
+    if (!b) map.set(scope.conversationId, (b = { scope, messages: [], inflight: Promise.resolve() }));
+    b.scope = scope;
+    return b;
+  }
+
+  /** Writes the conversation's buffered messages (after its previous write) and waits for it. */
+  private async flush(service: MemoryService, cid: string): Promise<void> {
+    const map = this.buffers.get(service);
+    const b = map?.get(cid);
+    if (!map || !b) return;
+    if (b.timer) clearTimeout(b.timer);
+    b.timer = undefined;
+    const messages = b.messages;
+    b.messages = [];
+    if (messages.length) {
+      const { scope } = b;
+      const write = () =>
+        service.store
+          .appendMessages(cid, scope.userId, messages.map(toInput), { resourceId: this.options.resourceId ?? scope.resourceId, title: `New Chat ${new Date().toISOString()}` })
+          .then(() => undefined);
+      b.inflight = b.inflight.then(write, write);
+    }
+    const mine = b.inflight;
+    try {
+      await mine;
+    } finally {
+      if (b.messages.length === 0 && b.inflight === mine && map.get(cid) === b && !b.timer) map.delete(cid);
+    }
+  }
+
+  /** The input messages not already at the end of the stored conversation. */
+  private async newInput(service: MemoryService, args: SaveMessagesArgs): Promise<ModelMessage[]> {
+    const input = args.messages;
+    if (input.length <= 1) return input;
+    const conv = await service.store.getConversation(args.conversationId);
+    if (!conv) return input;
+    const tail = await service.store.listMessages(args.conversationId, { limit: input.length });
+    for (let k = Math.min(tail.length, input.length); k > 0; k--) {
+      const stored = tail.slice(tail.length - k);
+      if (stored.every((m, i) => sameMessage(m, input[i]))) return input.slice(k);
+    }
+    return input;
+  }
+}
+
+function toInput(m: ModelMessage): MessageInput {
+  return { role: m.role, content: m.content as MessageInput['content'] };
+}
+
+function modelText(m: ModelMessage): string {
+  if (typeof m.content === 'string') return m.content;
+  return textOf(m.content as Array<{ type: string; [k: string]: unknown }>);
+}
+
+function sameMessage(stored: Message, m: ModelMessage): boolean {
+  return stored.role === m.role && stored.content === modelText(m);
+}
+
+function lastUserText(messages: readonly ModelMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'user') return modelText(messages[i]).trim();
+  return '';
+}
+
+/** Both lists merged by createdAt (stable: history first on ties). */
+function interleave(history: readonly Message[], hits: readonly StoredMessage[]): StoredMessage[] {
+  const all = [...history.map((m, i) => ({ m: m as StoredMessage, k: 0, i })), ...hits.map((m, i) => ({ m, k: 1, i }))];
+  all.sort((a, b) => (a.m.createdAt < b.m.createdAt ? -1 : a.m.createdAt > b.m.createdAt ? 1 : a.k - b.k || a.i - b.i));
+  return all.map((x) => x.m);
+}
