@@ -113,8 +113,8 @@ class MemoryLog implements EventLog {
     if (!isStreamId(stream)) return [];
     const st = this.streams.get(stream);
     if (!st) return [];
-    const from = Math.max(1, fromStreamSeq);
-    const to = Math.min(st.seqs.length, toStreamSeq);
+    const from = Math.max(1, Math.ceil(fromStreamSeq));
+    const to = Math.min(st.seqs.length, Math.floor(toStreamSeq));
     const out: LogRecord[] = [];
     for (let s = from; s <= to; s++) out.push(decodeRecord(this.records[st.seqs[s - 1] - 1]));
     return out;
@@ -122,8 +122,8 @@ class MemoryLog implements EventLog {
 
   async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
     this.ensureOpen();
-    const from = Math.max(1, fromSeq);
-    const to = Math.min(this.records.length, toSeq);
+    const from = Math.max(1, Math.ceil(fromSeq));
+    const to = Math.min(this.records.length, Math.floor(toSeq));
     const out: LogRecord[] = [];
     for (let s = from; s <= to && out.length < limit; s++) out.push(decodeRecord(this.records[s - 1]));
     return out;

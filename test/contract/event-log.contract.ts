@@ -137,6 +137,8 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         expect(await seqs(11)).toEqual([]);
         expect(await seqs(0, 2)).toEqual([1, 2]);
         expect(await seqs(5, 4)).toEqual([]);
+        expect(await seqs(1.5, 3.5)).toEqual([2, 3]);
+        expect(await seqs(1, 10, 0)).toEqual([]);
       });
 
       it('reports heads: 0 when empty, then the last committed sequence', async () => {
