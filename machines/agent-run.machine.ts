@@ -86,7 +86,8 @@ export const agentRunMachine = setup({
   },
 }).createMachine({
   id: 'agent-run',
-  context: ({ input }) => ({ agentId: input.agentId, operationType: input.operationType, steps: 0 }),
+  // xstate also builds a throwaway initial snapshot without input (inert actor scopes): no throwing here
+  context: ({ input }) => ({ agentId: input?.agentId ?? '', operationType: input?.operationType ?? 'text', steps: 0 }),
   initial: 'running',
   states: {
     running: {

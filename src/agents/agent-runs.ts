@@ -162,6 +162,8 @@ export function callSettings(p: PreparedCall) {
     providerOptions: o.providerOptions as never,
     experimental_context: p.toolContext,
     experimental_telemetry: telemetrySettings(p.agent),
+    // api.md lets clients send system messages; without this the SDK warns on the console each time
+    allowSystemInMessages: true,
     maxRetries: 0,
   };
   return s;

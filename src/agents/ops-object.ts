@@ -24,6 +24,7 @@ function objectSettings(p: PreparedCall, run: AgentRun, modelSchema: Schema) {
     model: p.model,
     system: p.system,
     messages: p.messages,
+    allowSystemInMessages: true,
     schema: jsonSchema(modelSchema as never),
     temperature: o.temperature,
     maxOutputTokens: o.maxOutputTokens,

@@ -1,0 +1,149 @@
+/**
+ * Agents benchmark (`npm run bench:agents`), against the real server (uWS + LevelDB in a temp dir):
+ *
+ * 1. Throughput: `POST /agents/assistant/text` on the offline demo model, 10 concurrent connections
+ *    (autocannon in a worker thread), reporting req/s and latency percentiles, then checking that
+ *    every answered run is in the durable history (count of entries = count of 2xx responses).
+ * 2. Time to first byte of `/stream` and `/chat`: the demo model with a per-token delay, wrapped to
+ *    stamp the moment it emits its first text token; the client stamps the moment the first
+ *    text-delta frame arrives. Reported: the difference (server overhead on top of the model).
+ *
+ * Options (env): BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (10), BENCH_TTFB_RUNS (200).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import autocannon from 'autocannon';
+import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { startDefaultServer } from '../src/server-assembly.js';
+import { createAgent } from '../src/agents/define-agent.js';
+import { createDemoModel } from '../src/agents/models/demo-model.js';
+import { assistantAgent } from '../examples/agents/assistant.js';
+import { printMachineInfo } from './lib/machine-info.js';
+
+process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
+const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const TTFB_RUNS = Number(process.env.BENCH_TTFB_RUNS ?? 200);
+const TOKEN_DELAY_MS = 5;
+
+/** The demo model with a token delay, stamping when its first text token leaves the model. */
+function stampedModel(stamps: Map<string, number>): LanguageModelV3 {
+  const inner = createDemoModel({ tokenDelayMs: TOKEN_DELAY_MS });
+  return {
+    ...inner,
+    doGenerate: (o) => inner.doGenerate(o),
+    async doStream(o) {
+      const r = await inner.doStream(o);
+      const key = lastUserText(o.prompt);
+      let first = true;
+      const stamp = new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+        transform(part, controller) {
+          if (first && part.type === 'text-delta') {
+            first = false;
+            stamps.set(key, performance.now());
+          }
+          controller.enqueue(part);
+        },
+      });
+      return { ...r, stream: r.stream.pipeThrough(stamp) };
+    },
+  };
+}
+
+function lastUserText(prompt: Parameters<LanguageModelV3['doStream']>[0]['prompt']): string {
+  const m = [...prompt].reverse().find((x) => x.role === 'user');
+  if (!m || m.role !== 'user') return '';
+  return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const ms = (n: number) => `${n.toFixed(2)} ms`;
+
+async function throughput(url: string): Promise<{ ok: number }> {
+  const result = await autocannon({
+    url: `${url}/agents/assistant/text`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: 'Hello benchmark, how are you today?' }),
+    connections: CONNECTIONS,
+    duration: DURATION,
+    workers: 1,
+  });
+  const ok = result['2xx'];
+  console.log(`## POST /agents/assistant/text (demo model, ${CONNECTIONS} connections, ${DURATION} s)`);
+  console.log(`requests/s   mean ${result.requests.average.toFixed(0)}  (p50 ${result.requests.p50}, min ${result.requests.min})`);
+  console.log(`latency      p50 ${result.latency.p50} ms  p90 ${result.latency.p90} ms  p99 ${result.latency.p99} ms  max ${result.latency.max} ms`);
+  console.log(`responses    2xx ${ok}  non-2xx ${result.non2xx}  errors ${result.errors}  timeouts ${result.timeouts}`);
+  return { ok };
+}
+
+async function ttfb(url: string, route: 'stream' | 'chat', stamps: Map<string, number>): Promise<number[]> {
+  const deltas: number[] = [];
+  for (let i = 0; i < TTFB_RUNS; i++) {
+    const key = `ttfb ${route} ${i} one two three`;
+    const res = await fetch(`${url}/agents/ttfb/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: key }) });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    let firstAt: number | undefined;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (firstAt === undefined) {
+        buf += decoder.decode(value, { stream: true });
+        if (buf.includes('"text-delta"')) firstAt = performance.now();
+      }
+    }
+    const modelAt = stamps.get(key);
+    if (firstAt !== undefined && modelAt !== undefined) deltas.push(firstAt - modelAt);
+    stamps.delete(key);
+  }
+  return deltas.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  printMachineInfo('eventloom agents benchmark');
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-agents-'));
+  const stamps = new Map<string, number>();
+  const ttfbAgent = createAgent({ id: 'ttfb', name: 'TTFB', instructions: 'Echo.', model: stampedModel(stamps) });
+  const server = await startDefaultServer({
+    config: { agents: [assistantAgent, ttfbAgent] },
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    env: { ...process.env, NODE_ENV: 'production', EVENTLOOM_MODEL: '' },
+    logger: pino({ level: 'warn' }),
+  });
+  try {
+    console.log(`server ${server.url}, data dir ${dataDir} (LevelDB, fsync per group commit)\n`);
+    // warm-up: JIT, LevelDB files, connection pools
+    await autocannon({ url: `${server.url}/agents/assistant/text`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'warm up' }), connections: CONNECTIONS, duration: 2, workers: 1 });
+    const settle = () => new Promise((r) => setTimeout(r, 500));
+    const total = async () => (await (await fetch(`${server.url}/agents/assistant/history?limit=1`)).json()).data.pagination.total as number;
+    await settle(); // requests the warm-up client left in flight
+    const before = await total();
+    const { ok } = await throughput(server.url);
+    await settle();
+    const added = (await total()) - before;
+    // autocannon stops counting with requests in flight; the server still answers and records those
+    const verdict = added >= ok ? `every answered run is recorded; ${added - ok} more were in flight when the client stopped` : `MISSING ${ok - added} RUNS`;
+    console.log(`durability   ${added} history entries for ${ok} answered requests (${verdict})\n`);
+
+    console.log(`## time to first text byte vs the model's first token (demo model, ${TOKEN_DELAY_MS} ms per token, ${TTFB_RUNS} sequential requests)`);
+    for (const route of ['stream', 'chat'] as const) {
+      await ttfb(server.url, route, stamps); // warm-up round
+      const d = await ttfb(server.url, route, stamps);
+      console.log(`/${route.padEnd(7)} overhead p50 ${ms(pct(d, 50))}  p90 ${ms(pct(d, 90))}  p99 ${ms(pct(d, 99))}  (n=${d.length})`);
+    }
+  } finally {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
