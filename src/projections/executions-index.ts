@@ -81,6 +81,7 @@ export class ExecutionsIndex {
   private subscription: Subscription | undefined;
   private queue: LogRecord[] = [];
   private draining = false;
+  private stopped = false;
   private applied = 0;
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
   private counts: Record<string, number> = {};
@@ -98,15 +99,19 @@ export class ExecutionsIndex {
     this.counts = (await this.log.kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
     this.applied = checkpoint;
     this.subscription = this.log.subscribe(checkpoint, (rec) => {
+      if (this.stopped) return;
       this.queue.push(rec);
       if (!this.draining) void this.drain();
     });
     await this.waitFor(this.log.head());
   }
 
+  /** Stops following the log; records not yet written are left for the next start (from the checkpoint). */
   stop(): void {
+    this.stopped = true;
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+    this.queue = [];
   }
 
   /** Resolves once every record up to `seq` is applied (read-your-writes for queries). */
@@ -128,6 +133,7 @@ export class ExecutionsIndex {
         const docs = new Map<string, IndexDoc | null>();
         const before = new Map<string, IndexDoc | null>();
         for (const rec of batch) if (rec.stream.startsWith(EXECUTION_STREAM_PREFIX)) await this.apply(rec, docs, before);
+        if (this.stopped) return;
         this.write(docs, before, batch[batch.length - 1].seq);
       }
     } catch (err) {
