@@ -15,9 +15,10 @@ import type { ModuleFactory, ServerContext, ServerModule } from '../main.js';
 import type { Subscription } from '../log/types.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
-import { LEVELS, type CapturedLog, type LevelName } from './log-entry.js';
+import { LEVELS, type LevelName } from './log-entry.js';
 import { LogRecordStore, LOG_RECORD_CAPACITY, toLogRecord } from './log-records.js';
-import { LogsFeed, ObservabilityFeed, type Entity } from './feeds.js';
+import { LogsFeed, ObservabilityFeed } from './feeds.js';
+import { LogLinker } from './log-linker.js';
 import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
 import { OtlpSpanExporter, resolveOtlpConfig } from './otlp-export.js';
 import { updatesOptions } from './updates.js';
@@ -71,24 +72,14 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
     if (exporter && c.type !== 'span:start') exporter.add(c.span);
   });
 
-  const link = (log: CapturedLog): { traceId?: string; spanId?: string; entity: Entity } => {
-    const e = log.entry;
-    const s = (k: string) => (typeof e[k] === 'string' && e[k] !== '' ? (e[k] as string) : undefined);
-    const runId = s('runId');
-    const executionId = s('executionId');
-    if (runId) return s('toolCallId') ? traces.locate(`run:${runId}`, `tool|${s('toolCallId')}`) : traces.locate(`run:${runId}`, 'llm', false);
-    if (executionId) return traces.locate(`exec:${executionId}`, s('stepId') ? `step|${s('stepId')}` : undefined);
-    const agentId = s('agentId');
-    const workflowId = s('workflowId');
-    return { entity: agentId ? { type: 'agent', id: agentId } : workflowId ? { type: 'workflow', id: workflowId } : {} };
-  };
-
-  capture.onLog((log) => {
-    const l = link(log);
-    const record = toLogRecord(log, l, { resource: RESOURCE, instrumentationScope: SCOPE });
+  const linker = new LogLinker(traces, (log, link) => {
+    const record = toLogRecord(log, link, { resource: RESOURCE, instrumentationScope: SCOPE });
     logRecords.add(log.time, record);
-    obsFeed.log(record, l.entity);
+    obsFeed.log(record, link.entity);
+  });
+  capture.onLog((log) => {
     logsFeed.push(log);
+    linker.push(log);
   });
 
   let sub: Subscription | undefined;
@@ -122,6 +113,7 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
           logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
           traces.lastSeq = Math.max(traces.lastSeq, record.seq);
         }
+        if (linker.pending) linker.flush();
         for (let i = waiters.length - 1; i >= 0; i--) {
           if (traces.lastSeq >= waiters[i].seq) waiters.splice(i, 1)[0].resolve();
         }
@@ -132,6 +124,7 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
     },
     async stop() {
       sub?.unsubscribe();
+      linker.stop();
       await exporter?.shutdown().catch(() => undefined);
       capture.uninstall();
     },

@@ -129,19 +129,21 @@ export class TraceProjection {
   }
 
   /**
-   * Trace and span a log line belongs to: the open span of `key` in `stream`, else (with `orLast`) the latest
-   * span of that key, else the stream's root span.
+   * Trace and span a log line belongs to. With `key`: the open span of that key, else (with `orLast`) its latest
+   * span, or the id its first span will have; else the stream's root span.
    */
   locate(stream: string, key?: string, orLast = true): { traceId: string; spanId: string; entity: RootEntity } {
     const st = this.streams.get(stream);
-    if (!st) return { traceId: traceIdFor(stream), spanId: spanIdFor(stream, 'root'), entity: {} };
-    const spanId = (key && st.open.get(key)) || (key && orLast ? this.lastOf(st, key) : undefined) || st.rootSpanId;
+    if (!st) return { traceId: traceIdFor(stream), spanId: key && orLast ? spanIdFor(stream, `${key}|1`) : spanIdFor(stream, 'root'), entity: {} };
+    const spanId = (key && st.open.get(key)) || (key && orLast ? spanIdFor(stream, `${key}|${st.counts.get(key) ?? 1}`) : undefined) || st.rootSpanId;
     return { traceId: st.traceId, spanId, entity: st.entity };
   }
 
-  private lastOf(st: StreamSpans, key: string): string | undefined {
-    const n = st.counts.get(key);
-    return n ? spanIdFor(st.stream, `${key}|${n}`) : undefined;
+  /** true while a span of `key` (`root`: the stream's root span, open or ended) exists for `stream` */
+  has(stream: string, key: string): boolean {
+    const st = this.streams.get(stream);
+    if (!st) return false;
+    return key === 'root' ? st.rootOpen || this.store.getSpan(st.rootSpanId) !== undefined : st.open.has(key);
   }
 
   private state(stream: string): StreamSpans {
