@@ -8,9 +8,11 @@ import { workflowsModule } from './http/routes/workflows.routes.js';
 import { agentsModule } from './agents/module.js';
 import { memoryModule } from './http/routes/memory.routes.js';
 import { observabilityModule } from './observability/module.js';
+import { mcpModule } from './mcp/module.js';
+import { toolsModule } from './tools/module.js';
 
 // observability first: it installs the log capture before other modules create their child loggers
-export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, workflowsModule];
+export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, mcpModule, toolsModule, workflowsModule];
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */

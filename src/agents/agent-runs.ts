@@ -39,7 +39,7 @@ export class AgentRuns {
   readonly sessions = new Map<string, RunEffect>();
   readonly kind = createAgentRunKind(this.sessions);
   readonly runDeps: RunDeps;
-  private readonly toolSets = new WeakMap<Agent, ToolSet | null>();
+  private readonly toolSets = new WeakMap<Agent, { tools: readonly Tool[]; set: ToolSet | null }>();
   subAgentRunner: SubAgentRunner | undefined;
 
   constructor(readonly deps: AgentRunsDeps) {
@@ -56,15 +56,17 @@ export class AgentRuns {
 
   /** The agent's tools plus its delegation tools; `tools` (from dynamic instructions) replaces the static ones. */
   toolsFor(agent: Agent, tools?: readonly Tool[]): ToolSet | undefined {
+    // registry.toolsOf adds the tools given to the agent after boot (MCP); its array changes when they do
     if (tools === undefined) {
-      let set = this.toolSets.get(agent);
-      if (set === undefined) {
-        set = this.buildToolSet(agent, agent.tools);
-        this.toolSets.set(agent, set);
+      const all = this.deps.registry.toolsOf(agent);
+      let cached = this.toolSets.get(agent);
+      if (cached === undefined || cached.tools !== all) {
+        cached = { tools: all, set: this.buildToolSet(agent, all) };
+        this.toolSets.set(agent, cached);
       }
-      return set ?? undefined;
+      return cached.set ?? undefined;
     }
-    return this.buildToolSet(agent, tools) ?? undefined;
+    return this.buildToolSet(agent, this.deps.registry.toolsOf(agent, tools)) ?? undefined;
   }
 
   private buildToolSet(agent: Agent, tools: readonly Tool[]): ToolSet | null {

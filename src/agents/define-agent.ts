@@ -53,6 +53,8 @@ export interface AgentConfig extends GenerationDefaults {
   model?: ModelSpec | ((ctx: AgentCallContext) => ModelSpec | Promise<ModelSpec>);
   tools?: Tool[];
   subAgents?: Agent[];
+  /** ids of configured MCP servers (config `mcpServers`) whose tools this agent may call (src/mcp) */
+  mcpServers?: string[];
   /** memory hooks provided by the memory module; null/undefined = no memory */
   memory?: AgentMemoryHooks | null;
   /** maximum steps of the tool loop when the request does not say (default 5) */
@@ -86,6 +88,9 @@ export function createAgent(config: AgentConfig): Agent {
   }
   const subAgents = config.subAgents ?? [];
   for (const s of subAgents) if (!isAgent(s)) throw new TypeError(`${where}: subAgents must be created with createAgent()`);
+  if (config.mcpServers !== undefined && (!Array.isArray(config.mcpServers) || !config.mcpServers.every((s) => typeof s === 'string' && s !== ''))) {
+    throw new TypeError(`${where}: mcpServers must be an array of MCP server ids`);
+  }
   if (config.memory != null && !isAgentMemoryHooks(config.memory)) throw new TypeError(`${where}: memory must implement AgentMemoryHooks (describe, loadContext, saveMessages)`);
   const maxSteps = config.maxSteps ?? DEFAULT_MAX_STEPS;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new TypeError(`${where}: maxSteps must be an integer >= 1`);

@@ -37,7 +37,7 @@ function subAgentShape(sub: Agent, registry: AgentRegistry, depth: number): Reco
     description: agentDescription(sub),
     status: 'idle',
     model: registry.modelLabel(sub),
-    tools: sub.tools.map((t) => ({ name: t.name, description: t.description, parameters: toolParametersJsonSchema(t) })),
+    tools: registry.toolsOf(sub).map((t) => ({ name: t.name, description: t.description, parameters: toolParametersJsonSchema(t) })),
     memory: memoryShape(sub),
   };
   if (depth > 0) {
@@ -54,7 +54,7 @@ export function agentListItem(agent: Agent, registry: AgentRegistry, env: Descri
     description: agentDescription(agent),
     status: 'idle',
     model: registry.modelLabel(agent),
-    tools: agent.tools.map((t) => ({ id: t.id, name: t.name, description: t.description, parameters: toolParametersJsonSchema(t) })),
+    tools: registry.toolsOf(agent).map((t) => ({ id: t.id, name: t.name, description: t.description, parameters: toolParametersJsonSchema(t) })),
     subAgents: agent.subAgents.map((s) => subAgentShape(s, registry, 0)),
     memory: memoryShape(agent),
     isTelemetryEnabled: telemetryEnabled(env),
@@ -65,7 +65,7 @@ export function agentListItem(agent: Agent, registry: AgentRegistry, env: Descri
 export function agentDetail(agent: Agent, registry: AgentRegistry, env: DescribeEnv): Record<string, unknown> {
   return {
     ...agentListItem(agent, registry, env),
-    tools: agent.tools.map((t) => t.name),
+    tools: registry.toolsOf(agent).map((t) => t.name),
     subAgents: agent.subAgents.map((s) => subAgentShape(s, registry, 2)),
     instructions: instructionsText(agent),
   };

@@ -6,6 +6,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { isAgent, type Agent, type AgentCallContext, type ModelSpec } from './define-agent.js';
+import type { Tool } from '../tools/define-tool.js';
 import { resolveModel, type Env, type ProvidersConfig } from './models/registry.js';
 
 export interface ModelChoice {
@@ -18,6 +19,7 @@ export class AgentRegistry {
   private readonly byId = new Map<string, Agent>();
   private readonly staticModels = new WeakMap<Agent, ModelChoice>();
   private readonly namedModels = new Map<string, ModelChoice>();
+  private readonly added = new WeakMap<Agent, { tools: Tool[]; all: readonly Tool[] }>();
 
   constructor(agents: unknown, private readonly env: Env, private readonly providers?: ProvidersConfig) {
     const list = agents === undefined ? [] : Array.isArray(agents) ? agents : Object.values(agents as Record<string, unknown>);
@@ -50,6 +52,25 @@ export class AgentRegistry {
     return [...this.byId.values()];
   }
 
+  /**
+   * Adds tools to an agent after the config was loaded (the MCP module adds the tools of the servers
+   * an agent names in `mcpServers` once they are connected). An added tool never shadows one of the
+   * agent's own tools of the same name.
+   */
+  addTools(agent: Agent, tools: readonly Tool[]): void {
+    const entry = this.added.get(agent) ?? { tools: [], all: agent.tools };
+    entry.tools.push(...tools);
+    entry.all = Object.freeze(withAdded(agent.tools, entry.tools));
+    this.added.set(agent, entry);
+  }
+
+  /** The tools a call of the agent offers: `own` (default: the agent's tools), then the added ones. */
+  toolsOf(agent: Agent, own: readonly Tool[] = agent.tools): readonly Tool[] {
+    const entry = this.added.get(agent);
+    if (!entry) return own;
+    return own === agent.tools ? entry.all : withAdded(own, entry.tools);
+  }
+
   /** `model` of the listing: the model id, `dynamic` when a function picks it per call. */
   modelLabel(agent: Agent): string {
     if (typeof agent.model === 'function') return 'dynamic';
@@ -78,4 +99,15 @@ export class AgentRegistry {
     }
     return m;
   }
+}
+
+function withAdded(own: readonly Tool[], added: readonly Tool[]): Tool[] {
+  const names = new Set(own.map((t) => t.name));
+  const out = [...own];
+  for (const t of added) {
+    if (names.has(t.name)) continue;
+    names.add(t.name);
+    out.push(t);
+  }
+  return out;
 }

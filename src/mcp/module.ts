@@ -1,0 +1,74 @@
+/**
+ * The MCP module (`mcpModule`, registered after the agents module): connects to the servers of the
+ * config's `mcpServers` as an MCP client, turns their tools into eventloom tools and gives them to
+ * the agents that name the server in `createAgent({..., mcpServers: ['<id>']})` (an agent opts in;
+ * MCP tools are never added to every agent). Serves `/mcp/servers*`; closes every client on stop.
+ *
+ * Boot: a config naming an unknown server, or an agent naming one, fails the start (operator
+ * mistake). A server that cannot be reached does not: `start()` waits for every connection attempt
+ * (each bounded by its `connectTimeoutMs`, in parallel), logs the failures, and the server's entry
+ * shows `status: "error"` and the reason; its tools are simply absent.
+ */
+import type { Logger } from 'pino';
+import type { ModuleFactory, ServerModule } from '../main.js';
+import type { Agent } from '../agents/define-agent.js';
+import type { Tool } from '../tools/define-tool.js';
+import { mcpRoutes } from '../http/routes/mcp.routes.js';
+import { VERSION } from '../version.js';
+import { parseMcpServersConfig } from './config.js';
+import { McpConnection } from './connection.js';
+import { mcpTools, type McpToolBinding } from './mcp-tool.js';
+import { agentsHooks, allAgents } from '../tools/agents-hooks.js';
+
+export const MCP_MODULE = 'mcp';
+
+export interface McpModule extends ServerModule {
+  name: 'mcp';
+  connections: ReadonlyMap<string, McpConnection>;
+  /** the eventloom tools of a server (empty until it connected) */
+  toolsOf(serverId: string): readonly McpToolBinding[];
+  /** every MCP tool, servers in config order */
+  allTools(): Tool[];
+}
+
+export const mcpModule: ModuleFactory = (ctx, modules): McpModule => {
+  const logger: Logger = ctx.logger.child({ component: 'mcp' });
+  const entries = parseMcpServersConfig(ctx.config.mcpServers);
+  const connections = new Map<string, McpConnection>();
+  for (const e of entries) connections.set(e.id, new McpConnection(e, logger, { name: 'eventloom', version: VERSION }));
+  const bindings = new Map<string, McpToolBinding[]>();
+
+  const hooks = agentsHooks(modules);
+  const agents: Agent[] = hooks ? allAgents(hooks.registry.list()) : [];
+  for (const a of agents) {
+    for (const id of a.mcpServers ?? []) {
+      if (!connections.has(id)) throw new TypeError(`Agent ${a.id}: MCP server '${id}' is not configured in mcpServers`);
+    }
+  }
+
+  return {
+    name: MCP_MODULE,
+    connections,
+    routes: mcpRoutes({ connections, toolsOf: (id) => bindings.get(id) ?? [] }),
+    toolsOf: (id) => bindings.get(id) ?? [],
+    allTools: () => [...bindings.values()].flat().map((b) => b.tool),
+    async start() {
+      await Promise.all([...connections.values()].map((c) => c.connect()));
+      for (const c of connections.values()) {
+        if (c.status === 'connected') bindings.set(c.id, mcpTools(c, c.entry.config.toolPrefix, logger));
+      }
+      if (!hooks) return;
+      for (const a of agents) {
+        const tools = (a.mcpServers ?? []).flatMap((id) => (bindings.get(id) ?? []).map((b) => b.tool));
+        const own = new Set(a.tools.map((t) => t.name));
+        for (const t of tools) {
+          if (own.has(t.name)) logger.warn({ agent: a.id, tool: t.name }, `Agent ${a.id} has its own tool ${t.name}: the MCP tool of that name is not added`);
+        }
+        if (tools.length > 0) hooks.registry.addTools(a, tools);
+      }
+    },
+    async stop() {
+      await Promise.all([...connections.values()].map((c) => c.close()));
+    },
+  };
+};
