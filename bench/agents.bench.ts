@@ -14,13 +14,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import autocannon from 'autocannon';
+import { createRequire } from 'node:module';
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { startDefaultServer } from '../src/server-assembly.js';
 import { createAgent } from '../src/agents/define-agent.js';
 import { createDemoModel } from '../src/agents/models/demo-model.js';
 import { assistantAgent } from '../examples/agents/assistant.js';
 import { printMachineInfo } from './lib/machine-info.js';
+
+/** The part of autocannon's result this benchmark reads (the package ships no types). */
+interface AutocannonResult {
+  requests: { average: number; p50: number; min: number };
+  latency: { p50: number; p90: number; p99: number; max: number };
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -121,7 +133,7 @@ async function main(): Promise<void> {
     // warm-up: JIT, LevelDB files, connection pools
     await autocannon({ url: `${server.url}/agents/assistant/text`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'warm up' }), connections: CONNECTIONS, duration: 2, workers: 1 });
     const settle = () => new Promise((r) => setTimeout(r, 500));
-    const total = async () => (await (await fetch(`${server.url}/agents/assistant/history?limit=1`)).json()).data.pagination.total as number;
+    const total = async () => ((await (await fetch(`${server.url}/agents/assistant/history?limit=1`)).json()) as { data: { pagination: { total: number } } }).data.pagination.total;
     await settle(); // requests the warm-up client left in flight
     const before = await total();
     const { ok } = await throughput(server.url);
