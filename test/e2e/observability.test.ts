@@ -11,6 +11,7 @@ import { echoWorkflow } from '../../examples/workflows/echo.workflow.js';
 import { assistantAgent } from '../../examples/agents/assistant.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { handshake, openFeed, wsUrl, type FeedClient } from '../observability/ws-client.js';
+import { startOtlpReceiver } from '../observability/helpers.js';
 
 let release: () => void = () => undefined;
 let gate: Promise<void> = Promise.resolve();
@@ -266,6 +267,32 @@ describe('console access to observability', () => {
       expect((await handshake(wsUrl(dev.url, '/ws/observability?dev=true'))).status).toBe(101);
     } finally {
       await dev.close();
+    }
+  });
+});
+
+describe('OTLP export from a running server', () => {
+  it('exports the spans of a finished workflow run to the configured OTLP/HTTP endpoint', async () => {
+    const receiver = await startOtlpReceiver();
+    const t = await startTestServer({ workflows: [echoWorkflow], observability: { otlp: { endpoint: receiver.url, headers: { authorization: 'Bearer otlp-token' } } } });
+    try {
+      const status = await api(`${t.url}/observability/status`);
+      expect(status.body.data.message).toContain(`${receiver.url}/v1/traces`);
+      const run = await api(`${t.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'hi' } } });
+      expect(run.status).toBe(200);
+      // the exporter batches for up to 1 s; closing the server flushes it
+      await t.close();
+      const spans = receiver.requests.flatMap((r) => {
+        expect(r.url).toBe('/v1/traces');
+        expect(r.headers.authorization).toBe('Bearer otlp-token');
+        return JSON.parse(r.body.toString()).resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans));
+      });
+      expect(spans.map((s: any) => s.name).sort()).toEqual(['step:Echo', 'workflow:Echo']);
+      const root = spans.find((s: any) => s.name === 'workflow:Echo');
+      expect(root.attributes).toContainEqual({ key: 'workflow.execution.id', value: { stringValue: run.body.data.executionId } });
+    } finally {
+      await t.close();
+      await receiver.close();
     }
   });
 });
