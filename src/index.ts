@@ -19,3 +19,21 @@ export { observabilityModule, type ObservabilityConfig, type ObservabilityModule
 export { loggerFor, CORRELATION_KEYS, type LogBindings } from './observability/logger-for.js';
 export type { LogEntry } from './observability/log-entry.js';
 export type { Span, SpanNode, ObsLogRecord } from './observability/span-types.js';
+// agents and tools
+export { createAgent, isAgent, DEFAULT_MAX_STEPS } from './agents/define-agent.js';
+export type { Agent, AgentConfig, AgentCallContext, AgentInstructions, DynamicAgentSettings, GenerationDefaults, ModelSpec } from './agents/define-agent.js';
+export { isAgentMemoryHooks } from './agents/memory-hooks.js';
+export type {
+  AgentMemoryHooks,
+  AgentMemoryConfig,
+  AgentMemoryScope,
+  LoadContextArgs,
+  SaveMessagesArgs,
+  ResolvedSemanticMemory,
+  ResolvedPersistence,
+} from './agents/memory-hooks.js';
+export { agentsModule, type AgentsModule } from './agents/module.js';
+export { resolveCallOptions, API_DEFAULTS, type ResolvedCallOptions } from './agents/call-options.js';
+export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './tools/define-tool.js';
+export type { Tool, ToolConfig, ToolExecuteOptions } from './tools/define-tool.js';
+export type { AgentOperationType, AgentRunUsage } from '../machines/agent-run.machine.js';
