@@ -135,6 +135,8 @@ class LevelLog implements LevelEventLog {
   private readonly clock: () => number;
   private readonly streams = new Map<string, StreamState>();
   private readonly loading = new Map<string, Promise<StreamState>>();
+  /** Settles once every append issued so far is enqueued; undefined when none is waiting. */
+  private gate: Promise<void> | undefined;
   private readonly maxCachedStreams: number;
   private readonly checkpoints = new Map<string, number>();
   private readonly committer: GroupCommitter<AppendEntry>;
@@ -190,10 +192,21 @@ class LevelLog implements LevelEventLog {
       assertStreamId(stream);
       const dataJson = serializeData(records);
       const st = this.streams.get(stream);
-      if (st) return this.enqueue(st, stream, records, dataJson, options);
-      // Unknown stream: its head comes from the index first. Appends to it keep their call order
-      // because they all wait on the same load.
-      return this.loadStream(stream).then((loaded) => this.enqueue(loaded, stream, records, dataJson, options));
+      if (st && this.gate === undefined) return this.enqueue(st, stream, records, dataJson, options);
+      // Unknown stream: its head comes from the index first. Sequences follow call order, so
+      // every append issued meanwhile waits behind this one (loads still run in parallel).
+      const ready = st ? Promise.resolve(st) : this.loadStream(stream);
+      const previous = this.gate;
+      // Boxed so that `enqueued` settles when the append is enqueued, not when it is durable.
+      const enqueued = (previous ? previous.then(() => ready) : ready).then((loaded) => ({
+        done: this.enqueue(loaded, stream, records, dataJson, options),
+      }));
+      const gate = enqueued.then(noop, noop);
+      this.gate = gate;
+      void gate.then(() => {
+        if (this.gate === gate) this.gate = undefined;
+      });
+      return enqueued.then((e) => e.done);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -331,7 +344,10 @@ class LevelLog implements LevelEventLog {
     if (!isStreamId(stream)) return 0;
     const st = await this.loadStream(stream);
     // An append already accepted for this stream counts once it is durable: the head reported
-    // is then both what `expectedStreamSeq` must name and readable with readStream.
+    // is then both what `expectedStreamSeq` must name and readable with readStream. Appends
+    // issued before this call but still queued behind a stream load are enqueued first.
+    const gate = this.gate;
+    if (gate) await gate;
     if (st.assigned > st.durable && st.tail) await st.tail.then(noop, noop);
     return st.durable;
   }
@@ -467,7 +483,7 @@ class LevelLog implements LevelEventLog {
   private async shutdown(): Promise<void> {
     this.closing = true;
     // Appends accepted before close() may still be waiting for their stream's head.
-    await Promise.allSettled([...this.loading.values()]);
+    while (this.gate) await this.gate;
     await this.committer.idle();
     this.closed = true;
     this.hub.closeAll();

@@ -163,6 +163,15 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         await pending;
       });
 
+      it('assigns global sequences in call order, new streams included', async () => {
+        const log = await open();
+        await log.append('old', [{ type: 't', data: 0 }]);
+        const order = ['new:1', 'old', 'new:2', 'new:1', 'old', 'new:3'];
+        const results = await Promise.all(order.map((s, i) => log.append(s, [{ type: 't', data: i }])));
+        expect(results.map((r) => r.lastSeq)).toEqual([2, 3, 4, 5, 6, 7]);
+        expect(results.map((r) => r.lastStreamSeq)).toEqual([1, 2, 1, 2, 3, 1]);
+      });
+
       it('keeps each append atomic and contiguous under concurrent appenders', async () => {
         const log = await open();
         const results = await Promise.all(
