@@ -1,0 +1,56 @@
+/**
+ * The agent-run machine through pure transitions: the start emits the `generate` effect, steps are
+ * counted, each terminal event ends the run in its own final state, and a finished run accepts
+ * nothing more (a late record would be a bug). Replaying the records rebuilds the same snapshot.
+ */
+import { describe, expect, it } from 'vitest';
+import { initialTransition, transition } from 'xstate';
+import { agentRunMachine, type AgentRunEvent, type AgentRunStarted } from '../../machines/agent-run.machine.js';
+import { createAgentRunKind } from '../../src/agents/run-kind.js';
+import { replayRecords } from '../../src/runtime/actor-host.js';
+import type { LogRecord } from '../../src/log/types.js';
+
+const started: AgentRunStarted = { runId: 'r1', agentId: 'a', operationType: 'text', input: 'hi', options: {}, model: 'demo' };
+const usage = { promptTokens: 1, completionTokens: 1, totalTokens: 2, cachedInputTokens: 0, reasoningTokens: 0 };
+const step = { stepNumber: 0, text: '', toolCalls: [], toolResults: [], toolErrors: [], finishReason: 'tool-calls', usage };
+const finished: AgentRunEvent = { type: 'run.finished', steps: [], text: 'ok', usage, finishReason: 'stop' };
+
+describe('agent-run machine', () => {
+  it('starts running and asks for the generate effect', () => {
+    const [s, actions] = initialTransition(agentRunMachine, started);
+    expect(s.value).toBe('running');
+    expect(actions.map((a) => a.type)).toEqual(['generate']);
+    expect(s.context).toEqual({ agentId: 'a', operationType: 'text', steps: 0 });
+  });
+
+  it('counts steps and accepts batched text deltas while running', () => {
+    let [s] = initialTransition(agentRunMachine, started);
+    [s] = transition(agentRunMachine, s, { type: 'run.text-delta', step: 0, text: 'par' });
+    [s] = transition(agentRunMachine, s, { type: 'run.step', step });
+    [s] = transition(agentRunMachine, s, { type: 'run.step', step: { ...step, stepNumber: 1 } });
+    expect(s.value).toBe('running');
+    expect(s.context.steps).toBe(2);
+  });
+
+  it.each([
+    [finished, 'completed'],
+    [{ type: 'run.failed', error: 'boom' } as AgentRunEvent, 'failed'],
+    [{ type: 'run.aborted', reason: 'Client disconnected' } as AgentRunEvent, 'cancelled'],
+  ])('ends in a final state on %j', (event, state) => {
+    const [s0] = initialTransition(agentRunMachine, started);
+    const [s] = transition(agentRunMachine, s0, event);
+    expect(s.value).toBe(state);
+    expect(s.status).toBe('done');
+    for (const late of [finished, { type: 'run.failed', error: 'x' }, { type: 'run.text-delta', step: 0, text: 'x' }] as AgentRunEvent[]) expect(s.can(late)).toBe(false);
+  });
+
+  it('rebuilds the same snapshot from its records without running effects', () => {
+    const kind = createAgentRunKind(new Map());
+    const rec = (streamSeq: number, type: string, data: unknown): LogRecord => ({ seq: streamSeq, stream: 'run:r1', streamSeq, type, data, at: 0 });
+    const records = [rec(1, 'run.started', started), rec(2, 'run.step', { step }), rec(3, 'run.finished', { ...finished, type: undefined })];
+    const s = replayRecords(kind, 'run:r1', records);
+    expect(s.value).toBe('completed');
+    expect(s.context.steps).toBe(1);
+    expect(kind.isTerminal!(s)).toBe(true);
+  });
+});
