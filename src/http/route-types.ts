@@ -94,6 +94,8 @@ export interface WsClient {
   close(code?: number, reason?: string): void;
   /** uWS topic subscription for fan-out */
   subscribe(topic: string): void;
+  /** bytes queued for this client and not yet sent (0 once closed), so feeds can close slow clients with a reason */
+  bufferedAmount?(): number;
   readonly data: Record<string, unknown>;
 }
 

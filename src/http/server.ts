@@ -405,6 +405,9 @@ function wrapWs(ws: WebSocket<unknown>): WsClient {
     subscribe(topic: string) {
       if (!userData.closed) ws.subscribe(topic);
     },
+    bufferedAmount() {
+      return userData.closed ? 0 : ws.getBufferedAmount();
+    },
   };
 }
 

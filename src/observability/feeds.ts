@@ -105,3 +105,51 @@ export class LogsFeed {
     return sent;
   }
 }
+
+/**
+ * Closes feed clients that fall behind, with a reason (close code 1013), before uWS's hard limit (4 MiB queued,
+ * server.ts) drops them without one: every `intervalMs` the queued bytes of each client are checked against
+ * `limitBytes` (1 MiB by default). The sweep runs only while clients are connected.
+ */
+export class SlowClientGuard {
+  private readonly clients = new Set<WsClient>();
+  private timer: NodeJS.Timeout | undefined;
+  closedSlow = 0;
+
+  constructor(
+    readonly limitBytes = 1024 * 1024,
+    private readonly intervalMs = 100,
+  ) {}
+
+  add(client: WsClient): void {
+    if (!client.bufferedAmount) return;
+    this.clients.add(client);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.sweep(), this.intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  remove(client: WsClient): void {
+    this.clients.delete(client);
+    if (this.clients.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  sweep(): void {
+    for (const c of this.clients) {
+      if ((c.bufferedAmount?.() ?? 0) <= this.limitBytes) continue;
+      this.closedSlow++;
+      this.remove(c);
+      c.close(1013, `Client too slow: more than ${this.limitBytes} bytes queued`);
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.clients.clear();
+  }
+}

@@ -7,7 +7,8 @@
  *
  * Config section `observability` (all optional):
  * `{ otlp?: {endpoint, headers?}, captureLevel?: 'trace'|…|'fatal' (default info), maxSpans?: n (10,000),
- *    maxLogRecords?: n (50,000), envFile?: path (default <cwd>/.env), updates?: {packageJson?, registryUrl?,
+ *    maxLogRecords?: n (50,000), envFile?: path (default <cwd>/.env), slowClientBytes?: n (1 MiB),
+ *    updates?: {packageJson?, registryUrl?,
  *    timeoutMs?, npmCommand?, installTimeoutMs?} }`.
  */
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
 import { LEVELS, type LevelName } from './log-entry.js';
 import { LogRecordStore, LOG_RECORD_CAPACITY, toLogRecord } from './log-records.js';
-import { LogsFeed, ObservabilityFeed } from './feeds.js';
+import { LogsFeed, ObservabilityFeed, SlowClientGuard } from './feeds.js';
 import { LogLinker } from './log-linker.js';
 import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
 import { OtlpSpanExporter, resolveOtlpConfig } from './otlp-export.js';
@@ -34,6 +35,8 @@ export interface ObservabilityConfig {
   maxSpans?: number;
   maxLogRecords?: number;
   envFile?: string;
+  /** queued bytes past which a feed client is closed with 1013 (default 1 MiB) */
+  slowClientBytes?: number;
   updates?: Partial<import('./updates.js').UpdatesOptions>;
 }
 
@@ -64,6 +67,7 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
   const logRecords = new LogRecordStore(section.maxLogRecords ?? LOG_RECORD_CAPACITY);
   const obsFeed = new ObservabilityFeed(ctx.publish, ctx.subscriberCount);
   const logsFeed = new LogsFeed();
+  const guard = new SlowClientGuard(section.slowClientBytes);
   const otlpConfig = resolveOtlpConfig(section, ctx.env);
   const exporter = otlpConfig ? new OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
 
@@ -87,8 +91,8 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
   const waitFor = (seq: number) =>
     traces.lastSeq >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ seq, resolve }));
 
-  const logs = logsRoutes({ capture, feed: logsFeed });
-  const obs = observabilityRoutes({ store, logs: logRecords, exportTarget: otlpConfig?.endpoint });
+  const logs = logsRoutes({ capture, feed: logsFeed, guard });
+  const obs = observabilityRoutes({ store, logs: logRecords, exportTarget: otlpConfig?.endpoint, guard });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),
     updates: updatesOptions(section, ctx.env),
@@ -125,6 +129,7 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
     async stop() {
       sub?.unsubscribe();
       linker.stop();
+      guard.stop();
       await exporter?.shutdown().catch(() => undefined);
       capture.uninstall();
     },

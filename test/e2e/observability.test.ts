@@ -296,3 +296,30 @@ describe('OTLP export from a running server', () => {
     }
   });
 });
+
+describe('slow feed clients', () => {
+  it('closes a client that stops reading with 1013 and a reason instead of buffering without bound', async () => {
+    const t = await startTestServer({ observability: { maxLogRecords: 100, slowClientBytes: 256 * 1024 } });
+    try {
+      const slow = await openFeed(wsUrl(t.url, '/ws/observability'));
+      const fast = await openFeed(wsUrl(t.url, '/ws/observability'));
+      (slow.ws as any)._socket.pause();
+      const big = 'x'.repeat(16 * 1024);
+      // 32 MiB of log records, spread over event-loop turns as real traffic is, while the slow client reads nothing
+      const n = 2000;
+      for (let i = 0; i < n; i++) {
+        t.server.logger.info({ big }, `entry ${i}`);
+        if (i % 5 === 4) await new Promise((r) => setTimeout(r, 2));
+      }
+      (slow.ws as any)._socket.resume();
+      const closed = await slow.closed;
+      expect(closed).toEqual({ code: 1013, reason: 'Client too slow: more than 262144 bytes queued' });
+      // the other client is unaffected and got every entry so far
+      await fast.waitFor((m) => m.type === 'OBSERVABILITY_LOG' && m.data.body === `entry ${n - 1}`, { timeoutMs: 10_000 });
+      expect(fast.ws.readyState).toBe(1);
+      await fast.close();
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -8,12 +8,14 @@ import type { RouteDef, WsRouteDef } from '../route-types.js';
 import { formatIssues } from '../../errors.js';
 import { isInvalidWsJson } from '../server.js';
 import type { LogCapture } from '../../observability/log-capture.js';
-import type { LogsFeed } from '../../observability/feeds.js';
+import type { LogsFeed, SlowClientGuard } from '../../observability/feeds.js';
 import { logFilterOf, logQueryEcho, logQuerySchema, type LogQuery } from '../../observability/query-schemas.js';
 
 export interface LogsRouteDeps {
   capture: LogCapture;
   feed: LogsFeed;
+  /** closes clients that fall behind */
+  guard: SlowClientGuard;
 }
 
 const logEntrySchema = z
@@ -58,6 +60,7 @@ export function logsRoutes(deps: LogsRouteDeps): { routes: RouteDef[]; wsRoutes:
       const logs = deps.capture.query(filter, q.limit).map((l) => l.entry);
       client.send({ type: 'initial', logs, timestamp: new Date().toISOString() });
       deps.feed.add(client, filter);
+      deps.guard.add(client);
     },
     message(client, message) {
       if (isInvalidWsJson(message) || !message || typeof message !== 'object') {
@@ -75,6 +78,7 @@ export function logsRoutes(deps: LogsRouteDeps): { routes: RouteDef[]; wsRoutes:
     },
     close(client) {
       deps.feed.remove(client);
+      deps.guard.remove(client);
     },
   };
 

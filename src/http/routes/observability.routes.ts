@@ -10,7 +10,7 @@ import { isInvalidWsJson } from '../server.js';
 import type { TraceStore } from '../../projections/traces-store.js';
 import type { LogRecordStore } from '../../observability/log-records.js';
 import { buildTree, type Span } from '../../observability/span-types.js';
-import { topicsFor } from '../../observability/feeds.js';
+import { topicsFor, type SlowClientGuard } from '../../observability/feeds.js';
 import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from '../../observability/query-schemas.js';
 
 export interface ObservabilityRouteDeps {
@@ -18,6 +18,8 @@ export interface ObservabilityRouteDeps {
   logs: LogRecordStore;
   /** where spans are exported besides the local store, for the status message */
   exportTarget?: string;
+  /** closes clients that fall behind */
+  guard: SlowClientGuard;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -143,6 +145,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
       const entityId = q.entityId ?? q.agentId;
       const entityType = q.entityType;
       for (const topic of topicsFor({ entityType, entityId })) client.subscribe(topic);
+      deps.guard.add(client);
       client.send({
         type: 'CONNECTION_SUCCESS',
         success: true,
@@ -165,6 +168,9 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
       const type = message && typeof message === 'object' ? (message as { type?: unknown }).type : undefined;
       if (type === 'PING') client.send({ type: 'PONG', success: true });
       else if (type === 'SUBSCRIBE') client.send({ type: 'SUBSCRIPTION_SUCCESS', success: true, data: { subscribed: true } });
+    },
+    close(client) {
+      deps.guard.remove(client);
     },
   };
 
