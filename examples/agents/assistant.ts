@@ -5,6 +5,7 @@
  */
 import { createAgent } from '../../src/agents/define-agent.js';
 import { getWeatherTool } from '../tools/get-weather.js';
+import { agentMemory } from '../../src/memory/agent-memory.js';
 
 export const assistantAgent = createAgent({
   id: 'assistant',
@@ -12,4 +13,6 @@ export const assistantAgent = createAgent({
   description: 'A helpful assistant that can look up the weather',
   instructions: 'You are a helpful assistant. Use the getWeather tool when the user asks about the weather, and answer briefly.',
   tools: [getWeatherTool],
+  // remembers conversations (per memory.userId / memory.conversationId) and keeps a markdown working memory per conversation
+  memory: agentMemory({ workingMemory: { enabled: true, scope: 'conversation', format: 'markdown' } }),
 });

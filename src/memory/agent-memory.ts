@@ -42,17 +42,43 @@ interface Buffer {
 export class AgentMemory implements AgentMemoryHooks {
   private services: MemoryService[] = [];
   private readonly buffers = new Map<MemoryService, Map<string, Buffer>>();
+  /** saveMessages calls not finished yet, per conversation */
+  private readonly inflight = new Map<string, Set<Promise<void>>>();
+  private readonly unregister = new Map<MemoryService, () => void>();
 
   constructor(readonly options: AgentMemoryOptions = {}) {}
 
   attach(service: MemoryService): void {
     this.services.push(service);
     this.buffers.set(service, new Map());
+    // Store reads of a conversation first write what this agent still holds for it.
+    this.unregister.set(service, service.store.addPendingWrites((cid) => this.settle(service, cid)));
   }
 
   detach(service: MemoryService): void {
     this.services = this.services.filter((s) => s !== service);
     this.buffers.delete(service);
+    this.unregister.get(service)?.();
+    this.unregister.delete(service);
+  }
+
+  /**
+   * Waits until nothing of this agent is pending for `cid` (every conversation when undefined):
+   * saves in flight end, saves the run chains after them get their turn, buffers are written.
+   * The agents layer answers a call before its last saves run; this is what makes the next
+   * call's history (and a GET of the messages) include them.
+   */
+  private async settle(service: MemoryService, cid: string | undefined): Promise<void> {
+    for (let round = 0; round < 50; round++) {
+      const map = this.buffers.get(service);
+      const keys = cid !== undefined ? [cid] : [...new Set([...this.inflight.keys(), ...(map?.keys() ?? [])])];
+      const pending = keys.flatMap((k) => [...(this.inflight.get(k) ?? [])]);
+      const buffered = keys.filter((k) => (map?.get(k)?.messages.length ?? 0) > 0);
+      if (pending.length === 0 && buffered.length === 0) return;
+      await Promise.allSettled([...pending, ...buffered.map((k) => this.flush(service, k))]);
+      // let a run's save chain hand over its next save before looking again
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   private get service(): MemoryService {
@@ -75,7 +101,7 @@ export class AgentMemory implements AgentMemoryHooks {
   async loadContext(args: LoadContextArgs): Promise<{ messages: ModelMessage[]; system?: string }> {
     const service = this.service;
     const store = service.store;
-    await this.flush(service, args.conversationId);
+    await this.settle(service, args.conversationId);
     const conv = await store.getConversation(args.conversationId);
     // Another user's conversation gives no context (and writes to it are refused by the store).
     const own = conv !== undefined && conv.userId === args.userId;
@@ -113,7 +139,20 @@ export class AgentMemory implements AgentMemoryHooks {
     return hits;
   }
 
-  async saveMessages(args: SaveMessagesArgs): Promise<void> {
+  saveMessages(args: SaveMessagesArgs): Promise<void> {
+    const p = this.save(args);
+    let set = this.inflight.get(args.conversationId);
+    if (!set) this.inflight.set(args.conversationId, (set = new Set()));
+    set.add(p);
+    const done = () => {
+      set!.delete(p);
+      if (set!.size === 0 && this.inflight.get(args.conversationId) === set) this.inflight.delete(args.conversationId);
+    };
+    p.then(done, done);
+    return p;
+  }
+
+  private async save(args: SaveMessagesArgs): Promise<void> {
     const service = this.service;
     const buffer = this.buffer(service, args);
     if (args.phase === 'input') {
@@ -171,9 +210,9 @@ export class AgentMemory implements AgentMemoryHooks {
   private async newInput(service: MemoryService, args: SaveMessagesArgs): Promise<ModelMessage[]> {
     const input = args.messages;
     if (input.length <= 1) return input;
-    const conv = await service.store.getConversation(args.conversationId);
+    const conv = await service.store.getConversation(args.conversationId, false);
     if (!conv) return input;
-    const tail = await service.store.listMessages(args.conversationId, { limit: input.length });
+    const tail = await service.store.listMessages(args.conversationId, { limit: input.length }, false);
     for (let k = Math.min(tail.length, input.length); k > 0; k--) {
       const stored = tail.slice(tail.length - k);
       if (stored.every((m, i) => sameMessage(m, input[i]))) return input.slice(k);

@@ -96,6 +96,7 @@ export class MemoryStore {
   private readonly clock: () => number;
   readonly semantic: SemanticIndexer | undefined;
   private readonly searchUnavailable: string | undefined;
+  private readonly pendingWrites = new Set<(cid: string | undefined) => Promise<void>>();
 
   constructor(opts: MemoryStoreOptions) {
     this.log = opts.log;
@@ -103,6 +104,20 @@ export class MemoryStore {
     this.semantic = opts.semantic;
     this.searchUnavailable = opts.searchUnavailable;
     this.clock = opts.clock ?? Date.now;
+  }
+
+  /**
+   * Registers a source of writes not yet in the log (an agent's debounced saves): reads of a
+   * conversation first wait for `settle(cid)` (`undefined` = every conversation, for search).
+   * Returns the unregister function.
+   */
+  addPendingWrites(settle: (cid: string | undefined) => Promise<void>): () => void {
+    this.pendingWrites.add(settle);
+    return () => this.pendingWrites.delete(settle);
+  }
+
+  private async settlePending(cid: string | undefined): Promise<void> {
+    if (this.pendingWrites.size) await Promise.all([...this.pendingWrites].map((s) => s(cid)));
   }
 
   /** True when semantic search can run (an embedder and a vector index are configured). */
@@ -148,12 +163,15 @@ export class MemoryStore {
     });
   }
 
-  async getConversation(id: string): Promise<Conversation | undefined> {
+  /** `settle: false` skips waiting for pending agent writes (for those writers themselves). */
+  async getConversation(id: string, settle = true): Promise<Conversation | undefined> {
+    if (settle) await this.settlePending(id);
     const row = await this.row(id);
     return row ? toConversation(row) : undefined;
   }
 
   async listConversations(q: ListConversationsQuery = {}): Promise<{ conversations: Conversation[]; total: number; limit: number; offset: number }> {
+    await this.settlePending(undefined);
     const limit = Math.min(Math.max(1, q.limit ?? 50), 500);
     const offset = Math.max(0, q.offset ?? 0);
     const scope = scopeKey({ resourceId: q.resourceId, userId: q.userId });
@@ -186,6 +204,7 @@ export class MemoryStore {
     sourceId: string,
     opts: { newConversationId?: string; title?: string; metadata?: Record<string, unknown>; userId?: string; resourceId?: string; includeMessages?: boolean } = {},
   ): Promise<{ conversation: Conversation; messageCount: number }> {
+    await this.settlePending(sourceId);
     const source = await this.existing(sourceId);
     const id = opts.newConversationId ?? randomUUID();
     assertId(id, 'newConversationId');
@@ -278,7 +297,8 @@ export class MemoryStore {
   }
 
   /** Messages of a conversation in insertion order: the most recent `limit` that pass the filters. */
-  async listMessages(cid: string, q: ListMessagesQuery = {}): Promise<Message[]> {
+  async listMessages(cid: string, q: ListMessagesQuery = {}, settle = true): Promise<Message[]> {
+    if (settle) await this.settlePending(cid);
     const row = await this.existing(cid);
     const limit = Math.max(0, q.limit ?? 100);
     if (limit === 0) return [];
@@ -369,6 +389,7 @@ export class MemoryStore {
 
   async search(query: string, opts: SearchOptions = {}): Promise<SearchResult[]> {
     if (!this.semantic) throw badRequest(this.searchUnavailable ?? 'Embedding adapter is required for semantic search but not configured');
+    await this.settlePending(opts.conversationId);
     return searchMessages(this.log.kv, this.semantic, query, opts);
   }
 }
