@@ -110,7 +110,7 @@ export class McpConnection {
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
       this.status = 'error';
-      this.error = `Failed to connect: ${err instanceof Error ? err.message : String(err)}`;
+      this.error = `Failed to connect: ${describeError(err)}`;
       this.logger.error({ mcpServer: this.id, err, stderr: this.stderrText() }, `MCP server '${this.id}' could not be connected: ${this.error}`);
     } finally {
       clearTimeout(timer);
@@ -183,4 +183,12 @@ function errorText(result: CallToolResult): string {
   const texts: string[] = [];
   for (const c of result.content ?? []) if (c.type === 'text') texts.push(c.text);
   return texts.join('\n').trim();
+}
+
+/** The message, with the cause's when there is one (`fetch failed (connect ECONNREFUSED …)`). */
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  const causeText = cause instanceof Error ? cause.message : undefined;
+  return causeText && !err.message.includes(causeText) ? `${err.message} (${causeText})` : err.message;
 }

@@ -8,14 +8,16 @@
  * `[A-Za-z0-9_-]` become `_`; a name still invalid (over 64 characters) or taken twice within one
  * server is skipped with a warning.
  *
- * Parameters: the server's `inputSchema` (JSON Schema) turned into zod with `z.fromJSONSchema`, so
- * direct execution validates input locally (400 `Invalid tool input: …`) and the model sees the
- * same schema; a schema zod cannot read falls back to "any object" and the server validates.
+ * Parameters: a zod schema standing for the server's `inputSchema` (see mcpInputSchema): the model
+ * and `/tools` see the server's JSON Schema as is, and direct execution validates input locally
+ * (400 `Invalid tool input: …`) with a JSON Schema validator, so no input the server accepts is
+ * refused.
  *
  * Result: the MCP `CallToolResult` without `isError` (`{content: [...], structuredContent?}`), as
  * VoltAgent's MCP tools return it; a result flagged `isError` becomes a thrown error with its text.
  */
 import { z, type ZodType } from 'zod';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Logger } from 'pino';
 import { createTool, type Tool } from '../tools/define-tool.js';
 import type { McpConnection, McpToolDefinition } from './connection.js';
@@ -33,15 +35,68 @@ export function eventloomToolName(prefix: string, mcpName: string): string | und
   return NAME.test(name) ? name : undefined;
 }
 
-export function mcpInputSchema(inputSchema: unknown): ZodType {
-  if (inputSchema && typeof inputSchema === 'object') {
-    try {
-      return z.fromJSONSchema(inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
-    } catch {
-      /* fall through to the permissive schema */
-    }
+type JsonObject = Record<string, unknown>;
+type Issue = { path: PropertyKey[]; message: string };
+
+const ajv = new AjvJsonSchemaValidator();
+
+function compileValidator(schema: JsonObject): ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined {
+  try {
+    return ajv.getValidator(schema as never);
+  } catch {
+    return undefined;
   }
-  return z.looseObject({});
+}
+
+function zodFrom(schema: JsonObject): ZodType | undefined {
+  try {
+    return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** ajv's `data/a/b must be number, data must have …` as issues with paths. */
+function ajvIssues(text: string): Issue[] {
+  return text.split(/, (?=data[/ ])/).map((part) => {
+    const m = /^data((?:\/[^ ]*)?) (.*)$/s.exec(part);
+    if (!m) return { path: [], message: part };
+    const path = m[1] ? m[1].slice(1).split('/').map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
+    return { path, message: m[2] };
+  });
+}
+
+/**
+ * The zod schema standing for an MCP tool's `inputSchema`: its JSON Schema output is the server's
+ * schema verbatim (through `.meta`), and its check is a JSON Schema validator (the SDK's ajv),
+ * so every input the server accepts passes. Issues are zod's (from `z.fromJSONSchema`) when zod
+ * agrees the input is bad, else the validator's. A schema neither can compile accepts any object.
+ */
+export function mcpInputSchema(inputSchema: unknown): ZodType {
+  const raw: JsonObject = inputSchema && typeof inputSchema === 'object' && !Array.isArray(inputSchema) ? { ...(inputSchema as JsonObject) } : { type: 'object' };
+  // the dialect is the server's business; validators and models read the keywords
+  delete raw.$schema;
+  const validate = compileValidator(raw);
+  const zod = zodFrom(raw);
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      let issues: Issue[] = [];
+      if (validate) {
+        const r = validate(value);
+        if (r.valid) return;
+        const zr = zod?.safeParse(value);
+        issues = zr && !zr.success ? zr.error.issues.map((i) => ({ path: [...i.path], message: i.message })) : ajvIssues(r.errorMessage ?? 'is invalid');
+      } else if (zod) {
+        const zr = zod.safeParse(value);
+        if (zr.success) return;
+        issues = zr.error.issues.map((i) => ({ path: [...i.path], message: i.message }));
+      } else if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        issues = [{ path: [], message: 'must be an object' }];
+      }
+      for (const i of issues) ctx.addIssue({ code: 'custom', path: i.path, message: i.message });
+    })
+    .meta(raw);
 }
 
 export interface McpToolBinding {

@@ -196,10 +196,11 @@ describe('POST /tools/:name/execute', () => {
     const ac = new AbortController();
     waiting = undefined;
     const pending = fetch(url('/tools/waitForAbort/execute'), { method: 'POST', body: '{}', signal: ac.signal }).catch((e: Error) => e.name);
-    while (!waiting) await new Promise((r) => setTimeout(r, 10));
+    const current = () => waiting;
+    while (!current()) await new Promise((r) => setTimeout(r, 10));
     ac.abort();
     expect(await pending).toBe('AbortError');
-    expect(await waiting.aborted).toBe('aborted');
+    expect(await current()!.aborted).toBe('aborted');
     let run: LogRecord[] | undefined;
     for (let i = 0; i < 200 && !run; i++) {
       run = (await toolRecords()).find((recs) => (recs[0]!.data as { toolName: string }).toolName === 'waitForAbort' && recs.length === 2);
