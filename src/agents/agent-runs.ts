@@ -16,6 +16,7 @@ import { prepareCall, type PrepareArgs, type PreparedCall } from './prepare-call
 import { createAgentRunKind, type RunEffect } from './run-kind.js';
 import { AgentRun, type RunDeps } from './run-session.js';
 import { delegationToolName, toToolSet, type RunToolContext } from './tool-adapter.js';
+import { ResumableChats } from './resumable-chat.js';
 import type { Tool } from '../tools/define-tool.js';
 
 export interface AgentRunsDeps {
@@ -39,6 +40,8 @@ export class AgentRuns {
   readonly sessions = new Map<string, RunEffect>();
   readonly kind = createAgentRunKind(this.sessions);
   readonly runDeps: RunDeps;
+  /** active resumable `/chat` generations (decisions.md §3) */
+  readonly resumableChats = new ResumableChats();
   private readonly toolSets = new WeakMap<Agent, { tools: readonly Tool[]; set: ToolSet | null }>();
   subAgentRunner: SubAgentRunner | undefined;
 

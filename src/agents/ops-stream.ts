@@ -18,6 +18,7 @@ import { MemoryWriter } from './memory-writer.js';
 import { abortReason } from './ops-text.js';
 import { FORWARDED_SUB_AGENT_PARTS, toRawPart } from './stream-parts.js';
 import type { RunToolContext, SubAgentPartKeys } from './tool-adapter.js';
+import { ResumableChats, type ChatBuffer } from './resumable-chat.js';
 
 type Json = Record<string, unknown>;
 
@@ -106,7 +107,14 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
   const run = runs.newRun(prepared, 'chat', input);
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
   const memory = MemoryWriter.for(prepared, runs.logger);
-  const emit = frameWriter(sink);
+  let buffer: ChatBuffer | undefined;
+  const { userId, conversationId } = prepared.callContext;
+  if (prepared.options.resumableStream && userId !== undefined && conversationId !== undefined) {
+    // the frames go to a buffer that this client and later resuming clients read
+    buffer = runs.resumableChats.open(ResumableChats.key(prepared.agent.id, conversationId, userId), (reason) => run.controller.abort(new DOMException(reason, 'AbortError')));
+    buffer.attach(sink);
+  }
+  const emit = buffer ? bufferWriter(buffer) : frameWriter(sink);
   try {
     await run.start(async (run) => {
       memory?.input();
@@ -131,9 +139,31 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
     emit({ type: 'error', errorText: errorMessage(err) });
   } finally {
     unbind();
-    if (!sink.closed) sink.send(SSE_DONE_FRAME);
-    sink.end();
+    if (buffer) buffer.end();
+    else {
+      if (!sink.closed) sink.send(SSE_DONE_FRAME);
+      sink.end();
+    }
   }
+}
+
+function bufferWriter(buffer: ChatBuffer) {
+  let index = 0;
+  return (payload: Json) => {
+    index++;
+    buffer.push(encodeSseFrame(payload.type as string, index, payload));
+  };
+}
+
+/** `GET /agents/:id/chat/:conversationId/stream`: replay then follow; a stream that ended meanwhile just gets `[DONE]`. */
+export function resumeChat(runs: AgentRuns, key: string, sink: SseSink, afterId: number): void {
+  const buffer = runs.resumableChats.get(key);
+  if (!buffer) {
+    sink.send(SSE_DONE_FRAME);
+    sink.end();
+    return;
+  }
+  buffer.attach(sink, afterId);
 }
 
 /** A sub-agent's run inside a streaming parent: content parts are forwarded with the sub-agent keys. */

@@ -428,3 +428,54 @@ describe('client disconnects', () => {
     expect(entry.operationType).toBe('chat');
   });
 });
+
+describe('resumable chat streams', () => {
+  const chatBody = (conversationId?: string, userId?: string) => ({
+    input: 'alpha beta gamma delta epsilon zeta',
+    options: { resumableStream: true, memory: { ...(userId ? { userId } : {}), ...(conversationId ? { conversationId } : {}) } },
+  });
+
+  it('needs a userId and a conversationId', async () => {
+    expect(await post('/agents/slow/chat', chatBody('c1'))).toMatchObject({ status: 400, body: { success: false, error: 'userId is required for resumable streams' } });
+    expect(await post('/agents/slow/chat', chatBody(undefined, 'u1'))).toMatchObject({ status: 400, body: { success: false, error: 'conversationId is required for resumable streams' } });
+    expect(await api(url('/agents/slow/chat/c1/stream'))).toMatchObject({ status: 400, body: { success: false, error: 'Invalid request: userId: Required' } });
+  });
+
+  it('keeps generating after the client leaves and replays the stream from its first chunk to [DONE]', async () => {
+    const controller = new AbortController();
+    const res = await fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-r', 'user-r')), signal: controller.signal });
+    for await (const f of readSse(res)) if (f.json?.type === 'text-delta') break;
+    controller.abort();
+    const resumed = await collectSse(url('/agents/slow/chat/conv-r/stream?userId=user-r'));
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    expect(resumed.frames[0]).toMatchObject({ event: 'start', id: '1' });
+    expect(resumed.frames.at(-1)!.data).toBe('[DONE]');
+    const text = resumed.frames.filter((f) => f.json?.type === 'text-delta').map((f) => f.json.delta).join('');
+    expect(text).toBe('You said: alpha beta gamma delta epsilon zeta');
+    // finished: nothing left to resume
+    expect((await api(url('/agents/slow/chat/conv-r/stream?userId=user-r'))).status).toBe(204);
+  });
+
+  it('resumes after Last-Event-ID', async () => {
+    const first = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-l', 'user-l')) });
+    await waitUntil(() => agentsModule().runs.resumableChats.get('slow\u0000conv-l\u0000user-l') !== undefined);
+    const resumed = await collectSse(url('/agents/slow/chat/conv-l/stream?userId=user-l'), { headers: { 'last-event-id': '2' } });
+    expect(resumed.frames[0].id).toBe('3');
+    await (await first).text();
+  });
+
+  it('aborts the older generation when a new resumable chat starts on the same conversation', async () => {
+    const older = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-s', 'user-s')) });
+    await waitUntil(() => agentsModule().runs.resumableChats.get('slow\u0000conv-s\u0000user-s') !== undefined);
+    const newer = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-s', 'user-s')) });
+    const olderFrames: SseFrame[] = [];
+    for await (const f of readSse(await older)) olderFrames.push(f);
+    expect(olderFrames.at(-2)!.json).toMatchObject({ type: 'abort' });
+    expect(olderFrames.at(-1)!.data).toBe('[DONE]');
+    const newerText = await (await newer).text();
+    expect(newerText).toContain('"type":"finish"');
+    const entries = (await api(url('/agents/slow/history?limit=2'))).body.data.entries;
+    expect(entries.map((e: any) => e.status).sort()).toEqual(['cancelled', 'completed']);
+  });
+});

@@ -13,7 +13,9 @@ import { resolveCallOptions } from '../../agents/call-options.js';
 import { agentCard, agentDetail, agentListItem, type DescribeEnv } from '../../agents/describe.js';
 import { ObjectRequest, TextRequest } from '../../agents/request-schema.js';
 import { runText } from '../../agents/ops-text.js';
-import { CHAT_HEADERS, runChat, runRawStream } from '../../agents/ops-stream.js';
+import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from '../../agents/ops-stream.js';
+import { ResumableChats } from '../../agents/resumable-chat.js';
+import { userIdentity } from '../auth/propagate.js';
 import { runObject, runStreamObject } from '../../agents/ops-object.js';
 import type { PreparedCall } from '../../agents/prepare-call.js';
 import type { AgentHistoryProjection } from '../../projections/agent-history.js';
@@ -126,6 +128,26 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
         return { kind: 'sse', headers: CHAT_HEADERS, start: (sink) => runChat(deps.runs, prepared, ctx.body.input, ctx.signal, sink) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id/chat/:conversationId/stream',
+      auth: 'execution',
+      summary: 'Resume the active resumable chat stream of a conversation (SSE)',
+      tags,
+      query: z.object({ userId: z.string().optional() }),
+      produces: 'sse',
+      handler: (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        // an authenticated caller resumes its own stream, whatever userId the query names
+        const userId = (ctx.user && userIdentity(ctx.user)) ?? (ctx.query.userId as string | undefined);
+        if (userId === undefined || userId === '') throw new AppError('INVALID_REQUEST', 'Invalid request: userId: Required');
+        const key = ResumableChats.key(agent.id, ctx.params.conversationId, userId);
+        if (!deps.runs.resumableChats.get(key)) return { kind: 'empty', status: 204 };
+        const lastId = Number(ctx.headers['last-event-id']);
+        const afterId = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
+        return { kind: 'sse', headers: CHAT_HEADERS, start: (sink) => resumeChat(deps.runs, key, sink, afterId) };
       },
     },
     {

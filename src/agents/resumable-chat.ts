@@ -1,0 +1,77 @@
+/**
+ * Resumable `/chat` streams (decisions.md §3, `options.resumableStream: true`): the chunk frames of
+ * the active generation of one (agent, conversation, user) are kept in memory until the generation
+ * ends, so `GET /agents/:id/chat/:conversationId/stream` can replay them from the first chunk (or
+ * after `Last-Event-ID`) and then follow live until `[DONE]`. No external store. A new resumable
+ * `/chat` on the same key aborts the older generation: its readers get `abort`, then `[DONE]`.
+ * Finished streams are dropped (their messages are in memory), so resuming one answers 204.
+ */
+import type { SseSink } from '../http/route-types.js';
+import { SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
+
+export const SUPERSEDED_REASON = 'Superseded by a newer chat request';
+
+export class ChatBuffer {
+  private readonly frames: Uint8Array[] = [];
+  private readonly readers = new Set<SseSink>();
+  done = false;
+
+  constructor(readonly key: string, readonly abort: (reason: string) => void, private readonly onEnd: (b: ChatBuffer) => void) {}
+
+  /** Frame number n (1-based, the `id:` of the frame) is `frames[n - 1]`. */
+  push(frame: Uint8Array): void {
+    if (this.done) return;
+    this.frames.push(frame);
+    for (const r of this.readers) if (!r.send(frame)) this.readers.delete(r);
+  }
+
+  /** Sends the frames after `afterId`, then follows live (or ends at once when the stream is done). */
+  attach(sink: SseSink, afterId = 0): void {
+    for (let i = Math.max(0, afterId); i < this.frames.length; i++) sink.send(this.frames[i]);
+    if (this.done) {
+      sink.send(SSE_DONE_FRAME);
+      sink.end();
+      return;
+    }
+    this.readers.add(sink);
+    sink.onClose(() => this.readers.delete(sink));
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const r of this.readers) {
+      r.send(SSE_DONE_FRAME);
+      r.end();
+    }
+    this.readers.clear();
+    this.onEnd(this);
+  }
+}
+
+export class ResumableChats {
+  private readonly active = new Map<string, ChatBuffer>();
+
+  static key(agentId: string, conversationId: string, userId: string): string {
+    return `${agentId}\u0000${conversationId}\u0000${userId}`;
+  }
+
+  /** Registers a new generation for `key`, aborting the one it replaces. */
+  open(key: string, abort: (reason: string) => void): ChatBuffer {
+    const previous = this.active.get(key);
+    const buffer = new ChatBuffer(key, abort, (b) => {
+      if (this.active.get(b.key) === b) this.active.delete(b.key);
+    });
+    this.active.set(key, buffer);
+    previous?.abort(SUPERSEDED_REASON);
+    return buffer;
+  }
+
+  get(key: string): ChatBuffer | undefined {
+    return this.active.get(key);
+  }
+
+  get size(): number {
+    return this.active.size;
+  }
+}
