@@ -84,6 +84,12 @@ const fakeMemory: AgentMemoryHooks = {
   },
 };
 
+/** Answers every object request with a value that breaks the usual person schema. */
+const wrongObjectModel = new MockLanguageModelV3({
+  doGenerate: async () => ({ content: [{ type: 'text', text: '{"name":5}' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }),
+  doStream: async () => stream([{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: '{"name":' }, { type: 'text-delta', id: 't', delta: '5}' }, { type: 'text-end', id: 't' }, finish()]),
+});
+
 const researcher = createAgent({ id: 'researcher', name: 'Researcher', instructions: 'You research.' });
 const agents = [
   createAgent({ id: 'exploding', name: 'Exploding', instructions: 'x', model: explodingModel }),
@@ -99,6 +105,7 @@ const agents = [
   }),
   createAgent({ id: 'remembering', name: 'Remembering', instructions: 'Remember.', model: capturingModel, memory: fakeMemory }),
   createAgent({ id: 'plain', name: 'Plain', instructions: 'Plain.' }),
+  createAgent({ id: 'wrong', name: 'Wrong', instructions: 'Wrong.', model: wrongObjectModel }),
 ];
 
 const SECRET = 'test-secret-for-agents';
@@ -154,6 +161,32 @@ describe('model failures', () => {
   it('protects the generation routes when JWT auth is configured, while listing stays public', async () => {
     expect(await post('/agents/plain/text', { input: 'hi' })).toMatchObject({ status: 401, body: { success: false, error: 'Authentication required' } });
     expect((await api(url('/agents'))).status).toBe(200);
+  });
+});
+
+describe('generated objects that do not match the schema', () => {
+  const person = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+
+  it('answers /object with 500 and the schema issues', async () => {
+    const auth = { authorization: `Bearer ${await token({ sub: 'u1' })}` };
+    const r = await post('/agents/wrong/object', { input: 'x', schema: person }, auth);
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual({ success: false, error: 'Generated object does not match schema: name: Invalid input: expected string, received number' });
+    const entry = (await api(url('/agents/wrong/history?limit=1'))).body.data.entries[0];
+    expect(entry).toMatchObject({ operationType: 'object', status: 'error', metadata: { error: r.body.error } });
+  });
+
+  it('ends /stream-object with an error event instead of the object', async () => {
+    const auth = { authorization: `Bearer ${await token({ sub: 'u1' })}` };
+    const { frames } = await collectSse(url('/agents/wrong/stream-object'), { method: 'POST', json: { input: 'x', schema: person }, headers: auth });
+    expect(frames.filter((f) => f.event === 'object')).toEqual([]);
+    expect(frames.at(-1)).toMatchObject({ event: 'error', json: { type: 'error', error: 'Generated object does not match schema: name: Invalid input: expected string, received number' } });
+  });
+
+  it('answers /text with options.output the same way', async () => {
+    const auth = { authorization: `Bearer ${await token({ sub: 'u1' })}` };
+    const r = await post('/agents/wrong/text', { input: 'x', options: { output: { type: 'object', schema: person } } }, auth);
+    expect(r).toMatchObject({ status: 500, body: { error: 'Generated object does not match schema: name: Invalid input: expected string, received number' } });
   });
 });
 

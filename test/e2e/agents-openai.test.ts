@@ -70,6 +70,13 @@ describe('agents on an OpenAI-compatible provider over HTTP', () => {
     expect(call.body.tools.map((x: any) => x.function.name)).toEqual(['getWeather']);
   });
 
+  it('passes providerOptions through to the provider request', async () => {
+    const before = chatRequests(fake).length;
+    await api(`${t.url}/agents/weather/text`, { method: 'POST', json: { input: 'hi', options: { providerOptions: { 'openai-compatible': { user: 'end-user-42', custom_flag: true } } } } });
+    const [call] = chatRequests(fake).slice(before);
+    expect(call.body).toMatchObject({ user: 'end-user-42', custom_flag: true });
+  });
+
   it('runs the tool loop through the provider for text', async () => {
     const { body } = await api(`${t.url}/agents/weather/text`, { method: 'POST', json: { input: 'What is the weather in Madrid?' } });
     expect(body.data.text).toBe('The weather in Madrid is 21°C.');
