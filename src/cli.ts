@@ -15,7 +15,9 @@ process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 function defaultConfigFile(): string {
   const local = path.resolve('eventloom.config.ts');
   if (existsSync(local)) return local;
-  return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'eventloom.config.ts');
+  // the bundled examples sit beside this module's tree: examples/*.ts under tsx, dist/examples/*.js when transpiled
+  const ext = import.meta.url.endsWith('.js') ? 'js' : 'ts';
+  return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', `eventloom.config.${ext}`);
 }
 
 async function main(): Promise<void> {

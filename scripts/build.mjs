@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+/**
+ * Transpiles src/, machines/ and examples/ to dist/ (same layout, ESM, Node 20) with esbuild, so
+ * `npm start` runs plain JavaScript: no TypeScript loader in the process means a faster start and a
+ * smaller heap. Type checking is `npm run typecheck`'s job, not the build's. Runs on `npm install`
+ * (prepare) and before `npm start` when dist/ is older than the sources.
+ */
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCES = ['src', 'machines', 'examples'];
+
+function tsFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...tsFiles(p));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+/** newest modification time among the sources, to tell whether dist/ is stale */
+export function newestSourceMtime() {
+  let newest = 0;
+  for (const s of SOURCES) for (const f of tsFiles(path.join(root, s))) newest = Math.max(newest, statSync(f).mtimeMs);
+  return newest;
+}
+
+export async function buildDist() {
+  // esbuild is loaded only when a build runs, so the staleness check at start-up stays cheap
+  const { build } = await import('esbuild');
+  rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+  const entryPoints = SOURCES.flatMap((s) => tsFiles(path.join(root, s)));
+  await build({
+    entryPoints,
+    outdir: path.join(root, 'dist'),
+    outbase: root,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    bundle: false,
+    logLevel: 'warning',
+  });
+  return entryPoints.length;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const n = await buildDist();
+  console.log(`eventloom: built ${n} modules into dist/`);
+}
