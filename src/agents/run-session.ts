@@ -130,13 +130,20 @@ export class AgentRun implements RunEffect {
     );
   }
 
+  /** Records an event; resolves once durable, rejects (after logging) when it could not be written. */
   private send(event: AgentRunEvent): Promise<void> {
     return this.actor!.send(event).then(
       () => undefined,
       (err: unknown) => {
         this.deps.logger.error({ err, stream: this.stream, type: event.type }, 'recording an agent run event failed');
+        throw err;
       },
     );
+  }
+
+  /** Fire-and-forget recording (deltas, steps): a failure is logged and poisons the actor, the terminal record then fails too. */
+  private record(event: AgentRunEvent): void {
+    this.send(event).catch(() => undefined);
   }
 
   textDelta(text: string): void {
@@ -151,7 +158,7 @@ export class AgentRun implements RunEffect {
     if (this.terminal || this.delta.length === 0) return;
     const text = this.delta;
     this.delta = '';
-    void this.send({ type: 'run.text-delta', step: this.deltaStep, text });
+    this.record({ type: 'run.text-delta', step: this.deltaStep, text });
   }
 
   private dropDelta(): void {
@@ -168,7 +175,7 @@ export class AgentRun implements RunEffect {
     // the step record carries the step's whole text: pending deltas are redundant
     this.dropDelta();
     this.recordedSteps = step.stepNumber + 1;
-    void this.send({ type: 'run.step', step: toRecordedStep(step) });
+    this.record({ type: 'run.step', step: toRecordedStep(step) });
   }
 
   finish(data: FinishData): Promise<void> {
@@ -200,7 +207,11 @@ export class AgentRun implements RunEffect {
     this.outcome = event.type === 'run.finished' ? 'completed' : event.type === 'run.failed' ? 'failed' : 'cancelled';
     if (event.type === 'run.failed') this.failure = event.error;
     else if (event.type === 'run.aborted') this.failure = event.reason;
-    this.terminal = this.send(event).finally(() => this.deps.sessions.delete(this.stream));
-    return this.terminal;
+    // Awaiting callers see a failed write (an acknowledged run must be durable); `void` callers
+    // (SDK callbacks) must not turn it into an unhandled rejection.
+    const terminal = this.send(event).finally(() => this.deps.sessions.delete(this.stream));
+    terminal.catch(() => undefined);
+    this.terminal = terminal;
+    return terminal;
   }
 }
