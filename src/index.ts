@@ -37,3 +37,11 @@ export { resolveCallOptions, API_DEFAULTS, type ResolvedCallOptions } from './ag
 export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './tools/define-tool.js';
 export type { Tool, ToolConfig, ToolExecuteOptions } from './tools/define-tool.js';
 export type { AgentOperationType, AgentRunUsage } from '../machines/agent-run.machine.js';
+// tool endpoints and MCP servers
+export { toolsModule, type ToolsModule } from './tools/module.js';
+export { ToolCatalog, type CatalogEntry } from './tools/catalog.js';
+export { runToolDirect, TOOL_STARTED, TOOL_COMPLETED, TOOL_FAILED } from './tools/tool-runs.js';
+export type { ToolStartedData, ToolCompletedData, ToolFailedData } from './tools/tool-runs.js';
+export { mcpModule, type McpModule } from './mcp/module.js';
+export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from './mcp/config.js';
+export type { McpStatus } from './mcp/connection.js';
