@@ -1,0 +1,187 @@
+/**
+ * Properties of the memory store and its projection (fast-check, on the in-memory log):
+ * - paging through conversations with random limits and offsets never skips or repeats one, and
+ *   follows the order a model computes;
+ * - after any mix of saves and deletes, search never returns a deleted message;
+ * - the projection rebuilt from scratch equals the incremental one (and so does the vector index).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compareCodePoints } from '../../src/log/key-codec.js';
+import type { Conversation, OrderBy } from '../../src/memory/types.js';
+import { memoryHarness } from './harness.js';
+
+const titles = fc.constantFrom('alpha', 'beta', 'gamma', 'delta', 'Beta', 'éclair', '');
+const users = fc.constantFrom('u1', 'u2', 'u3');
+const resources = fc.constantFrom('r1', 'r2');
+
+describe('listing conversations', () => {
+  it('pages with random limits and offsets visit every matching conversation once, in model order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ title: titles, userId: users, resourceId: resources, touch: fc.boolean() }), { minLength: 0, maxLength: 25 }),
+        fc.constantFrom<OrderBy>('created_at', 'updated_at', 'title'),
+        fc.constantFrom<'ASC' | 'DESC'>('ASC', 'DESC'),
+        fc.record({ userId: fc.option(users, { nil: undefined }), resourceId: fc.option(resources, { nil: undefined }) }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }),
+        async (specs, orderBy, orderDirection, filter, pageSizes) => {
+          const h = await memoryHarness();
+          try {
+            const created: Conversation[] = [];
+            for (const s of specs) created.push(await h.store.createConversation({ resourceId: s.resourceId, userId: s.userId, title: s.title }));
+            for (let i = 0; i < specs.length; i++) {
+              if (specs[i].touch) await h.store.appendMessages(created[i].id, specs[i].userId, [{ role: 'user', content: 'bump' }]);
+            }
+            const current = await Promise.all(created.map((c) => h.store.getConversation(c.id)));
+            const matching = current.filter((c): c is Conversation => !!c && (filter.userId === undefined || c.userId === filter.userId) && (filter.resourceId === undefined || c.resourceId === filter.resourceId));
+            const field = (c: Conversation) => (orderBy === 'created_at' ? c.createdAt : orderBy === 'updated_at' ? c.updatedAt : c.title);
+            const model = [...matching].sort((a, b) => compareCodePoints(field(a), field(b)) || compareCodePoints(a.id, b.id));
+            if (orderDirection === 'DESC') model.reverse();
+
+            const seen: string[] = [];
+            let offset = 0;
+            for (let p = 0; offset < matching.length + 3 && p < pageSizes.length * 4; p++) {
+              const limit = pageSizes[p % pageSizes.length];
+              const page = await h.store.listConversations({ ...filter, orderBy, orderDirection, limit, offset });
+              expect(page.total).toBe(matching.length);
+              expect(page.conversations.length).toBe(Math.max(0, Math.min(limit, matching.length - offset)));
+              seen.push(...page.conversations.map((c) => c.id));
+              offset += limit;
+            }
+            if (offset >= matching.length) expect(seen).toEqual(model.map((c) => c.id));
+            else expect(seen).toEqual(model.slice(0, seen.length).map((c) => c.id));
+          } finally {
+            await h.close();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
+
+const words = fc.constantFrom('apple', 'river', 'stone', 'cloud', 'tiger', 'piano', 'lemon', 'orbit');
+const sentence = fc.array(words, { minLength: 1, maxLength: 4 }).map((w) => w.join(' '));
+
+type Op =
+  | { kind: 'save'; conv: number; id: number | null; text: string }
+  | { kind: 'delete'; conv: number; ids: number[] }
+  | { kind: 'drop'; conv: number }
+  | { kind: 'update'; conv: number; title: string; userId: string }
+  | { kind: 'clone'; conv: number; withMessages: boolean }
+  | { kind: 'wm'; conv: number; content: string; append: boolean; user: boolean };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('save' as const), conv: fc.nat(3), id: fc.option(fc.nat(6), { nil: null }), text: sentence }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('delete' as const), conv: fc.nat(3), ids: fc.array(fc.nat(6), { maxLength: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), conv: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('update' as const), conv: fc.nat(3), title: titles, userId: users }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('clone' as const), conv: fc.nat(3), withMessages: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('wm' as const), conv: fc.nat(3), content: sentence, append: fc.boolean(), user: fc.boolean() }) },
+);
+
+/** Runs ops against the store, (re)creating conversation `c<n>` when an op needs it; returns ids of messages that must not be found. */
+async function runOps(h: Awaited<ReturnType<typeof memoryHarness>>, ops: Op[]): Promise<Set<string>> {
+  const deleted = new Set<string>();
+  const owner = new Map<string, string>();
+  let clones = 0;
+  const ensure = async (n: number) => {
+    const cid = `c${n}`;
+    const existing = await h.store.getConversation(cid);
+    if (existing) return existing;
+    const c = await h.store.createConversation({ id: cid, resourceId: 'r1', userId: 'u1', title: `t${n}` });
+    owner.set(cid, 'u1');
+    return c;
+  };
+  for (const o of ops) {
+    const c = await ensure(o.conv);
+    switch (o.kind) {
+      case 'save': {
+        const [m] = await h.store.appendMessages(c.id, c.userId, [{ ...(o.id !== null ? { id: `m${o.id}` } : {}), role: 'user', content: o.text }]);
+        deleted.delete(`${c.id}/${m.id}`);
+        break;
+      }
+      case 'delete': {
+        const live = new Set((await h.store.listMessages(c.id, { limit: 1000 })).map((m) => m.id));
+        const ids = o.ids.map((i) => `m${i}`);
+        // also delete a generated id now and then
+        if (o.ids.length && live.size) ids.push([...live][o.ids[0] % live.size]);
+        const n = await h.store.deleteMessages(c.id, ids);
+        expect(n).toBe(new Set(ids.filter((id) => live.has(id))).size);
+        for (const id of ids) if (live.has(id)) deleted.add(`${c.id}/${id}`);
+        break;
+      }
+      case 'drop':
+        for (const m of await h.store.listMessages(c.id, { limit: 1000 })) deleted.add(`${c.id}/${m.id}`);
+        await h.store.deleteConversation(c.id);
+        break;
+      case 'update':
+        await h.store.updateConversation(c.id, { title: o.title, userId: o.userId });
+        break;
+      case 'clone':
+        await h.store.cloneConversation(c.id, { newConversationId: `k${clones++}`, includeMessages: o.withMessages });
+        break;
+      case 'wm':
+        await h.store.updateWorkingMemory({
+          conversationId: c.id,
+          content: o.content,
+          mode: o.append ? 'append' : 'replace',
+          wm: { enabled: true, scope: o.user ? 'user' : 'conversation', format: 'markdown', template: null },
+        });
+        break;
+    }
+  }
+  return deleted;
+}
+
+describe('search after deletes', () => {
+  it('never returns a deleted message, and finds every live message that equals the query', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), sentence, async (ops, query) => {
+        const h = await memoryHarness();
+        try {
+          const deleted = await runOps(h, ops);
+          const results = await h.store.search(query, { limit: 100 });
+          for (const r of results) expect(deleted.has(`${r.metadata!.conversationId}/${r.id}`), `${r.id} was deleted`).toBe(false);
+          for (const r of results) {
+            const live = await h.store.listMessages(String(r.metadata!.conversationId), { limit: 1000 });
+            expect(live.map((m) => m.id)).toContain(r.id);
+          }
+          // the index itself holds exactly the live messages (search also drops vanished hits, so check it directly)
+          let live = 0;
+          for (const c of (await h.store.listConversations({ limit: 500 })).conversations) live += (await h.store.listMessages(c.id, { limit: 1000 })).length;
+          expect(h.service.index!.size).toBe(live);
+          const exact = results.filter((r) => r.content === query);
+          for (const r of exact) expect(r.score).toBeCloseTo(1, 5);
+        } finally {
+          await h.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('rebuilding the projection', () => {
+  it('a projection rebuilt from the log equals the incremental one, and search answers the same', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), sentence, async (ops, query) => {
+        const h = await memoryHarness();
+        try {
+          await runOps(h, ops);
+          const incremental = await h.dump();
+          const before = await h.store.search(query, { limit: 100 });
+          await h.service.projection.rebuild();
+          await h.service.semantic!.settled();
+          expect(await h.dump()).toEqual(incremental);
+          const after = await h.store.search(query, { limit: 100 });
+          const key = (r: { id: string; metadata?: Record<string, unknown>; score: number }) => `${String(r.metadata?.conversationId)}/${r.id}/${r.score.toFixed(5)}`;
+          expect(after.map(key).sort()).toEqual(before.map(key).sort());
+        } finally {
+          await h.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
