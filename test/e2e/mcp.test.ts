@@ -12,7 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
 import type { LanguageModelV3CallOptions, LanguageModelV3Content } from '@ai-sdk/provider';
+import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
+import { createTool } from '../../src/tools/define-tool.js';
 import type { McpModule } from '../../src/mcp/module.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { startHttpMcpServer, type HttpMcpServer } from '../fixtures/mcp/http-server.js';
@@ -42,6 +44,16 @@ function addingModel() {
   });
 }
 
+/** Records the tool names each call offers to the model. */
+const offered: string[][] = [];
+const recordingModel = new MockLanguageModelV3({
+  doGenerate: async (o) => {
+    offered.push((o.tools ?? []).map((x) => x.name));
+    return { content: [{ type: 'text', text: 'ok' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+  },
+});
+const localTool = createTool({ name: 'local', description: 'A local tool', parameters: z.object({}), execute: () => 'local' });
+
 let t: TestServer;
 let http: HttpMcpServer;
 let tmp: string;
@@ -55,6 +67,7 @@ beforeAll(async () => {
     agents: [
       createAgent({ id: 'calc', name: 'Calculator', instructions: 'Use the math tools.', model: addingModel(), mcpServers: ['math'] }),
       createAgent({ id: 'plain', name: 'Plain', instructions: 'No tools.' }),
+      createAgent({ id: 'dyn', name: 'Dynamic', instructions: () => ({ instructions: 'Dynamic.', tools: [localTool] }), model: recordingModel, mcpServers: ['remote'] }),
     ],
     mcpServers: {
       math: {
@@ -136,7 +149,7 @@ describe('MCP tools as eventloom tools', () => {
       tags: ['mcp', 'mcp:math'],
       parameters: { type: 'object', properties: { a: { type: 'number', description: 'first addend' }, b: { type: 'number' } }, required: ['a', 'b'] },
     });
-    expect(byName.add.agents).toEqual([]);
+    expect(byName.add.agents).toEqual([{ id: 'dyn', name: 'Dynamic' }]);
   });
 
   it('executes a stdio MCP tool directly and returns the MCP result', async () => {
@@ -203,6 +216,13 @@ describe('an agent with mcpServers', () => {
       { type: 'tool-result', toolCallId: 'call-1', toolName: 'math_add', input: { a: 2, b: 3 }, output: { content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } } },
     ]);
     expect(r.body.data.text).toBe('The sum is 5.');
+  });
+
+  it('keeps its MCP tools next to the tools its dynamic instructions choose', async () => {
+    offered.length = 0;
+    const r = await api(url('/agents/dyn/text'), { method: 'POST', json: { input: 'hi' } });
+    expect(r.status).toBe(200);
+    expect(offered).toEqual([['local', 'add', 'shout', 'greet', 'fail', 'sleep']]);
   });
 });
 
