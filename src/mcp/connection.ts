@@ -6,8 +6,9 @@
  * - `connect()` never rejects: a server that cannot be started, does not answer `initialize` and
  *   `tools/list` within `connectTimeoutMs`, or fails in any other way ends in status `error` with
  *   the reason, is logged, and is closed (a half-started child process is killed).
- * - A server that goes away after connecting (child exited, HTTP session ended) turns `closed`; the
- *   next tool call tries one reconnection (single-flight, same time-out) before failing.
+ * - A server that goes away after connecting (child exited, HTTP session ended) turns `closed`; each
+ *   tool call while it is down tries a reconnection (single-flight, same time-out) before failing.
+ *   The tools stay those of the first listing (no `tools/list_changed` handling).
  * - stdio servers' stderr is piped into the server log (debug), its last lines kept for the
  *   failure message in the log.
  */
@@ -156,7 +157,8 @@ export class McpConnection {
    * server's text, so callers see a failed tool rather than an odd success.
    */
   async callTool(name: string, args: unknown, signal: AbortSignal): Promise<Omit<CallToolResult, 'isError'>> {
-    if (!this.client && this.status === 'closed' && !this.stopped) await this.connect();
+    // a server that was up once is worth a reconnection (single-flight); one that never came up is not
+    if (!this.client && this.everConnected && !this.stopped) await this.connect();
     const client = this.client;
     if (!client || this.status !== 'connected') throw new McpToolCallError(`MCP server '${this.id}' is not connected${this.error ? ` (${this.error})` : ''}`);
     signal.throwIfAborted();
