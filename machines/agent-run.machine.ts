@@ -76,6 +76,8 @@ export interface AgentRunContext {
   agentId: string;
   operationType: AgentOperationType;
   steps: number;
+  /** `run.text-delta` records so far (an event must change something to be accepted: xstate's `can()`) */
+  deltas: number;
 }
 
 export const agentRunMachine = setup({
@@ -87,13 +89,13 @@ export const agentRunMachine = setup({
 }).createMachine({
   id: 'agent-run',
   // xstate also builds a throwaway initial snapshot without input (inert actor scopes): no throwing here
-  context: ({ input }) => ({ agentId: input?.agentId ?? '', operationType: input?.operationType ?? 'text', steps: 0 }),
+  context: ({ input }) => ({ agentId: input?.agentId ?? '', operationType: input?.operationType ?? 'text', steps: 0, deltas: 0 }),
   initial: 'running',
   states: {
     running: {
       entry: 'generate',
       on: {
-        'run.text-delta': {},
+        'run.text-delta': { actions: assign({ deltas: ({ context }) => context.deltas + 1 }) },
         'run.step': { actions: assign({ steps: ({ context }) => context.steps + 1 }) },
         'run.finished': { target: 'completed' },
         'run.failed': { target: 'failed' },

@@ -20,12 +20,15 @@ describe('agent-run machine', () => {
     const [s, actions] = initialTransition(agentRunMachine, started);
     expect(s.value).toBe('running');
     expect(actions.map((a) => a.type)).toEqual(['generate']);
-    expect(s.context).toEqual({ agentId: 'a', operationType: 'text', steps: 0 });
+    expect(s.context).toEqual({ agentId: 'a', operationType: 'text', steps: 0, deltas: 0 });
   });
 
   it('counts steps and accepts batched text deltas while running', () => {
     let [s] = initialTransition(agentRunMachine, started);
+    // the actor host asks can() before it records anything
+    for (const e of [{ type: 'run.text-delta', step: 0, text: 'par' }, { type: 'run.step', step }, finished] as AgentRunEvent[]) expect(s.can(e)).toBe(true);
     [s] = transition(agentRunMachine, s, { type: 'run.text-delta', step: 0, text: 'par' });
+    expect(s.context.deltas).toBe(1);
     [s] = transition(agentRunMachine, s, { type: 'run.step', step });
     [s] = transition(agentRunMachine, s, { type: 'run.step', step: { ...step, stepNumber: 1 } });
     expect(s.value).toBe('running');

@@ -397,6 +397,41 @@ describe('agent card', () => {
   });
 });
 
+describe('run records', () => {
+  it('records a slow stream as start, batched text deltas (not one per token) and the finish', async () => {
+    const words = 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12';
+    await collectSse(url('/agents/slow/stream'), { method: 'POST', json: { input: words } });
+    const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
+    const records = await t.server.log.readStream(`run:${entry.id}`);
+    const types = records.map((r) => r.type);
+    expect(types[0]).toBe('run.started');
+    expect(types.at(-1)).toBe('run.finished');
+    const deltas = records.filter((r) => r.type === 'run.text-delta');
+    // 14 tokens 40 ms apart, flushed every 50 ms: several batches, far fewer than the tokens
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.length).toBeLessThan(14);
+    const streamed = deltas.map((r) => (r.data as { text: string }).text).join('');
+    expect(`You said: ${words}`.startsWith(streamed)).toBe(true);
+    expect(records.at(-1)!.data).toMatchObject({ text: `You said: ${words}`, finishReason: 'stop' });
+  });
+
+  it('records a one-step text call as two records', async () => {
+    await post('/agents/assistant/text', { input: 'two records' });
+    const entry = (await api(url('/agents/assistant/history?limit=1'))).body.data.entries[0];
+    const records = await t.server.log.readStream(`run:${entry.id}`);
+    expect(records.map((r) => r.type)).toEqual(['run.started', 'run.finished']);
+    expect(records[0]).toMatchObject({ kind: 'agent-run@1', data: { agentId: 'assistant', operationType: 'text', input: 'two records', model: 'demo (offline)', options: { temperature: 0.7, maxOutputTokens: 4000 } } });
+  });
+
+  it('records each tool-calling step as it finishes', async () => {
+    await post('/agents/assistant/text', { input: 'weather in Kyiv?' });
+    const entry = (await api(url('/agents/assistant/history?limit=1'))).body.data.entries[0];
+    const records = await t.server.log.readStream(`run:${entry.id}`);
+    expect(records.map((r) => r.type)).toEqual(['run.started', 'run.step', 'run.finished']);
+    expect(records[1].data).toMatchObject({ step: { stepNumber: 0, toolCalls: [{ toolName: 'getWeather', input: { city: 'Kyiv' } }], toolResults: [{ output: { city: 'Kyiv', tempC: 21 } }] } });
+  });
+});
+
 describe('client disconnects', () => {
   async function abortAfterFirstDelta(path: string, options: Record<string, unknown> = {}): Promise<void> {
     const controller = new AbortController();
