@@ -141,6 +141,8 @@ export function suspendableStepIndex(ctx: ExecutionContext): number | undefined 
   return ctx.nextIndex < ctx.stepIds.length ? ctx.nextIndex : undefined;
 }
 
+const INERT_CONTEXT = {} as ExecutionContext;
+
 const endStep = (ctx: ExecutionContext, index: number) => (ctx.resume && ctx.resume.stepIndex === index ? null : ctx.resume);
 
 export const workflowExecutionMachine = setup({
@@ -185,6 +187,9 @@ export const workflowExecutionMachine = setup({
 }).createMachine({
   id: WORKFLOW_EXECUTION_KIND,
   context: ({ input }) => {
+    // xstate's pure transition()/initialTransition() build a throw-away actor that evaluates this
+    // with no input on every call: answer cheaply instead of throwing (exceptions are costly)
+    if (input === undefined) return INERT_CONTEXT;
     const { replay, ...rest } = input;
     return {
       ...rest,
