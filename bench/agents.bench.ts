@@ -2,8 +2,8 @@
  * Agents benchmark (`npm run bench:agents`), against the real server (uWS + LevelDB in a temp dir):
  *
  * 1. Throughput: `POST /agents/assistant/text` on the offline demo model, 10 concurrent connections
- *    (autocannon in a worker thread), reporting req/s and latency percentiles, then checking that
- *    every answered run is in the durable history (count of entries = count of 2xx responses).
+ *    (autocannon in a child process), reporting req/s, latency percentiles and the server's CPU time
+ *    per request, then checking that every answered run is in the durable history.
  * 2. Time to first byte of `/stream` and `/chat`: the demo model with a per-token delay, wrapped to
  *    stamp the moment it emits its first text token; the client stamps the moment the first
  *    text-delta frame arrives. Reported: the difference (server overhead on top of the model).
@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { startDefaultServer } from '../src/server-assembly.js';
@@ -31,8 +32,25 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
 }
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+const AUTOCANNON_CLI = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+
+/**
+ * autocannon in its own process, so the server process's CPU time (process.cpuUsage) is the
+ * server's alone and the client never competes with the server's event loop.
+ */
+function autocannon(url: string, body: string, connections: number, durationS: number): Promise<AutocannonResult> {
+  const args = [AUTOCANNON_CLI, '--json', '-m', 'POST', '-H', 'content-type=application/json', '-b', body, '-c', String(connections), '-d', String(durationS), url];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(err);
+      try {
+        resolve(JSON.parse(stdout) as AutocannonResult);
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}
 
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -73,21 +91,19 @@ function lastUserText(prompt: Parameters<LanguageModelV3['doStream']>[0]['prompt
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
+const TEXT_BODY = JSON.stringify({ input: 'Hello benchmark, how are you today?' });
+
 async function throughput(url: string): Promise<{ ok: number }> {
-  const result = await autocannon({
-    url: `${url}/agents/assistant/text`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ input: 'Hello benchmark, how are you today?' }),
-    connections: CONNECTIONS,
-    duration: DURATION,
-    workers: 1,
-  });
+  const cpuBefore = process.cpuUsage();
+  const result = await autocannon(`${url}/agents/assistant/text`, TEXT_BODY, CONNECTIONS, DURATION);
+  const cpu = process.cpuUsage(cpuBefore);
   const ok = result['2xx'];
+  const cpuPerRequest = (cpu.user + cpu.system) / Math.max(1, ok);
   console.log(`## POST /agents/assistant/text (demo model, ${CONNECTIONS} connections, ${DURATION} s)`);
   console.log(`requests/s   mean ${result.requests.average.toFixed(0)}  (p50 ${result.requests.p50}, min ${result.requests.min})`);
   console.log(`latency      p50 ${result.latency.p50} ms  p90 ${result.latency.p90} ms  p99 ${result.latency.p99} ms  max ${result.latency.max} ms`);
   console.log(`responses    2xx ${ok}  non-2xx ${result.non2xx}  errors ${result.errors}  timeouts ${result.timeouts}`);
+  console.log(`server CPU   ${cpuPerRequest.toFixed(0)} µs per request (user+system, all server threads) → ~${Math.round(1e6 / cpuPerRequest)} req/s per fully available core`);
   return { ok };
 }
 
@@ -131,7 +147,7 @@ async function main(): Promise<void> {
   try {
     console.log(`server ${server.url}, data dir ${dataDir} (LevelDB, fsync per group commit)\n`);
     // warm-up: JIT, LevelDB files, connection pools
-    await autocannon({ url: `${server.url}/agents/assistant/text`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'warm up' }), connections: CONNECTIONS, duration: 2, workers: 1 });
+    await autocannon(`${server.url}/agents/assistant/text`, TEXT_BODY, CONNECTIONS, 3);
     const settle = () => new Promise((r) => setTimeout(r, 500));
     const total = async () => ((await (await fetch(`${server.url}/agents/assistant/history?limit=1`)).json()) as { data: { pagination: { total: number } } }).data.pagination.total;
     await settle(); // requests the warm-up client left in flight
