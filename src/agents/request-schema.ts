@@ -56,6 +56,12 @@ export const OutputOption = z.unknown().superRefine((value, ctx) => {
     return void ctx.addIssue({ code: 'custom', path: ['schema'], message: 'must be a JSON Schema with top-level type "object"' });
   }
   ctx.addIssue({ code: 'custom', path: ['type'], message: 'must be one of text, object' });
+}).meta({
+  description: 'Structured output with tool calling',
+  anyOf: [
+    { type: 'object', properties: { type: { const: 'text' } }, required: ['type'] },
+    { type: 'object', properties: { type: { const: 'object' }, schema: { type: 'object' } }, required: ['type', 'schema'] },
+  ],
 }) as z.ZodType<{ type: 'text' } | { type: 'object'; schema: Record<string, unknown> }>;
 
 export const TextOptions = obj({
@@ -120,6 +126,21 @@ export const AgentInput = z.unknown().superRefine((value, ctx) => {
   const issues: Issue[] = [];
   value.forEach((m, i) => checkMessage(m, i, issues));
   for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path as (string | number)[], message: issue.message });
+}).meta({
+  description: 'The prompt: a string, UI messages (role + parts) or model messages (role + content)',
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    {
+      type: 'array',
+      minItems: 1,
+      items: {
+        anyOf: [
+          { type: 'object', properties: { id: { type: 'string' }, role: { enum: ['system', 'user', 'assistant'] }, parts: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] } } }, required: ['role', 'parts'] },
+          { type: 'object', properties: { role: { enum: ['system', 'user', 'assistant', 'tool'] }, content: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] } }, required: ['role', 'content'] },
+        ],
+      },
+    },
+  ],
 }) as z.ZodType<string | Array<Record<string, unknown>>>;
 
 export const TextRequest = obj({ input: AgentInput, options: TextOptions.optional() });
@@ -129,7 +150,7 @@ export type TextRequest = z.infer<typeof TextRequest>;
 export const JsonSchemaValue = z.unknown().superRefine((value, ctx) => {
   if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
   if (value === null || typeof value !== 'object' || Array.isArray(value)) ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object' });
-}) as z.ZodType<Record<string, unknown>>;
+}).meta({ description: 'JSON Schema of the result (any root type, arrays included)', type: 'object' }) as z.ZodType<Record<string, unknown>>;
 
 export const ObjectRequest = obj({ input: AgentInput, schema: JsonSchemaValue, options: TextOptions.optional() });
 export type ObjectRequest = z.infer<typeof ObjectRequest>;
