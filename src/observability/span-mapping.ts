@@ -13,7 +13,7 @@
 import type { SpanHandler, SpanMapping, SpanOps } from '../projections/traces.js';
 
 /** Attribute values are kept small: JSON text cut at this length. */
-const MAX_ATTRIBUTE_CHARS = 4096;
+const MAX_ATTRIBUTE_CHARS = 2048;
 
 export function attr(value: unknown): string | number | boolean | undefined {
   if (value === undefined) return undefined;
