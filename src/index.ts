@@ -45,3 +45,13 @@ export type { ToolStartedData, ToolCompletedData, ToolFailedData } from './tools
 export { mcpModule, type McpModule } from './mcp/module.js';
 export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from './mcp/config.js';
 export type { McpStatus } from './mcp/connection.js';
+// memory
+export { agentMemory, AgentMemory, type AgentMemoryOptions } from './memory/agent-memory.js';
+export { MemoryStore, type ListConversationsQuery, type ListMessagesQuery, type SaveEntry } from './memory/store.js';
+export { MemoryService } from './memory/service.js';
+export { memoryModule, MEMORY_MODULE, type MemoryModule } from './http/routes/memory.routes.js';
+export { describeAgentMemory, type MemoryConfig, type EmbedderOption, type AgentMemoryDescription } from './memory/config.js';
+export type { WorkingMemoryConfig } from './memory/working-memory.js';
+export { LexicalEmbedder, AiSdkEmbedder, type Embedder } from './memory/embedder.js';
+export { InProcessVectorIndex, type VectorIndex, type VectorRecord, type VectorQuery, type VectorMatch } from './memory/vector-index.js';
+export type { Conversation, Message, MessagePart, StoredMessage, SearchResult, WorkingMemoryScope, WorkingMemoryFormat } from './memory/types.js';

@@ -36,13 +36,10 @@ export function l2normalize(v: Float32Array): Float32Array {
 
 export const LEXICAL_DIMENSIONS = 384;
 
-/** FNV-1a over UTF-16 code units, then a final avalanche (murmur3 fmix32). */
-function hash(s: string, seed: number): number {
-  let h = 0x811c9dc5 ^ seed;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** murmur3's fmix32: spreads FNV's weak low bits over the whole word */
+function fmix(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -50,9 +47,25 @@ function hash(s: string, seed: number): number {
   h ^= h >>> 16;
   return h >>> 0;
 }
+function fnv(s: string, seed: number): number {
+  let h = FNV_OFFSET ^ seed;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME);
+  return h;
+}
 
 const WORD = /[\p{L}\p{N}]+/gu;
+const SEED_WORD = 0x9e3779b9;
+const SEED_BIGRAM = 0x7f4a7c15;
+const SEED_TRIGRAM = 0x5bd1e995;
+const LT = 0x3c; // '<' before a word
+const GT = 0x3e; // '>' after it
 
+/**
+ * Features of a text, hashed straight into the vector (no feature strings are built): each word
+ * (weight 1), each pair of consecutive words (0.5), each character trigram of `<word>` (0.25).
+ * Bucket = hash mod dimensions, sign = the hash's top bit (signed hashing keeps collisions from
+ * adding up). Buckets are then log-damped, so a repeated word counts less than a new one.
+ */
 export class LexicalEmbedder implements Embedder {
   readonly id = 'builtin-lexical';
   readonly local = true;
@@ -63,21 +76,36 @@ export class LexicalEmbedder implements Embedder {
   }
 
   embedOne(text: string): Float32Array {
-    const counts = new Map<string, number>();
-    const add = (feature: string, weight: number) => counts.set(feature, (counts.get(feature) ?? 0) + weight);
-    const words = text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
-    for (let i = 0; i < words.length; i++) {
-      const w = words[i];
-      add(`w:${w}`, 1);
-      if (i > 0) add(`b:${words[i - 1]} ${w}`, 0.5);
-      const padded = `<${w}>`;
-      if (padded.length > 3) for (let j = 0; j + 3 <= padded.length; j++) add(`c:${padded.slice(j, j + 3)}`, 0.25);
+    const dims = this.dimensions;
+    const v = new Float32Array(dims);
+    const add = (hash: number, weight: number) => {
+      const h = fmix(hash);
+      v[(h & 0x7fffffff) % dims] += (h & 0x80000000) !== 0 ? -weight : weight;
+    };
+    const lower = text.normalize('NFKC').toLowerCase();
+    let prev = 0;
+    let first = true;
+    WORD.lastIndex = 0;
+    for (let m = WORD.exec(lower); m !== null; m = WORD.exec(lower)) {
+      const w = m[0];
+      const wh = fnv(w, SEED_WORD);
+      add(wh, 1);
+      if (!first) add(Math.imul(prev ^ SEED_BIGRAM, FNV_PRIME) ^ wh, 0.5);
+      const n = w.length;
+      if (n > 1) {
+        for (let j = 0; j < n; j++) {
+          const a = j === 0 ? LT : w.charCodeAt(j - 1);
+          const b = w.charCodeAt(j);
+          const c = j === n - 1 ? GT : w.charCodeAt(j + 1);
+          add(Math.imul(Math.imul(Math.imul(FNV_OFFSET ^ SEED_TRIGRAM ^ a, FNV_PRIME) ^ b, FNV_PRIME) ^ c, FNV_PRIME), 0.25);
+        }
+      }
+      prev = wh;
+      first = false;
     }
-    const v = new Float32Array(this.dimensions);
-    for (const [feature, count] of counts) {
-      const h = hash(feature, 0);
-      const weight = 1 + Math.log(count + 1);
-      v[(h & 0x7fffffff) % this.dimensions] += (h & 0x80000000) !== 0 ? -weight : weight;
+    for (let i = 0; i < dims; i++) {
+      const x = v[i];
+      if (x !== 0) v[i] = x > 0 ? Math.log1p(x) : -Math.log1p(-x);
     }
     return l2normalize(v);
   }

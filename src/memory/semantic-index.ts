@@ -60,7 +60,9 @@ interface Job {
 }
 
 export class SemanticIndexer {
+  /** version of the latest embedding job per key still in flight (remote embedders only) */
   private readonly versions = new Map<string, number>();
+  private versionCounter = 0;
   private readonly pendingByConv = new Map<string, Set<string>>();
   private queue: Job[] = [];
   private running: Promise<void> | undefined;
@@ -82,7 +84,9 @@ export class SemanticIndexer {
   readonly listener: MemoryChangeListener = (change) => {
     if (change.type === 'reset') {
       void this.index.clear();
-      for (const k of this.versions.keys()) this.bump(k);
+      // in-flight embeddings find no version and are dropped
+      this.versions.clear();
+      this.pendingByConv.clear();
       this.queue = [];
       return;
     }
@@ -114,33 +118,43 @@ export class SemanticIndexer {
     const loading = this.loading;
     switch (change.type) {
       case 'messages-upserted': {
+        const cid = change.conversationId;
+        if (this.lexical) {
+          // inline: embed now, no versions needed (nothing is in flight)
+          const records = [];
+          for (const m of change.messages) {
+            loading?.touched.add(itemKey(cid, m.id));
+            const text = textOf(m.parts);
+            if (text.trim() === '') void this.index.remove(cid, [m.id]);
+            else records.push({ conversationId: cid, messageId: m.id, userId: change.userId, vector: this.lexical.embedOne(text) });
+          }
+          void this.index.upsert(records);
+          return;
+        }
         const jobs: Job[] = [];
         for (const m of change.messages) {
-          const key = itemKey(change.conversationId, m.id);
+          const key = itemKey(cid, m.id);
           loading?.touched.add(key);
           const version = this.bump(key);
           const text = textOf(m.parts);
           if (text.trim() === '') {
-            void this.index.remove(change.conversationId, [m.id]);
+            void this.index.remove(cid, [m.id]);
             continue;
           }
-          jobs.push({ cid: change.conversationId, mid: m.id, userId: change.userId, text, version });
+          jobs.push({ cid, mid: m.id, userId: change.userId, text, version });
+          this.pending(cid).add(key);
         }
-        if (this.lexical) {
-          void this.index.upsert(jobs.map((j) => ({ conversationId: j.cid, messageId: j.mid, userId: j.userId, vector: this.lexical!.embedOne(j.text) })));
-        } else {
-          for (const j of jobs) this.pending(j.cid).add(itemKey(j.cid, j.mid));
-          this.enqueue(jobs);
-        }
+        this.enqueue(jobs);
         return;
       }
       case 'messages-removed': {
         for (const id of change.ids) {
           const key = itemKey(change.conversationId, id);
           loading?.touched.add(key);
-          this.bump(key);
+          if (this.lexical) continue;
+          // a removed key keeps no version: an embedding still in flight for it finds none and is dropped
           this.versions.delete(key);
-          if (!this.lexical) void this.kv.del(vecKey(change.conversationId, id)).catch(this.onError);
+          void this.kv.del(vecKey(change.conversationId, id)).catch(this.onError);
         }
         void this.index.remove(change.conversationId, change.ids);
         return;
@@ -148,7 +162,7 @@ export class SemanticIndexer {
       case 'conversation-removed': {
         const cid = change.conversationId;
         loading?.removed.add(cid);
-        for (const key of this.pendingByConv.get(cid) ?? []) this.bump(key);
+        for (const key of this.pendingByConv.get(cid) ?? []) this.versions.delete(key);
         this.pendingByConv.delete(cid);
         void this.index.removeConversation(cid);
         if (!this.lexical) void this.deletePersisted(cid).catch(this.onError);
@@ -161,8 +175,9 @@ export class SemanticIndexer {
     }
   }
 
+  /** A new version for `key`, unique across keys and time (a re-saved key never reuses one). */
   private bump(key: string): number {
-    const v = (this.versions.get(key) ?? 0) + 1;
+    const v = ++this.versionCounter;
     this.versions.set(key, v);
     return v;
   }
@@ -201,7 +216,9 @@ export class SemanticIndexer {
         const key = itemKey(j.cid, j.mid);
         this.pendingByConv.get(j.cid)?.delete(key);
         const v = vectors[i];
-        if (!v || this.versions.get(key) !== j.version) continue;
+        if (this.versions.get(key) !== j.version) continue;
+        this.versions.delete(key);
+        if (!v) continue;
         fresh.push({ conversationId: j.cid, messageId: j.mid, userId: j.userId, vector: v });
       }
       await this.index.upsert(fresh);

@@ -139,7 +139,7 @@ export class MemoryStore {
   }
 
   private row(cid: string): Promise<ConversationRow | undefined> {
-    return this.log.kv.get<ConversationRow>(convKey(cid));
+    return this.projection.conversationRow(cid);
   }
 
   private async existing(cid: string): Promise<ConversationRow> {
@@ -299,17 +299,18 @@ export class MemoryStore {
   /** Messages of a conversation in insertion order: the most recent `limit` that pass the filters. */
   async listMessages(cid: string, q: ListMessagesQuery = {}, settle = true): Promise<Message[]> {
     if (settle) await this.settlePending(cid);
-    const row = await this.existing(cid);
     const limit = Math.max(0, q.limit ?? 100);
-    if (limit === 0) return [];
     const range = messageRange(cid);
     const before = q.before !== undefined ? Date.parse(q.before) : undefined;
     const after = q.after !== undefined ? Date.parse(q.after) : undefined;
     const roles = q.roles && q.roles.length ? new Set(q.roles) : undefined;
     if (before === undefined && after === undefined && !roles) {
-      const rows = await this.log.kv.range<StoredMessage>({ ...range, reverse: true, limit });
+      // the row (for the 404) and the newest messages are read at the same time
+      const [, rows] = await Promise.all([this.existing(cid), limit === 0 ? [] : this.log.kv.range<StoredMessage>({ ...range, reverse: true, limit })]);
       return rows.reverse().map(([, m]) => toMessage(m));
     }
+    const row = await this.existing(cid);
+    if (limit === 0) return [];
     // Filtered: walk back from the newest; while createdAt never went backwards, the walk stops
     // at the first message not after `after`.
     const picked: StoredMessage[] = [];

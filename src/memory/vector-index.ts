@@ -68,12 +68,21 @@ export class InProcessVectorIndex implements VectorIndex {
   private readonly slotOf = new Map<string, number>();
   private readonly convIndex = new Map<string, number>();
   private convIds: string[] = [];
-  private convUser = new Int32Array(16);
+  private convUser = new Int32Array(16).fill(-1);
   private readonly convSlots: Array<Set<number>> = [];
   private readonly userIndex = new Map<string, number>();
+  /** conversations of each user (by interned ids), for scans restricted to one user */
+  private readonly userConvs: Array<Set<number>> = [];
 
-  constructor(opts: { forceScalar?: boolean } = {}) {
+  private readonly ownedShare: number;
+
+  /**
+   * `ownedShare`: a user-scoped query scores only that user's vectors when they are fewer than
+   * this share of all vectors (default 1/8), else it scans everything and filters.
+   */
+  constructor(opts: { forceScalar?: boolean; ownedShare?: number } = {}) {
     this.kernel = createDotKernel(opts.forceScalar);
+    this.ownedShare = opts.ownedShare ?? 1 / 8;
     this.f32 = new Float32Array(this.kernel.memory.buffer);
   }
 
@@ -94,7 +103,7 @@ export class InProcessVectorIndex implements VectorIndex {
       if (this.dim === undefined) this.init(r.vector.length);
       if (r.vector.length !== this.dim) throw new Error(`Vector of ${r.vector.length} dims in an index of ${this.dim} dims (was the embedder changed?)`);
       const conv = this.conv(r.conversationId);
-      this.convUser[conv] = this.user(r.userId);
+      this.assignOwner(conv, this.user(r.userId));
       const key = keyOf(r.conversationId, r.messageId);
       let slot = this.slotOf.get(key);
       if (slot === undefined) {
@@ -123,7 +132,15 @@ export class InProcessVectorIndex implements VectorIndex {
 
   setOwner(conversationId: string, userId: string): void {
     const conv = this.convIndex.get(conversationId);
-    if (conv !== undefined) this.convUser[conv] = this.user(userId);
+    if (conv !== undefined) this.assignOwner(conv, this.user(userId));
+  }
+
+  private assignOwner(conv: number, user: number): void {
+    const old = this.convUser[conv];
+    if (old === user) return;
+    if (old >= 0) this.userConvs[old].delete(conv);
+    this.convUser[conv] = user;
+    this.userConvs[user].add(conv);
   }
 
   clear(): void {
@@ -155,6 +172,20 @@ export class InProcessVectorIndex implements VectorIndex {
     } else {
       const user = q.userId === undefined ? -1 : this.userIndex.get(q.userId);
       if (user === undefined) return [];
+      if (user >= 0) {
+        let owned = 0;
+        for (const conv of this.userConvs[user]) owned += this.convSlots[conv].size;
+        // a user holding a small share of the vectors: score only theirs
+        if (owned < this.count * this.ownedShare) {
+          for (const conv of this.userConvs[user]) {
+            for (const slot of this.convSlots[conv]) {
+              this.kernel.dots(0, this.vbase + slot * this.stride, 1, this.stride, scores);
+              best.offer(this.f32[sf], slot, q.minCosine);
+            }
+          }
+          return this.matches(best);
+        }
+      }
       this.kernel.dots(0, this.vbase, this.count, this.stride, scores);
       const f = this.f32;
       const convOf = this.slotConv;
@@ -166,6 +197,10 @@ export class InProcessVectorIndex implements VectorIndex {
         best.offer(s, slot, q.minCosine);
       }
     }
+    return this.matches(best);
+  }
+
+  private matches(best: TopK): VectorMatch[] {
     return best.sorted().map(([cosine, slot]) => ({ conversationId: this.convIds[this.slotConv[slot]], messageId: this.slotMessage[slot], cosine }));
   }
 
@@ -219,7 +254,7 @@ export class InProcessVectorIndex implements VectorIndex {
       this.convIndex.set(id, i);
       this.convSlots.push(new Set());
       if (i >= this.convUser.length) {
-        const next = new Int32Array(this.convUser.length * 2);
+        const next = new Int32Array(this.convUser.length * 2).fill(-1);
         next.set(this.convUser);
         this.convUser = next;
       }
@@ -232,6 +267,7 @@ export class InProcessVectorIndex implements VectorIndex {
     if (i === undefined) {
       i = this.userIndex.size;
       this.userIndex.set(id, i);
+      this.userConvs.push(new Set());
     }
     return i;
   }

@@ -10,7 +10,7 @@
  */
 import type { EventLog, LogRecord, Subscription } from '../log/types.js';
 import { isMemoryStream, planMemoryRecord, type MemoryChange, type MemoryPlan } from './memory-apply.js';
-import { MEMORY_CHECKPOINT, MEMORY_RANGE } from './memory-keys.js';
+import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, type ConversationRow } from './memory-keys.js';
 
 export type MemoryChangeListener = (change: MemoryChange | { type: 'reset' }) => void;
 
@@ -22,6 +22,9 @@ interface Waiter {
 
 /** Non-memory records move the checkpoint only every this many records (boot re-reads fewer). */
 const CHECKPOINT_EVERY = 1024;
+/** Conversation rows kept in memory (the hot path of every read and write of a conversation). */
+const ROW_CACHE = 10_000;
+const CONV_PREFIX = convKey('');
 
 export class MemoryProjection {
   private applied = 0;
@@ -34,6 +37,10 @@ export class MemoryProjection {
   private sub: Subscription | undefined;
   private failure: unknown;
   private readonly listeners = new Set<MemoryChangeListener>();
+  /** write-through cache of conversation rows (`null` = known absent); this class is their only writer */
+  private readonly rows = new Map<string, ConversationRow | null>();
+  /** bumped by every row write, so a read that raced one does not cache what it read */
+  private rowWrites = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -69,6 +76,21 @@ export class MemoryProjection {
     return () => this.listeners.delete(listener);
   }
 
+  /** A conversation's projected row, from the cache or the kv store. */
+  async conversationRow(cid: string): Promise<ConversationRow | undefined> {
+    const cached = this.rows.get(cid);
+    if (cached !== undefined) return cached ?? undefined;
+    const writes = this.rowWrites;
+    const row = await this.log.kv.get<ConversationRow>(convKey(cid));
+    if (writes === this.rowWrites) this.cacheRow(cid, row ?? null);
+    return row;
+  }
+
+  private cacheRow(cid: string, row: ConversationRow | null): void {
+    if (this.rows.size >= ROW_CACHE && !this.rows.has(cid)) this.rows.delete(this.rows.keys().next().value!);
+    this.rows.set(cid, row);
+  }
+
   /** Resolves once every record up to `seq` is folded (read your writes). */
   waitFor(seq: number): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
@@ -83,6 +105,8 @@ export class MemoryProjection {
     await this.idle();
     this.queue = [];
     this.next = 0;
+    this.rows.clear();
+    this.rowWrites++;
     const kv = this.log.kv;
     for (;;) {
       const keys = await kv.range({ ...MEMORY_RANGE, limit: 4096 });
@@ -149,7 +173,15 @@ export class MemoryProjection {
   private commit(plan: MemoryPlan | undefined, seq: number): void {
     const kv = this.log.kv;
     const onFail = (err: unknown) => this.fail(err);
-    if (plan) for (const [key, value] of plan.writes) (value === undefined ? kv.del(key) : kv.put(key, value)).catch(onFail);
+    if (plan) {
+      for (const [key, value] of plan.writes) {
+        (value === undefined ? kv.del(key) : kv.put(key, value)).catch(onFail);
+        if (key.startsWith(CONV_PREFIX)) {
+          this.rowWrites++;
+          this.cacheRow(key.slice(CONV_PREFIX.length), (value as ConversationRow | undefined) ?? null);
+        }
+      }
+    }
     this.checkpointed = seq;
     this.log.setCheckpoint(MEMORY_CHECKPOINT, seq).catch(onFail);
     if (plan) for (const change of plan.changes) this.emit(change);

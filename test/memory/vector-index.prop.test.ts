@@ -1,8 +1,8 @@
 /**
  * The in-process vector index against a brute-force model (fast-check): after any sequence of
  * upserts, removals, conversation removals and owner changes, a query returns exactly the model's
- * top-k by cosine within its scope, best first; the WebAssembly SIMD kernel and the scalar
- * fallback agree; removed vectors are never returned.
+ * top-k by cosine within its scope, best first; the WebAssembly SIMD kernel, the scalar fallback
+ * and the per-user scan agree; removed vectors are never returned.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -50,11 +50,13 @@ describe('InProcessVectorIndex', () => {
         (ops, q, limit, convFilter, userFilter, minCosine) => {
           const simd = new InProcessVectorIndex();
           const scalar = new InProcessVectorIndex({ forceScalar: true });
+          // scores a user's own vectors one by one instead of scanning all
+          const perUser = new InProcessVectorIndex({ ownedShare: 2 });
           const model = new Map<string, ModelEntry>();
           const owners = new Map<string, string>();
           for (const o of ops) {
             const conv = `c${o.conv}`;
-            for (const index of [simd, scalar]) {
+            for (const index of [simd, scalar, perUser]) {
               if (o.kind === 'upsert') index.upsert([{ conversationId: conv, messageId: `m${o.msg}`, userId: `u${o.user}`, vector: o.v }]);
               else if (o.kind === 'remove') index.remove(conv, o.msgs.map((m) => `m${m}`));
               else if (o.kind === 'dropConv') index.removeConversation(conv);
@@ -79,7 +81,7 @@ describe('InProcessVectorIndex', () => {
             .map((e) => ({ key: `${e.conv}/${e.msg}`, cosine: dot(q, e.v) }))
             .filter((e) => e.cosine >= minCosine - 1e-5)
             .sort((a, b) => b.cosine - a.cosine);
-          for (const index of [simd, scalar]) {
+          for (const index of [simd, scalar, perUser]) {
             const got = index.query({ vector: q, conversationId, userId, limit, minCosine });
             // float rounding may move a vector sitting right at the threshold either way
             const surely = expected.filter((e) => e.cosine >= minCosine + 1e-5).length;
