@@ -1,13 +1,15 @@
 /**
  * The logs and observability module: installs the log capture on the server's pino logger (register it FIRST so
- * every other module's logs are captured), projects execution and agent-run records into spans (subscribed from
- * sequence 0 in `start()`, so the span store is rebuilt from the log on every boot), links log lines to their
+ * every other module's logs are captured), projects execution and agent-run records into spans (subscribed in
+ * `start()` from the last 250,000 records, so the span store is rebuilt from the log on every boot; a trace whose
+ * first records are older than that shows without its root), links log lines to their
  * trace and span, feeds `/ws/logs` and `/ws/observability`, optionally exports finished spans over OTLP, and serves
  * the logs, observability and system routes.
  *
  * Config section `observability` (all optional):
  * `{ otlp?: {endpoint, headers?}, captureLevel?: 'trace'|…|'fatal' (default info), maxSpans?: n (10,000),
- *    maxLogRecords?: n (50,000), envFile?: path (default <cwd>/.env), slowClientBytes?: n (1 MiB),
+ *    maxLogRecords?: n (50,000), replayRecords?: n (250,000), envFile?: path (default <cwd>/.env),
+ *    slowClientBytes?: n (1 MiB),
  *    updates?: {packageJson?, registryUrl?,
  *    timeoutMs?, npmCommand?, installTimeoutMs?} }`.
  */
@@ -35,6 +37,8 @@ export interface ObservabilityConfig {
   maxSpans?: number;
   maxLogRecords?: number;
   envFile?: string;
+  /** how many of the most recent records are replayed on boot to rebuild the spans (default 250,000) */
+  replayRecords?: number;
   /** queued bytes past which a feed client is closed with 1013 (default 1 MiB) */
   slowClientBytes?: number;
   updates?: Partial<import('./updates.js').UpdatesOptions>;
@@ -50,6 +54,8 @@ export interface ObservabilityModule extends ServerModule {
   waitFor(seq: number): Promise<void>;
 }
 
+/** records replayed on boot (the most recent ones) to rebuild the span store */
+export const REPLAY_RECORDS = 250_000;
 const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
 const SCOPE = { name: 'eventloom', version: VERSION };
 
@@ -110,7 +116,10 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
     wsRoutes: [...logs.wsRoutes, ...obs.wsRoutes],
     async start() {
       traces.liveAfter = ctx.log.head();
-      sub = ctx.log.subscribe(0, (record) => {
+      // the store keeps the last 10,000 spans: replaying more than the recent part of a long log only churns
+      const from = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
+      traces.lastSeq = from;
+      sub = ctx.log.subscribe(from, (record) => {
         try {
           traces.apply(record);
         } catch (err) {

@@ -156,119 +156,134 @@ export class TraceProjection {
     return st;
   }
 
-  private emit(type: SpanEventType, span: Span, entity: RootEntity): void {
-    if (this.lastSeq <= this.liveAfter) return;
+  /** @internal span events to the listeners (live records only) */
+  emit(type: SpanEventType, span: Span, entity: RootEntity): void {
+    if (this.lastSeq <= this.liveAfter || this.listeners.size === 0) return;
     for (const l of this.listeners) l({ type, span, entity });
   }
 
-  private startSpan(span: Span, st: StreamSpans): void {
-    this.store.add(span);
-    this.emit('span:start', span, st.entity);
-  }
-
-  private endSpan(span: Span | undefined, at: number, st: StreamSpans, opts: CloseSpanOptions): void {
-    if (!span || span.endTime !== undefined) return;
-    span.endTime = iso(at);
-    span.duration = Math.max(0, at - Date.parse(span.startTime));
-    if (opts.attributes) Object.assign(span.attributes, opts.attributes);
-    if (opts.event) span.events.push({ name: opts.event.name, timestamp: iso(at), ...(opts.event.attributes ? { attributes: opts.event.attributes } : {}) });
-    span.status = { code: opts.code ?? 1, ...(opts.message !== undefined ? { message: opts.message } : {}) };
-    this.emit(span.status.code === 2 ? 'span:error' : 'span:end', span, st.entity);
-  }
-
   private ops(record: LogRecord, data: Record<string, unknown>): SpanOps {
-    const stream = record.stream;
-    const at = record.at;
-    const st = this.state(stream);
-    const spanOf = (key: string) => {
-      const id = key === 'root' ? st.rootSpanId : st.open.get(key);
-      return id ? this.store.getSpan(id) : undefined;
-    };
-    const self: SpanOps = {
-      record,
-      data,
-      memo: st.memo,
-      root: (opts) => {
-        if (st.rootOpen || this.store.getSpan(st.rootSpanId)) return;
-        let parentSpanId: string | undefined;
-        if (opts.parent) {
-          const p = this.locate(opts.parent.stream, opts.parent.key);
-          st.traceId = p.traceId;
-          parentSpanId = p.spanId;
-          st.entity = p.entity.id !== undefined ? p.entity : { type: opts.entityType, id: opts.entityId };
-        } else {
-          st.entity = { type: opts.entityType, id: opts.entityId };
-        }
-        st.rootOpen = true;
-        const span: Span = {
-          traceId: st.traceId,
-          spanId: st.rootSpanId,
-          ...(parentSpanId ? { parentSpanId } : {}),
-          name: opts.name,
-          kind: opts.kind ?? 0,
-          startTime: iso(at),
-          attributes: {
-            'entity.id': opts.entityId,
-            'entity.type': opts.entityType,
-            ...(opts.entityName !== undefined ? { 'entity.name': opts.entityName } : {}),
-            ...opts.attributes,
-          },
-          status: { code: 0 },
-          events: [],
-        };
-        this.startSpan(span, st);
-      },
-      open: (key, opts) => {
-        if (st.open.has(key)) self.close(key, { code: 0, event: { name: 'superseded' } });
-        const n = (st.counts.get(key) ?? 0) + 1;
-        st.counts.set(key, n);
-        const spanId = spanIdFor(stream, `${key}|${n}`);
-        const parentKey = opts.parentKey ?? 'root';
-        const parentSpanId = parentKey === 'root' ? st.rootSpanId : (st.open.get(parentKey) ?? st.rootSpanId);
-        st.open.set(key, spanId);
-        const span: Span = {
-          traceId: st.traceId,
-          spanId,
-          parentSpanId,
-          name: opts.name,
-          kind: opts.kind ?? 0,
-          startTime: iso(Math.min(at, opts.startAt ?? at)),
-          attributes: { ...(st.entity.id !== undefined ? { 'entity.id': st.entity.id, 'entity.type': st.entity.type } : {}), ...opts.attributes },
-          status: { code: 0 },
-          events: [],
-        };
-        this.startSpan(span, st);
-      },
-      close: (key, opts = {}) => {
-        if (key === 'root') {
-          if (!st.rootOpen) return false;
-          st.rootOpen = false;
-          this.endSpan(this.store.getSpan(st.rootSpanId), at, st, opts);
-          return true;
-        }
-        const id = st.open.get(key);
-        if (!id) return false;
-        st.open.delete(key);
-        this.endSpan(this.store.getSpan(id), at, st, opts);
-        return true;
-      },
-      isOpen: (key) => (key === 'root' ? st.rootOpen : st.open.has(key)),
-      event: (key, name, attributes) => {
-        const span = spanOf(key) ?? spanOf('root');
-        if (span) span.events.push({ name, timestamp: iso(at), ...(attributes ? { attributes } : {}) });
-      },
-      setAttributes: (key, attributes) => {
-        const span = spanOf(key) ?? spanOf('root');
-        if (span) Object.assign(span.attributes, attributes);
-      },
-      closeChildren: (opts) => {
-        for (const key of [...st.open.keys()].reverse()) self.close(key, opts);
-      },
-      closeAll: (opts) => {
-        self.closeChildren(opts.code === 2 ? { code: 2, message: opts.message } : { code: opts.code ?? 1 });
-        self.close('root', opts);
-      },
-    };
-    return self;
+    return new RecordOps(this, this.state(record.stream), record, data);
+  }
+}
+
+/** The operations of one record on its stream's spans (a class: no closures allocated per record). */
+class RecordOps implements SpanOps {
+  readonly memo: Map<string, unknown>;
+  private readonly at: number;
+  private readonly iso: string;
+
+  constructor(
+    private readonly p: TraceProjection,
+    private readonly st: StreamSpans,
+    readonly record: LogRecord,
+    readonly data: Record<string, unknown>,
+  ) {
+    this.memo = st.memo;
+    this.at = record.at;
+    this.iso = iso(record.at);
+  }
+
+  private spanOf(key: string): Span | undefined {
+    const id = key === 'root' ? this.st.rootSpanId : this.st.open.get(key);
+    return id ? this.p.store.getSpan(id) : undefined;
+  }
+
+  private start(span: Span): void {
+    this.p.store.add(span);
+    this.p.emit('span:start', span, this.st.entity);
+  }
+
+  private end(span: Span | undefined, opts: CloseSpanOptions): void {
+    if (!span || span.endTime !== undefined) return;
+    span.endTime = this.iso;
+    span.duration = Math.max(0, this.at - Date.parse(span.startTime));
+    if (opts.attributes) Object.assign(span.attributes, opts.attributes);
+    if (opts.event) span.events.push({ name: opts.event.name, timestamp: this.iso, ...(opts.event.attributes ? { attributes: opts.event.attributes } : {}) });
+    span.status = opts.message !== undefined ? { code: opts.code ?? 1, message: opts.message } : { code: opts.code ?? 1 };
+    this.p.emit(span.status.code === 2 ? 'span:error' : 'span:end', span, this.st.entity);
+  }
+
+  root(opts: RootOptions): void {
+    const st = this.st;
+    if (st.rootOpen || this.p.store.getSpan(st.rootSpanId)) return;
+    let parentSpanId: string | undefined;
+    if (opts.parent) {
+      const where = this.p.locate(opts.parent.stream, opts.parent.key);
+      st.traceId = where.traceId;
+      parentSpanId = where.spanId;
+      st.entity = where.entity.id !== undefined ? where.entity : { type: opts.entityType, id: opts.entityId };
+    } else {
+      st.entity = { type: opts.entityType, id: opts.entityId };
+    }
+    st.rootOpen = true;
+    const attributes: Record<string, unknown> = { 'entity.id': opts.entityId, 'entity.type': opts.entityType };
+    if (opts.entityName !== undefined) attributes['entity.name'] = opts.entityName;
+    if (opts.attributes) Object.assign(attributes, opts.attributes);
+    const span: Span = { traceId: st.traceId, spanId: st.rootSpanId, name: opts.name, kind: opts.kind ?? 0, startTime: this.iso, attributes, status: { code: 0 }, events: [] };
+    if (parentSpanId) span.parentSpanId = parentSpanId;
+    this.start(span);
+  }
+
+  open(key: string, opts: OpenSpanOptions): void {
+    const st = this.st;
+    if (st.open.has(key)) this.close(key, { code: 0, event: { name: 'superseded' } });
+    const n = (st.counts.get(key) ?? 0) + 1;
+    st.counts.set(key, n);
+    const spanId = spanIdFor(st.stream, `${key}|${n}`);
+    const parentKey = opts.parentKey ?? 'root';
+    const parentSpanId = parentKey === 'root' ? st.rootSpanId : (st.open.get(parentKey) ?? st.rootSpanId);
+    st.open.set(key, spanId);
+    const attributes: Record<string, unknown> = st.entity.id !== undefined ? { 'entity.id': st.entity.id, 'entity.type': st.entity.type } : {};
+    if (opts.attributes) Object.assign(attributes, opts.attributes);
+    this.start({
+      traceId: st.traceId,
+      spanId,
+      parentSpanId,
+      name: opts.name,
+      kind: opts.kind ?? 0,
+      startTime: opts.startAt !== undefined && opts.startAt < this.at ? iso(opts.startAt) : this.iso,
+      attributes,
+      status: { code: 0 },
+      events: [],
+    });
+  }
+
+  close(key: string, opts: CloseSpanOptions = {}): boolean {
+    const st = this.st;
+    if (key === 'root') {
+      if (!st.rootOpen) return false;
+      st.rootOpen = false;
+      this.end(this.p.store.getSpan(st.rootSpanId), opts);
+      return true;
+    }
+    const id = st.open.get(key);
+    if (!id) return false;
+    st.open.delete(key);
+    this.end(this.p.store.getSpan(id), opts);
+    return true;
+  }
+
+  isOpen(key: string): boolean {
+    return key === 'root' ? this.st.rootOpen : this.st.open.has(key);
+  }
+
+  event(key: string, name: string, attributes?: Record<string, unknown>): void {
+    const span = this.spanOf(key) ?? this.spanOf('root');
+    if (span) span.events.push(attributes ? { name, timestamp: this.iso, attributes } : { name, timestamp: this.iso });
+  }
+
+  setAttributes(key: string, attributes: Record<string, unknown>): void {
+    const span = this.spanOf(key) ?? this.spanOf('root');
+    if (span) Object.assign(span.attributes, attributes);
+  }
+
+  closeChildren(opts: CloseSpanOptions): void {
+    for (const key of [...this.st.open.keys()].reverse()) this.close(key, opts);
+  }
+
+  closeAll(opts: CloseSpanOptions): void {
+    this.closeChildren(opts.code === 2 ? { code: 2, message: opts.message } : { code: opts.code ?? 1 });
+    this.close('root', opts);
   }
 }
