@@ -167,10 +167,9 @@ export class AgentMemory implements AgentMemoryHooks {
     buffer.timer = setTimeout(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);
   }
 
-  /** Writes everything buffered for every conversation (server stop). */
-  async flushAll(service: MemoryService): Promise<void> {
-    const map = this.buffers.get(service);
-    if (map) await Promise.all([...map.keys()].map((cid) => this.flush(service, cid)));
+  /** Writes everything buffered and waits for saves in flight, for every conversation (server stop). */
+  flushAll(service: MemoryService): Promise<void> {
+    return this.settle(service, undefined);
   }
 
   private buffer(service: MemoryService, scope: AgentMemoryScope): Buffer {

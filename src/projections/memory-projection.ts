@@ -36,6 +36,7 @@ export class MemoryProjection {
   private idleWaiters: Array<() => void> = [];
   private sub: Subscription | undefined;
   private failure: unknown;
+  private stopped = false;
   private readonly listeners = new Set<MemoryChangeListener>();
   /** write-through cache of conversation rows (`null` = known absent); this class is their only writer */
   private readonly rows = new Map<string, ConversationRow | null>();
@@ -55,16 +56,24 @@ export class MemoryProjection {
   /** Catches up from the checkpoint to the log's head, then follows it live. */
   async start(): Promise<void> {
     const cp = await this.log.getCheckpoint(MEMORY_CHECKPOINT);
+    this.stopped = false;
     this.applied = this.checkpointed = cp;
     this.follow(cp);
     await this.waitFor(this.log.head());
   }
 
-  /** Stops following the log and saves the checkpoint. */
+  /**
+   * Stops following the log and saves the checkpoint. Writers still waiting to read their write
+   * are rejected (their records are durable and are folded on the next start).
+   */
   async stop(): Promise<void> {
     this.sub?.unsubscribe();
     this.sub = undefined;
     await this.idle();
+    this.stopped = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new Error('The memory projection is stopped'));
     if (this.failure === undefined && this.applied > this.checkpointed) {
       this.checkpointed = this.applied;
       await this.log.setCheckpoint(MEMORY_CHECKPOINT, this.applied).catch(() => undefined);
@@ -95,6 +104,7 @@ export class MemoryProjection {
   waitFor(seq: number): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.applied >= seq) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error('The memory projection is stopped'));
     return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
   }
 
