@@ -138,9 +138,18 @@ export class AgentRuns {
     return closed;
   }
 
-  /** Waits (bounded by the caller) until no run is in flight. */
-  async drain(pollMs = 20): Promise<void> {
-    while (this.sessions.size > 0) await new Promise((r) => setTimeout(r, pollMs).unref());
+  /**
+   * Graceful stop: lets in-flight runs finish for up to `graceMs`, then aborts the rest (recorded as
+   * aborted with `reason`) and waits up to `abortWaitMs` for those records.
+   */
+  async drain(graceMs: number, reason = 'Server shutting down', abortWaitMs = 1000, pollMs = 20): Promise<void> {
+    const until = async (deadline: number) => {
+      while (this.sessions.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, pollMs).unref());
+    };
+    await until(Date.now() + graceMs);
+    if (this.sessions.size === 0) return;
+    for (const s of this.sessions.values()) (s as AgentRun).controller.abort(new DOMException(reason, 'AbortError'));
+    await until(Date.now() + abortWaitMs);
   }
 }
 

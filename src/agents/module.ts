@@ -53,7 +53,9 @@ export const agentsModule: ModuleFactory = (ctx): AgentsModule => {
       }
     },
     async stop() {
-      await runs.drain();
+      // the composition root stops waiting at shutdownTimeoutMs: abort what is left a little before
+      const timeout = ctx.config.server?.shutdownTimeoutMs ?? 10_000;
+      await runs.drain(Math.max(0, timeout - 2000), 'Server shutting down', Math.min(1000, timeout / 2));
       await history.stop();
     },
     counts: () => ({ agents: registry.size }),

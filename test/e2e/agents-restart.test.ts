@@ -6,13 +6,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { createAgent } from '../../src/agents/define-agent.js';
+import { createDemoModel } from '../../src/agents/models/demo-model.js';
+import { readSse } from '../helpers/sse.js';
 import { openLevelLog } from '../../src/log/level-log.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 const agent = createAgent({ id: 'echo', name: 'Echo', instructions: 'Echo.' });
 let t: TestServer | undefined;
+let t2: TestServer | undefined;
 afterAll(async () => {
   await t?.close();
+  await t2?.close();
 });
 
 describe('agent runs across restarts', () => {
@@ -41,5 +45,24 @@ describe('agent runs across restarts', () => {
     // a second boot finds nothing left to close
     await t.restart();
     expect((await t.server.log.readStream('run:interrupted-1')).length).toBe(2);
+  });
+
+  it('aborts runs still going at shutdown once the grace period is over, and records why', async () => {
+    const slow = createAgent({ id: 'slow', name: 'Slow', instructions: 'x', model: createDemoModel({ tokenDelayMs: 100 }) });
+    t2 = await startTestServer({ agents: [slow], server: { shutdownTimeoutMs: 2500 } });
+    const res = await fetch(`${t2.url}/agents/slow/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ') }) });
+    const frames: string[] = [];
+    const reading = (async () => {
+      for await (const f of readSse(res)) frames.push(f.event ?? '');
+    })();
+    while (!frames.includes('text-delta')) await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    await t2.server.close();
+    await reading;
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(frames.at(-1)).toBe('abort');
+    await t2.restart();
+    const entry = (await api(`${t2.url}/agents/slow/history`)).body.data.entries[0];
+    expect(entry).toMatchObject({ status: 'cancelled', metadata: { abortReason: 'Server shutting down' } });
   });
 });
