@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { andAgent, andThen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { echoWorkflow } from '../../examples/workflows/echo.workflow.js';
 import { assistantAgent } from '../../examples/agents/assistant.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
@@ -39,7 +39,17 @@ const logged = createWorkflow(
   }),
 );
 
-const config = { workflows: [logged, echoWorkflow], agents: [assistantAgent] };
+const inner = createWorkflow(
+  { id: 'inner', name: 'Inner', input: z.object({ v: z.number() }) },
+  andThen({ id: 'inc', execute: ({ data }) => ({ v: (data as { v: number }).v + 1 }) }),
+);
+const outer = createWorkflow(
+  { id: 'outer', name: 'Outer', input: z.object({ v: z.number() }) },
+  andWorkflow({ id: 'sub', workflow: inner }),
+  andAgent({ id: 'ask', agent: 'assistant', prompt: (d: { v: number }) => `Say ${d.v}`, schema: z.object({ a: z.string() }) }),
+);
+
+const config = { workflows: [logged, echoWorkflow, outer], agents: [assistantAgent] };
 const isSpan = (m: any) => m.type === 'OBSERVABILITY_EVENT';
 const spanLine = (m: any) => `${m.data.type} ${m.data.span.name}`;
 
@@ -177,6 +187,23 @@ describe('observability on a running server', () => {
     expect(tool.parentSpanId).toBe(step1.spanId);
     expect(trace.spans[0].attributes).toMatchObject({ 'entity.type': 'agent', 'entity.id': 'assistant', 'agent.operation': 'text' });
     expect(trace.spans.every((s: any) => s.endTime !== undefined)).toBe(true);
+  });
+
+  it('puts a nested workflow and an andAgent run into the trace of the outer execution', async () => {
+    const res = await api(`${t.url}/workflows/outer/execute`, { method: 'POST', json: { input: { v: 1 } } });
+    expect(res.status).toBe(200);
+    const list = await api(`${t.url}/observability/traces?entityType=workflow&entityId=outer`);
+    expect(list.body.data.count).toBe(1);
+    const trace = list.body.data.traces[0];
+    const byName = (n: string) => trace.spans.find((s: any) => s.name === n);
+    expect(byName('workflow:Inner').parentSpanId).toBe(byName('step:sub').spanId);
+    expect(byName('step:inc').parentSpanId).toBe(byName('workflow:Inner').spanId);
+    expect(byName('agent:assistant').parentSpanId).toBe(byName('step:ask').spanId);
+    expect(byName('llm:step 1').parentSpanId).toBe(byName('agent:assistant').spanId);
+    expect(trace.tree).toHaveLength(1);
+    expect(trace.spans.every((s: any) => s.traceId === trace.traceId && s.endTime !== undefined)).toBe(true);
+    // nested runs are not traces of their own
+    expect((await api(`${t.url}/observability/traces?entityId=inner`)).body.data.count).toBe(0);
   });
 
   it('serves a trace, a span and their log records by id, and 404s for unknown ids', async () => {
