@@ -4,6 +4,7 @@
  * the auth class of the routes and acting as the token's user (decisions.md §6, §12).
  */
 import { SignJWT } from 'jose';
+import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/agents/define-agent.js';
 import type { EventloomConfig } from '../../src/config/define-config.js';
@@ -70,6 +71,25 @@ describe('memory resolution', () => {
     const r = await m(`/conversations/${c.body.data.conversation.id}/working-memory`, { method: 'POST', json: { content: 'x' } });
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('Working memory is not enabled');
+  });
+});
+
+describe('schema-based, user-scoped working memory', () => {
+  it('merges JSON objects on append, validates them against the schema, and shares them across the user’s conversations', async () => {
+    const schema = z.object({ name: z.string().optional(), hobbies: z.array(z.string()).optional() });
+    const m = await serve({ memory: { workingMemory: { enabled: true, scope: 'user', schema } } });
+    const a = (await m('/conversations', { method: 'POST', json: { userId: 'wm-user', resourceId: 'r' } })).body.data.conversation.id;
+    const b = (await m('/conversations', { method: 'POST', json: { userId: 'wm-user', resourceId: 'r' } })).body.data.conversation.id;
+    expect((await m(`/conversations/${a}/working-memory`, { method: 'POST', json: { content: { name: 'Ada', hobbies: ['chess'] } } })).status).toBe(200);
+    expect((await m(`/conversations/${b}/working-memory`, { method: 'POST', json: { content: '{"hobbies":["chess","go"]}', mode: 'append' } })).status).toBe(200);
+    const r = await m(`/conversations/${a}/working-memory?userId=wm-user`);
+    expect(r.body.data).toMatchObject({ scope: 'user', format: 'json', template: null });
+    expect(JSON.parse(r.body.data.content)).toEqual({ name: 'Ada', hobbies: ['chess', 'go'] });
+    const bad = await m(`/conversations/${a}/working-memory`, { method: 'POST', json: { content: { name: 42 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/^Failed to validate working memory: name: /);
+    // the conversation scope was not written
+    expect((await m(`/conversations/${a}/working-memory?scope=conversation`)).status).toBe(404);
   });
 });
 
