@@ -115,32 +115,38 @@ export class AgentHistoryProjection {
   /** Applies queued records in order; synchronous unless an entry or count must be read from kv. */
   private async drain(): Promise<void> {
     this.draining = true;
-    try {
-      while (this.queue.length > 0) {
-        const r = this.queue[0];
-        if (r.stream.startsWith(RUN_PREFIX)) {
-          let current = this.live.get(r.stream);
-          if (!current && r.type !== 'run.started') {
-            current = await this.loadEntry(r.stream);
-            if (current) this.pointed.add(r.stream);
-          }
-          const next = applyHistoryRecord(current, r);
-          if (next && next !== current) {
-            if (r.type === 'run.started' && (!current || current.seq < r.seq)) await this.count(next.agentId, r.seq);
-            this.live.set(r.stream, next);
-            this.dirty.add(r.stream);
-          }
+    while (this.queue.length > 0) {
+      const r = this.queue[0];
+      if (r.stream.startsWith(RUN_PREFIX)) {
+        try {
+          await this.apply(r);
+        } catch (err) {
+          // one bad record must not stop the projection: report it and go on
+          this.options.onError?.(err);
         }
-        this.queue.shift();
-        this.applied = r.seq;
       }
-    } catch (err) {
-      this.options.onError?.(err);
-      this.queue.length = 0;
-    } finally {
-      this.draining = false;
+      this.queue.shift();
+      this.applied = r.seq;
     }
+    this.draining = false;
     this.scheduleFlush();
+  }
+
+  private async apply(r: LogRecord): Promise<void> {
+    let current = this.live.get(r.stream);
+    if (!current && r.type !== 'run.started') {
+      current = await this.loadEntry(r.stream);
+      if (current) this.pointed.add(r.stream);
+    }
+    const next = applyHistoryRecord(current, r);
+    if (!next || next === current) return;
+    if (r.type === 'run.started' && (!current || current.seq < r.seq)) {
+      const c = this.counts.get(next.agentId);
+      if (c) this.bump(c, next.agentId, r.seq);
+      else this.bump(await this.loadCount(next.agentId), next.agentId, r.seq);
+    }
+    this.live.set(r.stream, next);
+    this.dirty.add(r.stream);
   }
 
   private async loadEntry(stream: string): Promise<StoredHistoryEntry | undefined> {
@@ -160,8 +166,7 @@ export class AgentHistoryProjection {
     return c;
   }
 
-  private async count(agentId: string, seq: number): Promise<void> {
-    const c = this.counts.get(agentId) ?? (await this.loadCount(agentId));
+  private bump(c: Count, agentId: string, seq: number): void {
     if (c.seq >= seq) return;
     c.total += 1;
     c.seq = seq;

@@ -134,4 +134,21 @@ describe('agent history projection', () => {
     expect((await p.page('nobody', 0, 10)).pagination).toEqual({ page: 0, limit: 10, total: 0, totalPages: 0 });
     await p.stop();
   });
+
+  it('reports a malformed record and goes on with the next ones', async () => {
+    const log = createMemoryLog();
+    const errors: unknown[] = [];
+    const p = new AgentHistoryProjection(log, { onError: (e) => errors.push(e) });
+    await p.start();
+    await log.append('run:bad', recordsOf(0, { agent: 'a', steps: 0, deltas: 0, end: 'none' }));
+    await log.append('run:bad', [{ type: 'run.finished', data: { text: 'no steps key' } }]);
+    await log.append('run:good', recordsOf(1, { agent: 'a', steps: 1, deltas: 0, end: 'finished' }));
+    const page = await p.page('a', 0, 10);
+    expect(errors).toHaveLength(1);
+    expect(page.entries.map((e) => [e.input, e.status])).toEqual([
+      ['in1', 'completed'],
+      ['in0', 'working'],
+    ]);
+    await p.stop();
+  });
 });
