@@ -105,8 +105,10 @@ export class AgentMemory implements AgentMemoryHooks {
     const conv = await store.getConversation(args.conversationId);
     // Another user's conversation gives no context (and writes to it are refused by the store).
     const own = conv !== undefined && conv.userId === args.userId;
-    const history = own && args.contextLimit > 0 ? await store.listMessages(args.conversationId, { limit: args.contextLimit }) : [];
-    const hits = await this.semanticHits(service, args, history);
+    const loaded = own && args.contextLimit > 0 ? await store.listMessages(args.conversationId, { limit: args.contextLimit }) : [];
+    // a chat client resends the thread: stored messages it repeats are not given twice
+    const history = args.input.length > 1 ? loaded.slice(0, loaded.length - repeatedTail(loaded, args.input)) : loaded;
+    const hits = await this.semanticHits(service, args, loaded);
     const sem = args.semanticMemory;
     const merged = sem.mergeStrategy === 'prepend' ? [...hits, ...history] : sem.mergeStrategy === 'interleave' ? interleave(history, hits) : [...history, ...hits];
     const settings = this.settings(args.agentId, service.memoryConfig);
@@ -133,6 +135,8 @@ export class AgentMemory implements AgentMemoryHooks {
     for (const r of results) {
       const md = r.metadata ?? {};
       if (md.resourceId !== resourceId || seen.has(r.id)) continue;
+      // already in the prompt as part of the call's own input
+      if (args.input.some((m) => m.role === md.role && modelText(m) === r.content)) continue;
       hits.push({ id: r.id, role: md.role as MessageRole, parts: [{ type: 'text', text: r.content ?? '' }], metadata: {}, createdAt: String(md.createdAt) });
       if (hits.length === sem.semanticLimit) break;
     }
@@ -218,6 +222,15 @@ export class AgentMemory implements AgentMemoryHooks {
     }
     return input;
   }
+}
+
+/** The largest k such that the last k stored messages appear, in order and contiguous, in `input`. */
+function repeatedTail(stored: readonly Message[], input: readonly ModelMessage[]): number {
+  for (let k = Math.min(stored.length, input.length); k > 0; k--) {
+    const tail = stored.slice(stored.length - k);
+    for (let j = 0; j + k <= input.length; j++) if (tail.every((m, i) => sameMessage(m, input[j + i]))) return k;
+  }
+  return 0;
 }
 
 function toInput(m: ModelMessage): MessageInput {

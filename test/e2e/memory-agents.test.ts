@@ -98,6 +98,19 @@ describe('history in the prompt', () => {
     expect(conv.title).toMatch(/^New Chat \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
+  it('neither stores nor prompts twice what a chat client resends with its whole thread', async () => {
+    const memory = { userId: 'u10', conversationId: 'echo-thread' };
+    const ui = (id: string, role: string, text: string) => ({ id, role, parts: [{ type: 'text', text }] });
+    const first = await api(`${t.url}/agents/echo/text`, { method: 'POST', json: { input: [ui('1', 'user', 'first question')], options: { memory } } });
+    const reply = first.body.data.text as string;
+    const thread = [ui('1', 'user', 'first question'), ui('2', 'assistant', reply), ui('3', 'user', 'second question')];
+    const second = await api(`${t.url}/agents/echo/text`, { method: 'POST', json: { input: thread, options: { memory } } });
+    const lines = (second.body.data.text as string).split('\n').filter((l) => !l.startsWith('system:'));
+    expect(lines.filter((l) => l === 'user: first question')).toHaveLength(1);
+    expect(lines.at(-1)).toBe('user: second question');
+    expect((await messages('echo-thread'))!.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+
   it('loads at most contextLimit messages, none for 0', async () => {
     const memory = { userId: 'u2', conversationId: 'echo-limit' };
     await text('echo', 'first', { memory });
