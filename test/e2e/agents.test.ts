@@ -2,7 +2,7 @@
  * Agents end to end against the real server (uWS, LevelDB in a temp dir) and the offline demo model:
  * listing and detail shapes, the five generation routes read by real clients (fetch, an SSE parser,
  * the `ai` SDK's own UI-message-stream reader), request validation, history paging and durability,
- * the agent card, and client aborts.
+ * and the agent card. Run records, disconnects and resumable chats: agents-runs.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonEventStream } from '@ai-sdk/provider-utils';
@@ -11,7 +11,6 @@ import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
 import { createTool } from '../../src/tools/define-tool.js';
 import { createDemoModel } from '../../src/agents/models/demo-model.js';
-import type { AgentsModule } from '../../src/agents/module.js';
 import { getWeatherTool } from '../../examples/tools/get-weather.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
@@ -45,7 +44,6 @@ const unlucky = createAgent({ id: 'unlucky', name: 'Unlucky', instructions: 'Try
 let t: TestServer;
 const url = (p: string) => `${t.url}${p}`;
 const post = (p: string, json: unknown) => api(url(p), { method: 'POST', json });
-const agentsModule = () => t.server.modules.get('agents') as AgentsModule;
 
 beforeAll(async () => {
   t = await startTestServer({ agents: [assistantAgent, lead, slow, unlucky] });
@@ -53,14 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
-
-async function waitUntil(check: () => Promise<boolean> | boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('agent listing and detail', () => {
   it('lists agents in registration order with the §3 list-item shape', async () => {
@@ -394,123 +384,5 @@ describe('agent card', () => {
     });
     const bare = await api(url('/.well-known/assistant/agent-card.json'), { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'agents.example' } });
     expect(bare.body).toEqual(card.data);
-  });
-});
-
-describe('run records', () => {
-  it('records a slow stream as start, batched text deltas (not one per token) and the finish', async () => {
-    const words = 'w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12';
-    await collectSse(url('/agents/slow/stream'), { method: 'POST', json: { input: words } });
-    const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
-    const records = await t.server.log.readStream(`run:${entry.id}`);
-    const types = records.map((r) => r.type);
-    expect(types[0]).toBe('run.started');
-    expect(types.at(-1)).toBe('run.finished');
-    const deltas = records.filter((r) => r.type === 'run.text-delta');
-    // 14 tokens 40 ms apart, flushed every 50 ms: several batches, far fewer than the tokens
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.length).toBeLessThan(14);
-    const streamed = deltas.map((r) => (r.data as { text: string }).text).join('');
-    expect(`You said: ${words}`.startsWith(streamed)).toBe(true);
-    expect(records.at(-1)!.data).toMatchObject({ text: `You said: ${words}`, finishReason: 'stop' });
-  });
-
-  it('records a one-step text call as two records', async () => {
-    await post('/agents/assistant/text', { input: 'two records' });
-    const entry = (await api(url('/agents/assistant/history?limit=1'))).body.data.entries[0];
-    const records = await t.server.log.readStream(`run:${entry.id}`);
-    expect(records.map((r) => r.type)).toEqual(['run.started', 'run.finished']);
-    expect(records[0]).toMatchObject({ kind: 'agent-run@1', data: { agentId: 'assistant', operationType: 'text', input: 'two records', model: 'demo (offline)', options: { temperature: 0.7, maxOutputTokens: 4000 } } });
-  });
-
-  it('records each tool-calling step as it finishes', async () => {
-    await post('/agents/assistant/text', { input: 'weather in Kyiv?' });
-    const entry = (await api(url('/agents/assistant/history?limit=1'))).body.data.entries[0];
-    const records = await t.server.log.readStream(`run:${entry.id}`);
-    expect(records.map((r) => r.type)).toEqual(['run.started', 'run.step', 'run.finished']);
-    expect(records[1].data).toMatchObject({ step: { stepNumber: 0, toolCalls: [{ toolName: 'getWeather', input: { city: 'Kyiv' } }], toolResults: [{ output: { city: 'Kyiv', tempC: 21 } }] } });
-  });
-});
-
-describe('client disconnects', () => {
-  async function abortAfterFirstDelta(path: string, options: Record<string, unknown> = {}): Promise<void> {
-    const controller = new AbortController();
-    const res = await fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'one two three four five six seven eight', options }), signal: controller.signal });
-    try {
-      for await (const f of readSse(res)) {
-        if (f.event === 'text-delta') break;
-      }
-    } finally {
-      controller.abort();
-    }
-  }
-
-  it('cancels the generation, records an abort and leaves no live actor', async () => {
-    await abortAfterFirstDelta('/agents/slow/stream');
-    await waitUntil(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'cancelled');
-    const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
-    expect(entry.metadata).toEqual({ abortReason: 'Client disconnected' });
-    const records = await t.server.log.readStream(`run:${entry.id}`);
-    expect(records.at(-1)!.type).toBe('run.aborted');
-    await waitUntil(() => t.server.actors.peek(`run:${entry.id}`) === undefined && agentsModule().runs.sessions.size === 0);
-  });
-
-  it('lets the generation finish when onDisconnect is continue', async () => {
-    await abortAfterFirstDelta('/agents/slow/chat', { onDisconnect: 'continue' });
-    await waitUntil(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'completed');
-    const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
-    expect(entry.output).toBe('You said: one two three four five six seven eight');
-    expect(entry.operationType).toBe('chat');
-  });
-});
-
-describe('resumable chat streams', () => {
-  const chatBody = (conversationId?: string, userId?: string) => ({
-    input: 'alpha beta gamma delta epsilon zeta',
-    options: { resumableStream: true, memory: { ...(userId ? { userId } : {}), ...(conversationId ? { conversationId } : {}) } },
-  });
-
-  it('needs a userId and a conversationId', async () => {
-    expect(await post('/agents/slow/chat', chatBody('c1'))).toMatchObject({ status: 400, body: { success: false, error: 'userId is required for resumable streams' } });
-    expect(await post('/agents/slow/chat', chatBody(undefined, 'u1'))).toMatchObject({ status: 400, body: { success: false, error: 'conversationId is required for resumable streams' } });
-    expect(await api(url('/agents/slow/chat/c1/stream'))).toMatchObject({ status: 400, body: { success: false, error: 'Invalid request: userId: Required' } });
-  });
-
-  it('keeps generating after the client leaves and replays the stream from its first chunk to [DONE]', async () => {
-    const controller = new AbortController();
-    const res = await fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-r', 'user-r')), signal: controller.signal });
-    for await (const f of readSse(res)) if (f.json?.type === 'text-delta') break;
-    controller.abort();
-    const resumed = await collectSse(url('/agents/slow/chat/conv-r/stream?userId=user-r'));
-    expect(resumed.status).toBe(200);
-    expect(resumed.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
-    expect(resumed.frames[0]).toMatchObject({ event: 'start', id: '1' });
-    expect(resumed.frames.at(-1)!.data).toBe('[DONE]');
-    const text = resumed.frames.filter((f) => f.json?.type === 'text-delta').map((f) => f.json.delta).join('');
-    expect(text).toBe('You said: alpha beta gamma delta epsilon zeta');
-    // finished: nothing left to resume
-    expect((await api(url('/agents/slow/chat/conv-r/stream?userId=user-r'))).status).toBe(204);
-  });
-
-  it('resumes after Last-Event-ID', async () => {
-    const first = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-l', 'user-l')) });
-    await waitUntil(() => agentsModule().runs.resumableChats.get('slow\u0000conv-l\u0000user-l') !== undefined);
-    const resumed = await collectSse(url('/agents/slow/chat/conv-l/stream?userId=user-l'), { headers: { 'last-event-id': '2' } });
-    expect(resumed.frames[0].id).toBe('3');
-    await (await first).text();
-  });
-
-  it('aborts the older generation when a new resumable chat starts on the same conversation', async () => {
-    const older = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-s', 'user-s')) });
-    await waitUntil(() => agentsModule().runs.resumableChats.get('slow\u0000conv-s\u0000user-s') !== undefined);
-    const newer = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-s', 'user-s')) });
-    const olderFrames: SseFrame[] = [];
-    for await (const f of readSse(await older)) olderFrames.push(f);
-    expect(olderFrames.at(-2)!.json).toMatchObject({ type: 'abort' });
-    expect(olderFrames.at(-1)!.data).toBe('[DONE]');
-    const newerText = await (await newer).text();
-    expect(newerText).toContain('"type":"finish"');
-    const entries = (await api(url('/agents/slow/history?limit=2'))).body.data.entries;
-    expect(entries.map((e: any) => e.status).sort()).toEqual(['cancelled', 'completed']);
   });
 });
