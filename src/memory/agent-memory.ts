@@ -21,6 +21,7 @@ import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHook
 import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type ResolvedMemory } from './config.js';
 import { textOf, toModelMessages, type MessageInput } from './messages.js';
 import type { MemoryService } from './service.js';
+import type { PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
 import { workingMemorySection } from './working-memory.js';
 
@@ -44,6 +45,8 @@ export class AgentMemory implements AgentMemoryHooks {
   private readonly buffers = new Map<MemoryService, Map<string, Buffer>>();
   /** saveMessages calls not finished yet, per conversation */
   private readonly inflight = new Map<string, Set<Promise<void>>>();
+  /** the user of each conversation with writes pending (to settle one user's writes) */
+  private readonly owners = new Map<string, string>();
   private readonly unregister = new Map<MemoryService, () => void>();
 
   constructor(readonly options: AgentMemoryOptions = {}) {}
@@ -52,7 +55,7 @@ export class AgentMemory implements AgentMemoryHooks {
     this.services.push(service);
     this.buffers.set(service, new Map());
     // Store reads of a conversation first write what this agent still holds for it.
-    this.unregister.set(service, service.store.addPendingWrites((cid) => this.settle(service, cid)));
+    this.unregister.set(service, service.store.addPendingWrites((scope) => this.settle(service, scope)));
   }
 
   detach(service: MemoryService): void {
@@ -68,10 +71,12 @@ export class AgentMemory implements AgentMemoryHooks {
    * The agents layer answers a call before its last saves run; this is what makes the next
    * call's history (and a GET of the messages) include them.
    */
-  private async settle(service: MemoryService, cid: string | undefined): Promise<void> {
+  private async settle(service: MemoryService, scope: PendingScope): Promise<void> {
+    const { conversationId: cid, userId } = scope;
     for (let round = 0; round < 50; round++) {
       const map = this.buffers.get(service);
-      const keys = cid !== undefined ? [cid] : [...new Set([...this.inflight.keys(), ...(map?.keys() ?? [])])];
+      let keys = cid !== undefined ? [cid] : [...new Set([...this.inflight.keys(), ...(map?.keys() ?? [])])];
+      if (cid === undefined && userId !== undefined) keys = keys.filter((k) => this.owners.get(k) === userId);
       const pending = keys.flatMap((k) => [...(this.inflight.get(k) ?? [])]);
       const buffered = keys.filter((k) => (map?.get(k)?.messages.length ?? 0) > 0);
       if (pending.length === 0 && buffered.length === 0) return;
@@ -101,7 +106,7 @@ export class AgentMemory implements AgentMemoryHooks {
   async loadContext(args: LoadContextArgs): Promise<{ messages: ModelMessage[]; system?: string }> {
     const service = this.service;
     const store = service.store;
-    await this.settle(service, args.conversationId);
+    await this.settle(service, { conversationId: args.conversationId });
     const conv = await store.getConversation(args.conversationId);
     // Another user's conversation gives no context (and writes to it are refused by the store).
     const own = conv !== undefined && conv.userId === args.userId;
@@ -147,10 +152,14 @@ export class AgentMemory implements AgentMemoryHooks {
     const p = this.save(args);
     let set = this.inflight.get(args.conversationId);
     if (!set) this.inflight.set(args.conversationId, (set = new Set()));
+    this.owners.set(args.conversationId, args.userId);
     set.add(p);
     const done = () => {
       set!.delete(p);
-      if (set!.size === 0 && this.inflight.get(args.conversationId) === set) this.inflight.delete(args.conversationId);
+      if (set!.size === 0 && this.inflight.get(args.conversationId) === set) {
+        this.inflight.delete(args.conversationId);
+        if (!this.buffers.get(this.services[this.services.length - 1])?.has(args.conversationId)) this.owners.delete(args.conversationId);
+      }
     };
     p.then(done, done);
     return p;
@@ -173,7 +182,7 @@ export class AgentMemory implements AgentMemoryHooks {
 
   /** Writes everything buffered and waits for saves in flight, for every conversation (server stop). */
   flushAll(service: MemoryService): Promise<void> {
-    return this.settle(service, undefined);
+    return this.settle(service, {});
   }
 
   private buffer(service: MemoryService, scope: AgentMemoryScope): Buffer {
@@ -205,7 +214,10 @@ export class AgentMemory implements AgentMemoryHooks {
     try {
       await mine;
     } finally {
-      if (b.messages.length === 0 && b.inflight === mine && map.get(cid) === b && !b.timer) map.delete(cid);
+      if (b.messages.length === 0 && b.inflight === mine && map.get(cid) === b && !b.timer) {
+        map.delete(cid);
+        if (!this.inflight.has(cid)) this.owners.delete(cid);
+      }
     }
   }
 

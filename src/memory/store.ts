@@ -63,6 +63,12 @@ export interface MemoryStoreOptions {
   clock?: () => number;
 }
 
+/** Which pending writes a read needs: one conversation's, one user's, or (both unset) all. */
+export interface PendingScope {
+  conversationId?: string;
+  userId?: string;
+}
+
 export interface ListConversationsQuery {
   resourceId?: string;
   userId?: string;
@@ -96,7 +102,7 @@ export class MemoryStore {
   private readonly clock: () => number;
   readonly semantic: SemanticIndexer | undefined;
   private readonly searchUnavailable: string | undefined;
-  private readonly pendingWrites = new Set<(cid: string | undefined) => Promise<void>>();
+  private readonly pendingWrites = new Set<(scope: PendingScope) => Promise<void>>();
 
   constructor(opts: MemoryStoreOptions) {
     this.log = opts.log;
@@ -108,16 +114,16 @@ export class MemoryStore {
 
   /**
    * Registers a source of writes not yet in the log (an agent's debounced saves): reads of a
-   * conversation first wait for `settle(cid)` (`undefined` = every conversation, for search).
-   * Returns the unregister function.
+   * conversation first wait for `settle({conversationId})`; listings and searches for those of a
+   * user (`{userId}`), or of everyone (`{}`). Returns the unregister function.
    */
-  addPendingWrites(settle: (cid: string | undefined) => Promise<void>): () => void {
+  addPendingWrites(settle: (scope: PendingScope) => Promise<void>): () => void {
     this.pendingWrites.add(settle);
     return () => this.pendingWrites.delete(settle);
   }
 
-  private async settlePending(cid: string | undefined): Promise<void> {
-    if (this.pendingWrites.size) await Promise.all([...this.pendingWrites].map((s) => s(cid)));
+  private async settlePending(conversationId: string | undefined, userId?: string): Promise<void> {
+    if (this.pendingWrites.size) await Promise.all([...this.pendingWrites].map((s) => s({ conversationId, userId })));
   }
 
   /** True when semantic search can run (an embedder and a vector index are configured). */
@@ -171,7 +177,7 @@ export class MemoryStore {
   }
 
   async listConversations(q: ListConversationsQuery = {}): Promise<{ conversations: Conversation[]; total: number; limit: number; offset: number }> {
-    await this.settlePending(undefined);
+    await this.settlePending(undefined, q.userId);
     const limit = Math.min(Math.max(1, q.limit ?? 50), 500);
     const offset = Math.max(0, q.offset ?? 0);
     const scope = scopeKey({ resourceId: q.resourceId, userId: q.userId });
@@ -390,7 +396,7 @@ export class MemoryStore {
 
   async search(query: string, opts: SearchOptions = {}): Promise<SearchResult[]> {
     if (!this.semantic) throw badRequest(this.searchUnavailable ?? 'Embedding adapter is required for semantic search but not configured');
-    await this.settlePending(opts.conversationId);
+    await this.settlePending(opts.conversationId, opts.userId);
     return searchMessages(this.log.kv, this.semantic, query, opts);
   }
 }
