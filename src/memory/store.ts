@@ -30,6 +30,7 @@ import {
 } from '../projections/memory-keys.js';
 import type { MemoryProjection } from '../projections/memory-projection.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { walkBack } from './message-walk.js';
 import { assertId, normalizeMessage, parseMessageInput, toMessage, type MessageInput } from './messages.js';
 import { searchMessages, type SearchOptions } from './search.js';
 import type { SemanticIndexer } from './semantic-index.js';
@@ -317,28 +318,7 @@ export class MemoryStore {
     }
     const row = await this.existing(cid);
     if (limit === 0) return [];
-    // Filtered: walk back from the newest; while createdAt never went backwards, the walk stops
-    // at the first message not after `after`.
-    const picked: StoredMessage[] = [];
-    let lt = range.lt;
-    const page = Math.min(Math.max(limit * 2, 64), 1024);
-    outer: for (;;) {
-      const rows = await this.log.kv.range<StoredMessage>({ gte: range.gte, lt, reverse: true, limit: page });
-      for (const [, m] of rows) {
-        const at = Date.parse(m.createdAt);
-        if (after !== undefined && at <= after) {
-          if (row.monotonic) break outer;
-          continue;
-        }
-        if (before !== undefined && at >= before) continue;
-        if (roles && !roles.has(m.role)) continue;
-        picked.push(m);
-        if (picked.length === limit) break outer;
-      }
-      if (rows.length < page) break;
-      lt = rows[rows.length - 1][0];
-    }
-    return picked.reverse().map(toMessage);
+    return (await walkBack(this.log.kv, range, { limit, before, after, roles, monotonic: row.monotonic })).map(toMessage);
   }
 
   /** Deletes messages by id; returns how many of them existed. */
