@@ -21,7 +21,8 @@
  * to (e.g. "suspend the step in flight now"). Several events from one builder are decided in order
  * and appended as one atomic append: all are accepted or nothing is written.
  */
-import { initialTransition, transition, type AnyStateMachine, type SnapshotFrom, type EventFrom } from 'xstate';
+import type { AnyStateMachine, SnapshotFrom, EventFrom } from 'xstate';
+import { pureInitialTransition as initialTransition, pureTransition as transition } from './pure-transition.js';
 import type { EventLog, LogRecord, NewRecord } from '../log/types.js';
 import { Mailbox } from './mailbox.js';
 
