@@ -83,7 +83,8 @@ async function create(engine: WorkflowEngine, input: ExecutionInput, custom: boo
   }
   try {
     if (custom && (await engine.log.streamHead(executionStream(id))) > 0) throw conflict(`Execution ${id} already exists`);
-    const { settled } = await engine.createExecution(input);
+    // a generated id (not the client's options.executionId) cannot exist yet: let the log skip the head lookup
+    const { settled } = await engine.createExecution(input, { freshStream: !custom });
     return { executionId: id, createdAt: input.createdAt, settled };
   } catch (err) {
     if (err instanceof StreamExistsError || err instanceof StreamConflictError) throw conflict(`Execution ${id} already exists`);
@@ -228,6 +229,10 @@ export async function cancelExecution(engine: WorkflowEngine, workflowId: string
     throw err;
   });
   if (res.records.length === 0) return stored();
+  // a run cancelled while suspended in a sub-workflow takes its suspended child with it
+  if (res.records.length === 1) {
+    await engine.cancelChildrenOf(executionId, reason).catch((err) => engine.logger.error({ err, executionId }, 'cancelling sub-workflow executions failed'));
+  }
   const rec = res.records[res.records.length - 1];
   return { executionId, status: 'cancelled', cancelledAt: iso(rec.at), reason };
 }

@@ -219,10 +219,10 @@ export class WorkflowEngine {
   }
 
   /** Creates an execution actor and returns a promise of its first settling record. */
-  async createExecution(input: ExecutionInput): Promise<{ settled: Promise<LogRecord>; seq: number }> {
+  async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
     const settled = this.feeds.waitForSettle(stream, 0);
-    const res = await this.host.create(this.kind, stream, input);
+    const res = await this.host.create(this.kind, stream, input, options);
     return { settled, seq: res.seq };
   }
 
@@ -301,6 +301,11 @@ export class WorkflowEngine {
       const step = def?.steps[idx];
       return { type: 'execution.suspended', stepIndex: idx, stepId: c.stepIds[idx], stepName: step?.name ?? c.stepIds[idx], stepType: step?.type ?? 'andThen', input: c.current ? c.current.input : c.data, reason: 'Parent execution suspended', workflowName: c.workflowName };
     });
+  }
+
+  /** Cancels every unfinished child execution of `executionId` (its parent was cancelled while suspended). */
+  async cancelChildrenOf(executionId: string, reason: string): Promise<void> {
+    for (const { stream } of await this.log.listStreams(`${executionStream(executionId)}/`)) await this.cancelChild(stream, reason);
   }
 
   private async cancelChild(stream: string, reason: string): Promise<void> {

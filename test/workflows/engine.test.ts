@@ -192,3 +192,16 @@ describe('definitions', () => {
     expect(() => createWorkflow({ id: 'x', input: z.string() })).toThrow('needs at least one step');
   });
 });
+
+describe('cancelling a parent', () => {
+  it('cancels the suspended child of a parent cancelled while suspended in its sub-workflow', async () => {
+    const { cancelExecution } = await import('../../src/workflows/commands.js');
+    const engine = makeEngine([parent]);
+    const run = await startExecution(engine, 'parent', { v: 1 });
+    expect((await run.settled).type).toBe('execution.suspended');
+    await cancelExecution(engine, 'parent', run.executionId, 'no longer needed');
+    await until(async () => typesOf(await engine.log.readStream(executionStream(`${run.executionId}/sub`))).at(-1) === 'execution.cancelled');
+    const child = await engine.log.readStream(executionStream(`${run.executionId}/sub`));
+    expect(child.at(-1)!.data).toMatchObject({ reason: 'no longer needed' });
+  });
+});

@@ -1,0 +1,324 @@
+/**
+ * Workflows benchmark (`npm run bench:workflows`). The server runs as a child process (this file
+ * with `--serve`: the real server, uWS + LevelDB in a temp dir, the example `echo` workflow and a
+ * `ticker` workflow); the load clients run in this process on loopback.
+ *
+ * (a) `POST /workflows/echo/execute`, 10 connections (autocannon): executions/s and latency; every
+ *     response is sent after its records were fsync'd (group commit). Checked: the executions
+ *     index counts exactly the 2xx responses.
+ * (b) N SSE observers (default 10,000) attached to one `ticker` execution: it suspends until every
+ *     observer is attached (idle observers: server RSS per observer), then is resumed and emits E
+ *     custom events; every observer must get every event exactly once, in order, then
+ *     `workflow-result`. Delivery latency (receive time − the step's emit time, which includes the
+ *     durable append) is compared with a minimal uWS broadcaster (bench/lib/broadcaster.ts) that
+ *     writes one pre-encoded frame to every subscriber, measured in the same run.
+ * (c) Server RSS after 100,000 completed executions (phase a topped up).
+ *
+ * Options (env): BENCH_DURATION_S (10), BENCH_CONNECTIONS (10), BENCH_OBSERVERS (10000),
+ * BENCH_EVENTS (50), BENCH_INTERVAL_MS (20), BENCH_EXECUTIONS (100000).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { printMachineInfo } from './lib/machine-info.js';
+
+const SELF = fileURLToPath(import.meta.url);
+const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const OBSERVERS = Number(process.env.BENCH_OBSERVERS ?? 10_000);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 50);
+const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
+const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
+const now = () => performance.timeOrigin + performance.now();
+const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
+
+// ---------------------------------------------------------------- server mode (child process)
+
+async function serve(dataDir: string): Promise<void> {
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
+  const pino = (await import('pino')).default;
+  const { startDefaultServer } = await import('../src/server-assembly.js');
+  const { createWorkflow, andThen } = await import('../src/workflows/builder.js');
+  const { echoWorkflow } = await import('../examples/workflows/echo.workflow.js');
+  const { sleep } = await import('../examples/workflows/echo.workflow.js');
+  const ticker = createWorkflow(
+    { id: 'ticker', name: 'Ticker' },
+    andThen({
+      id: 'gate',
+      execute: ({ data, resumeData, suspend }) => {
+        if (resumeData === undefined) suspend('waiting for observers');
+        return data;
+      },
+    }),
+    andThen({
+      id: 'tick',
+      execute: async ({ data, emit, signal }) => {
+        const { events, intervalMs } = data as { events: number; intervalMs: number };
+        for (let i = 1; i <= events; i++) {
+          await emit({ type: 'tick', i, sentAt: now() });
+          await sleep(intervalMs, signal);
+        }
+        return { ticks: events };
+      },
+    }),
+  );
+  const server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker] }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'warn' }) });
+  console.log(`eventloom listening on ${server.url}`);
+}
+
+// ---------------------------------------------------------------- client side
+
+function spawnChild(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UWS_HTTP_MAX_HEADERS_SIZE: '16384' } });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(ready);
+      if (m) resolve({ child, match: m });
+    });
+    child.on('exit', (code) => reject(new Error(`child exited with ${code}: ${out}`)));
+  });
+}
+
+function rssMiB(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function json(url: string, init: RequestInit & { body?: string } = {}): Promise<any> {
+  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers as object) } });
+  return res.json();
+}
+
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const f1 = (n: number) => n.toFixed(1);
+const f2 = (n: number) => n.toFixed(2);
+
+async function executeLoad(url: string, opts: { duration?: number; amount?: number }) {
+  return autocannon({
+    url: `${url}/workflows/echo/execute`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: { text: 'bench' } }),
+    connections: CONNECTIONS,
+    ...(opts.amount ? { amount: opts.amount } : { duration: opts.duration }),
+  });
+}
+
+interface Observer {
+  ids: number[];
+  latencies: number[];
+  done: boolean;
+  error?: string;
+}
+
+/**
+ * Opens `n` SSE readers (batches, to stay under the listen backlog); resolves once all are attached:
+ * when `attached` says so after a frame, or when the response headers arrive if it is not given.
+ */
+async function openObservers(n: number, target: string, onFrame: (o: Observer, event: string, id: number, data: string, at: number) => void, attached?: (o: Observer) => boolean) {
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const observers: Observer[] = [];
+  const finished: Array<Promise<void>> = [];
+  for (let start = 0; start < n; start += 500) {
+    const batch: Array<Promise<void>> = [];
+    for (let i = start; i < Math.min(n, start + 500); i++) {
+      const o: Observer = { ids: [], latencies: [], done: false };
+      observers.push(o);
+      let ready!: () => void;
+      batch.push(new Promise<void>((r) => (ready = r)));
+      finished.push(
+        new Promise<void>((resolve) => {
+          const req = http.get(target, { agent }, (res) => {
+            if (!attached) ready();
+            let buf = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              const at = now();
+              buf += chunk;
+              let idx: number;
+              while ((idx = buf.indexOf('\n\n')) >= 0) {
+                const raw = buf.slice(0, idx);
+                buf = buf.slice(idx + 2);
+                let event = '';
+                let id = NaN;
+                let data = '';
+                for (const line of raw.split('\n')) {
+                  if (line.startsWith('event: ')) event = line.slice(7);
+                  else if (line.startsWith('id: ')) id = Number(line.slice(4));
+                  else if (line.startsWith('data: ')) data = line.slice(6);
+                }
+                if (!event) continue;
+                onFrame(o, event, id, data, at);
+                if (attached?.(o)) ready();
+              }
+            });
+            res.on('end', () => {
+              o.done = true;
+              ready();
+              resolve();
+            });
+            res.on('error', (e) => {
+              o.error = e.message;
+              ready();
+              resolve();
+            });
+          });
+          req.on('error', (e) => {
+            o.error = e.message;
+            ready();
+            resolve();
+          });
+        }),
+      );
+    }
+    await Promise.all(batch);
+  }
+  return { observers, finished: Promise.all(finished), agent };
+}
+
+interface FanoutResult {
+  rssBefore: number;
+  rssIdle: number;
+  p50: number;
+  p99: number;
+  max: number;
+  complete: number;
+  errors: number;
+}
+
+async function fanoutEventloom(url: string, pid: number): Promise<FanoutResult & { exactlyOnce: number }> {
+  const started = await json(`${url}/workflows/ticker/execute`, { method: 'POST', body: JSON.stringify({ input: { events: EVENTS, intervalMs: INTERVAL_MS } }) });
+  const id = started.data.executionId as string;
+  progress(`eventloom: ticker ${id} suspended, attaching ${OBSERVERS} observers`);
+  await new Promise((r) => setTimeout(r, 500));
+  const rssBefore = rssMiB(pid);
+  const { observers, finished, agent } = await openObservers(
+    OBSERVERS,
+    `${url}/workflows/ticker/executions/${id}/stream`,
+    (o, event, seq, data, at) => {
+      o.ids.push(seq);
+      if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
+      if (event === 'workflow-suspended') (o as Observer & { attached?: boolean }).attached = true;
+      if (event === 'workflow-result') o.done = true;
+    },
+    (o) => !!(o as Observer & { attached?: boolean }).attached,
+  );
+  progress('eventloom: all observers attached; resuming the ticker');
+  await new Promise((r) => setTimeout(r, 1_000));
+  const rssIdle = rssMiB(pid);
+  await json(`${url}/workflows/ticker/executions/${id}/resume`, { method: 'POST', body: JSON.stringify({ resumeData: { go: true } }) });
+  await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
+  agent.destroy();
+  // exactly once and in order: ids 1..last with no gap or duplicate, the last frame workflow-result
+  let exactlyOnce = 0;
+  for (const o of observers) {
+    const ticks = o.latencies.length;
+    const ordered = o.ids.every((v, i) => (i === o.ids.length - 1 ? true : o.ids[i + 1] === v + 1));
+    if (o.done && ticks === EVENTS && o.ids[0] === 1 && ordered) exactlyOnce++;
+  }
+  const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
+  return { rssBefore, rssIdle, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce };
+}
+
+async function fanoutBroadcaster(): Promise<FanoutResult & { exactlyOnce: number }> {
+  const { child, match } = await spawnChild([path.join(path.dirname(SELF), 'lib', 'broadcaster.ts')], /broadcaster listening on (\d+)/);
+  const base = `http://127.0.0.1:${match[1]}`;
+  progress(`broadcaster on ${base}, attaching ${OBSERVERS} observers`);
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    const rssBefore = rssMiB(child.pid!);
+    const { observers, finished, agent } = await openObservers(
+      OBSERVERS,
+      `${base}/sse`,
+      (o, event, seq, data, at) => {
+        o.ids.push(seq);
+        if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
+      },
+    );
+    // every reader is attached once the server has counted it
+    while (Number(await (await fetch(`${base}/count`)).text()) < OBSERVERS) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 1_000));
+    const rssIdle = rssMiB(child.pid!);
+    progress('broadcaster: all observers attached; broadcasting');
+    await fetch(`${base}/start?events=${EVENTS}&intervalMs=${INTERVAL_MS}`, { method: 'POST' });
+    await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
+    agent.destroy();
+    let exactlyOnce = 0;
+    for (const o of observers) if (o.latencies.length === EVENTS && o.ids.every((v, i) => v === i + 1)) exactlyOnce++;
+    const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
+    return { rssBefore, rssIdle, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+async function main(): Promise<void> {
+  printMachineInfo('eventloom workflows benchmark');
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-wf-'));
+  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/);
+  const url = match[1];
+  const pid = child.pid!;
+  try {
+    console.log(`server     pid ${pid} at ${url}, data ${dataDir}, RSS at start ${f1(rssMiB(pid))} MiB\n`);
+    // warm-up
+    const warm = await executeLoad(url, { amount: 2_000 });
+
+    // (a)
+    const a = await executeLoad(url, { duration: DURATION });
+    const echoTotal = async () => (await json(`${url}/workflows/executions?workflowId=echo&limit=1`)).total as number;
+    const afterA = await echoTotal();
+    const answered = warm['2xx'] + a['2xx'];
+    console.log(`## (a) POST /workflows/echo/execute, ${CONNECTIONS} connections, ${DURATION} s`);
+    console.log(`executions/s  mean ${a.requests.average.toFixed(0)}  (p50 ${a.requests.p50}, min ${a.requests.min})`);
+    console.log(`latency       p50 ${a.latency.p50} ms  p90 ${a.latency.p90} ms  p99 ${a.latency.p99} ms  max ${a.latency.max} ms`);
+    console.log(`responses     2xx ${a['2xx']}  non-2xx ${a.non2xx}  errors ${a.errors}  timeouts ${a.timeouts}`);
+    // autocannon stops its clock with up to one request per connection still in flight: those run too
+    const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
+    console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
+
+    // (c) top up to EXECUTIONS completed executions, then let the server idle
+    const missing = Math.max(0, EXECUTIONS - afterA);
+    if (missing > 0) await executeLoad(url, { amount: missing });
+    const total = await echoTotal();
+    await new Promise((r) => setTimeout(r, 2_000));
+    const rssAfterExecutions = rssMiB(pid);
+    console.log(`## (c) server RSS after ${total} completed executions: ${f1(rssAfterExecutions)} MiB (target <= 200 MiB)\n`);
+
+    // (b)
+    console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
+    const ev = await fanoutEventloom(url, pid);
+    const br = await fanoutBroadcaster();
+    const row = (name: string, r: FanoutResult & { exactlyOnce: number }) =>
+      console.log(
+        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${String(r.errors).padStart(7)}`,
+      );
+    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'errors'.padStart(7)}`);
+    row('eventloom (durable)', ev);
+    row('uWS broadcaster', br);
+    console.log('\nlatency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--serve') {
+  serve(process.argv[3]).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
