@@ -105,7 +105,8 @@ export class AgentRun implements RunEffect {
     });
     this.deps.sessions.set(this.stream, this);
     const data: AgentRunStarted = { runId: this.runId, ...this.started };
-    this.deps.host.create(this.deps.kind, this.stream, data).catch((err: unknown) => {
+    // run ids are always server-generated UUIDs (newRunId), so the stream cannot exist yet
+    this.deps.host.create(this.deps.kind, this.stream, data, { freshStream: true }).catch((err: unknown) => {
       // the start record could not be written: stop the generation, report the failure
       this.deps.sessions.delete(this.stream);
       this.controller.abort(err);

@@ -43,6 +43,12 @@ export interface AppendOptions {
    * append with a `StreamConflictError`: one writer per stream is an invariant, not a hope.
    */
   expectedStreamSeq?: number;
+  /**
+   * The caller vouches that the stream is new (its id was just generated at random, e.g. a UUID v4),
+   * so an implementation may skip looking up the stream's head on disk. Combined with
+   * `expectedStreamSeq: 0`; never set it for ids a client chose.
+   */
+  freshStream?: boolean;
 }
 
 export class StreamConflictError extends Error {

@@ -120,13 +120,18 @@ export class ActorHost {
    * Creates a new stream: records `createdType` with the input (plus `extra` records decided by the
    * caller, e.g. a replay's seed) and starts the actor. Fails if the stream already has records.
    */
-  async create<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, input: unknown): Promise<SendResult<TLogic> & { actor: Actor<TLogic> }> {
+  async create<TLogic extends AnyStateMachine>(
+    kind: ActorKind<TLogic>,
+    stream: string,
+    input: unknown,
+    options: { freshStream?: boolean } = {},
+  ): Promise<SendResult<TLogic> & { actor: Actor<TLogic> }> {
     if (this.actors.has(stream) || this.loading.has(stream)) throw new StreamExistsError(stream);
     const [snapshot, actions] = initialTransition(kind.logic, input as never);
     const actor = new Actor<TLogic>(this, kind, stream, snapshot as SnapshotFrom<TLogic>, 0);
     this.actors.set(stream, actor);
     const record: NewRecord = { type: kind.createdType, data: input, at: this.clock(), kind: `${kind.kind}@${kind.version}` };
-    const pending = this.log.append(stream, [record], { expectedStreamSeq: 0 });
+    const pending = this.log.append(stream, [record], { expectedStreamSeq: 0, freshStream: options.freshStream });
     actor.streamSeq = 1;
     actor.pendingAppends++;
     let result;
