@@ -157,6 +157,8 @@ export class WorkflowEngine {
     const scratch: StepScratch = { attempt: cur.attempt, controller };
     actor.scratch.step = scratch;
     const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
+    const engineLogger = this.logger;
+    let stepLogger: Logger | undefined;
     const task = (async () => {
       await Promise.resolve();
       const outcome = await runTopLevelStep(step, {
@@ -172,7 +174,10 @@ export class WorkflowEngine {
         userId: c.userId,
         conversationId: c.conversationId,
         signal: controller.signal,
-        logger: this.logger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }),
+        // created on first use: most steps never log, and a pino child per step is not free
+        get logger() {
+          return (stepLogger ??= engineLogger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }));
+        },
         retries: def.retries,
         emit: async (stepId, event) => {
           if (!event || typeof event.type !== 'string' || event.type.length === 0) throw new TypeError('emit() needs an event with a string type');

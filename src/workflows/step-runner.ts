@@ -83,6 +83,7 @@ function childController(parent: AbortSignal): { controller: AbortController; di
 
 function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): StepContext {
   const { env } = rs;
+  let logger: Logger | undefined;
   return {
     data,
     // the resumed top-level step and everything nested in it see the resume data
@@ -109,7 +110,9 @@ function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: Ab
     executionId: env.executionId,
     workflowId: env.workflowId,
     signal,
-    logger: env.logger.child({ stepId: step.id }),
+    get logger() {
+      return (logger ??= env.logger.child({ stepId: step.id }));
+    },
     emit: (event) => env.emit(step.id, event),
   };
 }
