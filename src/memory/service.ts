@@ -32,6 +32,8 @@ export interface MemoryServiceOptions {
   /** the registered (top-level) agents, read at request time */
   agents: () => readonly AgentLike[];
   clock?: () => number;
+  /** newest messages kept in memory per recently used conversation (default 20; 0 = none) */
+  tailMessages?: number;
 }
 
 export const EMBEDDER_MISSING = 'Embedding adapter is required for semantic search but not configured';
@@ -47,7 +49,7 @@ export class MemoryService {
 
   constructor(private readonly opts: MemoryServiceOptions) {
     const logger = opts.logger;
-    this.projection = new MemoryProjection(opts.log, (err) => logger.error({ err }, 'memory projection failed'));
+    this.projection = new MemoryProjection(opts.log, { onError: (err) => logger.error({ err }, 'memory projection failed'), tailMessages: opts.tailMessages });
     this.embedder = createEmbedder(opts.memory, opts.env, opts.providers);
     this.index = createVectorIndex(opts.memory);
     if (this.embedder && this.index) {

@@ -312,9 +312,8 @@ export class MemoryStore {
     const after = q.after !== undefined ? Date.parse(q.after) : undefined;
     const roles = q.roles && q.roles.length ? new Set(q.roles) : undefined;
     if (before === undefined && after === undefined && !roles) {
-      // the row (for the 404) and the newest messages are read at the same time
-      const [, rows] = await Promise.all([this.existing(cid), limit === 0 ? [] : this.log.kv.range<StoredMessage>({ ...range, reverse: true, limit })]);
-      return rows.reverse().map(([, m]) => toMessage(m));
+      await this.existing(cid);
+      return (await this.projection.lastMessages(cid, limit)).map(toMessage);
     }
     const row = await this.existing(cid);
     if (limit === 0) return [];

@@ -10,7 +10,9 @@
  */
 import type { EventLog, LogRecord, Subscription } from '../log/types.js';
 import { isMemoryStream, planMemoryRecord, type MemoryChange, type MemoryPlan } from './memory-apply.js';
-import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, type ConversationRow } from './memory-keys.js';
+import type { StoredMessage } from '../memory/types.js';
+import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, messageRange, ordOfMessageKey, type ConversationRow } from './memory-keys.js';
+import { TailCache } from './memory-tails.js';
 
 export type MemoryChangeListener = (change: MemoryChange | { type: 'reset' }) => void;
 
@@ -25,6 +27,13 @@ const CHECKPOINT_EVERY = 1024;
 /** Conversation rows kept in memory (the hot path of every read and write of a conversation). */
 const ROW_CACHE = 10_000;
 const CONV_PREFIX = convKey('');
+const MESSAGE_PREFIX = 'mem:m\u0000';
+
+export interface MemoryProjectionOptions {
+  onError?: (err: unknown) => void;
+  /** newest messages kept in memory per recently used conversation (default 20; 0 = none) */
+  tailMessages?: number;
+}
 
 export class MemoryProjection {
   private applied = 0;
@@ -43,10 +52,17 @@ export class MemoryProjection {
   /** bumped by every row write, so a read that raced one does not cache what it read */
   private rowWrites = 0;
 
+  private readonly onError: (err: unknown) => void;
+  private readonly tails: TailCache | undefined;
+
   constructor(
     private readonly log: EventLog,
-    private readonly onError: (err: unknown) => void = (err) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? err}`),
-  ) {}
+    opts: MemoryProjectionOptions = {},
+  ) {
+    this.onError = opts.onError ?? ((err) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? err}`));
+    const tail = opts.tailMessages ?? 20;
+    this.tails = tail > 0 ? new TailCache(tail) : undefined;
+  }
 
   /** Last global sequence folded (memory record or not). */
   get appliedSeq(): number {
@@ -95,6 +111,19 @@ export class MemoryProjection {
     return row;
   }
 
+  /** The newest `limit` messages of a conversation, oldest first (from memory when cached). */
+  async lastMessages(cid: string, limit: number): Promise<StoredMessage[]> {
+    if (limit <= 0) return [];
+    const cached = this.tails?.get(cid, limit);
+    if (cached) return cached;
+    const stamp = this.tails?.stamp() ?? 0;
+    const asked = Math.max(limit, this.tails?.size ?? 0);
+    const rows = await this.log.kv.range<StoredMessage>({ ...messageRange(cid), reverse: true, limit: asked });
+    rows.reverse();
+    this.tails?.fill(cid, stamp, rows.map(([k, m]) => [ordOfMessageKey(k), m]), asked);
+    return rows.slice(Math.max(0, rows.length - limit)).map(([, m]) => m);
+  }
+
   private cacheRow(cid: string, row: ConversationRow | null): void {
     if (this.rows.size >= ROW_CACHE && !this.rows.has(cid)) this.rows.delete(this.rows.keys().next().value!);
     this.rows.set(cid, row);
@@ -117,6 +146,7 @@ export class MemoryProjection {
     this.next = 0;
     this.rows.clear();
     this.rowWrites++;
+    this.tails?.clear();
     const kv = this.log.kv;
     for (;;) {
       const keys = await kv.range({ ...MEMORY_RANGE, limit: 4096 });
@@ -186,9 +216,13 @@ export class MemoryProjection {
     if (plan) {
       for (const [key, value] of plan.writes) {
         (value === undefined ? kv.del(key) : kv.put(key, value)).catch(onFail);
-        if (key.startsWith(CONV_PREFIX)) {
+        if (key.startsWith(MESSAGE_PREFIX)) {
+          this.tails?.onMessage(key.slice(MESSAGE_PREFIX.length, key.length - 13), ordOfMessageKey(key), value as StoredMessage | undefined);
+        } else if (key.startsWith(CONV_PREFIX)) {
           this.rowWrites++;
-          this.cacheRow(key.slice(CONV_PREFIX.length), (value as ConversationRow | undefined) ?? null);
+          const cid = key.slice(CONV_PREFIX.length);
+          this.cacheRow(cid, (value as ConversationRow | undefined) ?? null);
+          this.tails?.onConversation(cid, value as ConversationRow | undefined);
         }
       }
     }

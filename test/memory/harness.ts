@@ -17,7 +17,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function memoryHarness(opts: { memory?: unknown; agents?: AgentLike[]; log?: EventLog } = {}): Promise<Harness> {
+export async function memoryHarness(opts: { memory?: unknown; agents?: AgentLike[]; log?: EventLog; tailMessages?: number } = {}): Promise<Harness> {
   const log = opts.log ?? createMemoryLog();
   // A clock that moves 1 ms per reading keeps timestamps distinct and deterministic in order.
   let now = Date.UTC(2025, 0, 1);
@@ -28,6 +28,7 @@ export async function memoryHarness(opts: { memory?: unknown; agents?: AgentLike
     logger: pino({ level: 'silent' }),
     agents: () => opts.agents ?? [],
     clock: () => now++,
+    tailMessages: opts.tailMessages,
   });
   await service.start();
   return {

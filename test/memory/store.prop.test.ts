@@ -3,12 +3,14 @@
  * - paging through conversations with random limits and offsets never skips or repeats one, and
  *   follows the order a model computes;
  * - after any mix of saves and deletes, search never returns a deleted message;
+ * - the newest messages kept in memory always equal what storage holds;
  * - the projection rebuilt from scratch equals the incremental one (and so does the vector index).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints } from '../../src/log/key-codec.js';
-import type { Conversation, OrderBy } from '../../src/memory/types.js';
+import type { Conversation, OrderBy, StoredMessage } from '../../src/memory/types.js';
+import { messageRange } from '../../src/projections/memory-keys.js';
 import { memoryHarness } from './harness.js';
 
 const titles = fc.constantFrom('alpha', 'beta', 'gamma', 'delta', 'Beta', 'éclair', '');
@@ -80,11 +82,13 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('wm' as const), conv: fc.nat(3), content: sentence, append: fc.boolean(), user: fc.boolean() }) },
 );
 
+/** clone ids, unique across calls of runOps */
+let cloneSeq = 0;
+
 /** Runs ops against the store, (re)creating conversation `c<n>` when an op needs it; returns ids of messages that must not be found. */
 async function runOps(h: Awaited<ReturnType<typeof memoryHarness>>, ops: Op[]): Promise<Set<string>> {
   const deleted = new Set<string>();
   const owner = new Map<string, string>();
-  let clones = 0;
   const ensure = async (n: number) => {
     const cid = `c${n}`;
     const existing = await h.store.getConversation(cid);
@@ -119,7 +123,7 @@ async function runOps(h: Awaited<ReturnType<typeof memoryHarness>>, ops: Op[]): 
         await h.store.updateConversation(c.id, { title: o.title, userId: o.userId });
         break;
       case 'clone':
-        await h.store.cloneConversation(c.id, { newConversationId: `k${clones++}`, includeMessages: o.withMessages });
+        await h.store.cloneConversation(c.id, { newConversationId: `k${cloneSeq++}`, includeMessages: o.withMessages });
         break;
       case 'wm':
         await h.store.updateWorkingMemory({
@@ -153,6 +157,33 @@ describe('search after deletes', () => {
           expect(h.service.index!.size).toBe(live);
           const exact = results.filter((r) => r.content === query);
           for (const r of exact) expect(r.score).toBeCloseTo(1, 5);
+        } finally {
+          await h.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('the newest messages kept in memory', () => {
+  it('answer "last N messages" exactly as storage does, after any mix of writes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 6 }), async (ops, limits, tailMessages) => {
+        // small tails, so they overflow and get trimmed
+        const h = await memoryHarness({ tailMessages });
+        try {
+          // interleave reads with the writes so tails are filled early and then kept current
+          for (let i = 0; i < ops.length; i += 5) {
+            await runOps(h, ops.slice(i, i + 5));
+            for (const c of (await h.store.listConversations({ limit: 500 })).conversations) await h.store.listMessages(c.id, { limit: limits[i % limits.length] });
+          }
+          for (const c of (await h.store.listConversations({ limit: 500 })).conversations) {
+            for (const limit of limits) {
+              const stored = (await h.log.kv.range<StoredMessage>({ ...messageRange(c.id), reverse: true, limit })).reverse().map(([, m]) => m.id);
+              expect((await h.store.listMessages(c.id, { limit })).map((m) => m.id)).toEqual(stored);
+            }
+          }
         } finally {
           await h.close();
         }
