@@ -12,10 +12,11 @@
  *
  * Measured: every client receives every span event it subscribed to (checked, not assumed); delivery latency =
  * receive time − the moment the producer handed the record to the log (eventloom) or called publish (bare), both on
- * the shared monotonic clock; server RSS per connected client (after GC, idle). Rounds alternate eventloom / bare.
+ * the shared monotonic clock; server RSS per connected client (after GC, idle). In each round both systems run at
+ * the same time (one schedule offset by half an interval, the leader alternating between rounds), so that other load on the machine affects both alike.
  *
  * Options (env): BENCH_CLIENTS (5000), BENCH_EXECUTIONS per round (32, i.e. 128 span events),
- * BENCH_INTERVAL_MS between records (150), BENCH_ROUNDS (3), BENCH_FILTERED_SHARE (0.2). The pace is chosen so
+ * BENCH_INTERVAL_MS between records (150), BENCH_ROUNDS (4), BENCH_FILTERED_SHARE (0.2). The pace is chosen so
  * that one fan-out (5,000 messages) ends before the next begins on a 2-core machine running servers and clients;
  * faster paces measure the queueing of an overloaded machine, for both systems alike.
  */
@@ -32,7 +33,7 @@ const SELF = fileURLToPath(import.meta.url);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 5000);
 const EXECUTIONS = Math.max(4, Math.round(Number(process.env.BENCH_EXECUTIONS ?? 32) / 4) * 4);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 150);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const FILTERED_SHARE = Number(process.env.BENCH_FILTERED_SHARE ?? 0.2);
 const WORKFLOWS = 4;
 const EVENTS_PER_EXECUTION = 4;
@@ -181,12 +182,14 @@ async function serve(): Promise<void> {
 // A minimal WebSocket client on a raw TCP socket (handshake, unmasked server frames, pong replies): the `ws` library
 // costs several µs per message, which at 5,000 clients would make the clients, not the servers, the thing measured.
 
-let phase: Phase | undefined;
 const SENT = Buffer.from('sentUs');
+const READ_BUFFER = Buffer.alloc(256 * 1024);
 
 class RawClient {
   received = 0;
   open = false;
+  /** where this client's latencies go during a round */
+  sink: Phase | undefined;
   private pending: Buffer | undefined;
   readonly socket: net.Socket;
 
@@ -196,31 +199,38 @@ class RawClient {
     path: string,
     onOpen: (err?: Error) => void,
   ) {
-    this.socket = net.connect(port, '127.0.0.1');
+    // `onread` with one shared buffer: no stream machinery and no Buffer allocation per read
+    this.socket = net.connect({ port, host: '127.0.0.1', onread: { buffer: READ_BUFFER, callback: (n) => (this.onChunk(READ_BUFFER.subarray(0, n)), true) } });
     this.socket.setNoDelay(true);
-    const key = randomBytes(16).toString('base64');
-    let handshake: Buffer | undefined = Buffer.alloc(0);
+    this.key = randomBytes(16).toString('base64');
+    this.onOpen = onOpen;
     this.socket.once('connect', () =>
-      this.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+      this.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${this.key}\r\nSec-WebSocket-Version: 13\r\n\r\n`),
     );
     this.socket.on('error', (err) => (this.open ? (this.open = false) : onOpen(err)));
     this.socket.on('close', () => (this.open = false));
-    this.socket.on('data', (chunk: Buffer) => {
-      if (handshake) {
-        handshake = Buffer.concat([handshake, chunk]);
-        const end = handshake.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const status = handshake.subarray(0, handshake.indexOf('\r\n')).toString();
-        const rest = handshake.subarray(end + 4);
-        handshake = undefined;
-        if (!status.includes(' 101 ')) return onOpen(new Error(`handshake: ${status}`));
-        this.open = true;
-        onOpen();
-        if (rest.length) this.frames(rest);
-        return;
-      }
-      this.frames(chunk);
-    });
+  }
+
+  private key: string;
+  private handshake: Buffer | undefined = Buffer.alloc(0);
+  private readonly onOpen: (err?: Error) => void;
+
+  /** `chunk` lives in the shared read buffer: whatever is kept must be copied */
+  private onChunk(chunk: Buffer): void {
+    if (this.handshake) {
+      this.handshake = Buffer.concat([this.handshake, chunk]);
+      const end = this.handshake.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const status = this.handshake.subarray(0, this.handshake.indexOf('\r\n')).toString();
+      const rest = this.handshake.subarray(end + 4);
+      this.handshake = undefined;
+      if (!status.includes(' 101 ')) return this.onOpen(new Error(`handshake: ${status}`));
+      this.open = true;
+      this.onOpen();
+      if (rest.length) this.frames(rest);
+      return;
+    }
+    this.frames(chunk);
   }
 
   private frames(chunk: Buffer): void {
@@ -259,7 +269,7 @@ class RawClient {
     let v = 0;
     while (i < end && buf[i] >= 48 && buf[i] <= 57) v = v * 10 + (buf[i++] - 48);
     this.received++;
-    phase?.add(nowUs() - v);
+    this.sink?.add(nowUs() - v);
   }
 
   private pong(payload: Buffer): void {
@@ -320,23 +330,23 @@ function expectedPerClient(c: Client): number {
   return c.filter < 0 ? events : events / WORKFLOWS;
 }
 
-async function runPhase(name: string, clients: Client[], run: () => Promise<unknown>): Promise<{ summary: ReturnType<Phase['summary']>; complete: boolean; wallMs: number }> {
-  for (const c of clients) c.received = 0;
+async function runPhase(name: string, clients: Client[], run: () => Promise<unknown>): Promise<{ phase: Phase; complete: boolean }> {
   const expectedTotal = clients.reduce((n, c) => n + expectedPerClient(c), 0);
-  phase = new Phase(expectedTotal);
-  const t0 = performance.now();
+  const phase = new Phase(expectedTotal);
+  for (const c of clients) {
+    c.received = 0;
+    c.sink = phase;
+  }
   await run();
   const deadline = Date.now() + 20_000;
   while (phase.n < expectedTotal && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const wallMs = performance.now() - t0;
   const complete = clients.every((c) => c.received === expectedPerClient(c) && c.open);
   if (!complete) {
     const short = clients.filter((c) => c.received !== expectedPerClient(c));
     console.log(`  ${name}: ${short.length} clients did not get exactly their events (e.g. got ${short[0]?.received} of ${short[0] && expectedPerClient(short[0])}; closed: ${clients.filter((c) => !c.open).length})`);
   }
-  const summary = phase.summary();
-  phase = undefined;
-  return { summary, complete, wallMs };
+  for (const c of clients) c.sink = undefined;
+  return { phase, complete };
 }
 
 async function main(): Promise<void> {
@@ -365,47 +375,76 @@ async function main(): Promise<void> {
   await new Promise((resolve) => pending.set(-1, resolve));
   const ports = await call<{ eventloom: number; bare: number }>('ports');
 
-  // warm-up: connect and drop one full set per server first, so that heap growth, JIT and allocator arenas of the
-  // first connections are not counted as per-client memory
-  for (const [port, p] of [
-    [ports.eventloom, '/ws/observability'],
-    [ports.bare, '/'],
-  ] as const) {
-    const warm = await connectAll(port, () => p);
-    for (const c of warm) c.close();
-  }
-  await new Promise((r) => setTimeout(r, 1000));
-  const idle = await call<{ rss: number; heapUsed: number }>('rss');
-  const t0 = performance.now();
-  const eventloomClients = await connectAll(ports.eventloom, (f) => (f < 0 ? '/ws/observability' : `/ws/observability?entityType=workflow&entityId=wf${f}`));
-  const connectMs = performance.now() - t0;
-  const withEventloom = await call<{ rss: number; heapUsed: number }>('rss');
-  const bareClients = await connectAll(ports.bare, (f) => (f < 0 ? '/' : `/?entityType=workflow&entityId=wf${f}`));
-  const withBoth = await call<{ rss: number; heapUsed: number }>('rss');
-  const perClient = (withEventloom.rss - idle.rss) / CLIENTS;
-  const perBareClient = (withBoth.rss - withEventloom.rss) / CLIENTS;
+  // memory: connect and drop a full set of clients three times per server (the first cycle also warms up heap, JIT
+  // and allocator arenas); the per-client figure is the median of the connected − idle RSS deltas after GC
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
-  console.log(`connected ${CLIENTS} clients to eventloom in ${Math.round(connectMs)} ms`);
-  console.log(`server RSS idle ${mib(idle.rss)} MiB → ${mib(withEventloom.rss)} MiB with ${CLIENTS} eventloom clients: ${Math.round(perClient)} B per client (target ≤ 2048; JS heap ${Math.round((withEventloom.heapUsed - idle.heapUsed) / CLIENTS)} B of it)`);
-  console.log(`bare uWS clients in the same process: ${Math.round(perBareClient)} B per client (JS heap ${Math.round((withBoth.heapUsed - withEventloom.heapUsed) / CLIENTS)} B; reference)\n`);
-
-  const results: Record<'eventloom' | 'bare', Array<Awaited<ReturnType<typeof runPhase>>>> = { eventloom: [], bare: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    results.eventloom.push(await runPhase('eventloom', eventloomClients, () => call('run-eventloom', { round })));
-    results.bare.push(await runPhase('bare', bareClients, () => call('run-bare', { round })));
-  }
-  const row = (name: string, r: Awaited<ReturnType<typeof runPhase>>, i: number) =>
-    `${name.padEnd(10)} round ${i + 1}  samples ${String(r.summary.samples).padStart(8)}  p50 ${r.summary.p50.toFixed(2).padStart(7)} ms  p90 ${r.summary.p90.toFixed(2).padStart(7)} ms  p99 ${r.summary.p99.toFixed(2).padStart(7)} ms  max ${r.summary.max.toFixed(2).padStart(7)} ms  all delivered ${r.complete ? 'yes' : 'NO'}`;
-  console.log('delivery latency (receive − hand-over to the log / to publish), per message:');
-  results.eventloom.forEach((r, i) => console.log(row('eventloom', r, i)));
-  results.bare.forEach((r, i) => console.log(row('bare uWS', r, i)));
-  const bestP99 = (rs: Array<Awaited<ReturnType<typeof runPhase>>>) => Math.min(...rs.map((r) => r.summary.p99));
-  const medianP99 = (rs: Array<Awaited<ReturnType<typeof runPhase>>>) => {
-    const v = rs.map((r) => r.summary.p99).sort((a, b) => a - b);
-    return v[Math.floor((v.length - 1) / 2)];
+  const eventloomPath = (f: number) => (f < 0 ? '/ws/observability' : `/ws/observability?entityType=workflow&entityId=wf${f}`);
+  const barePath = (f: number) => (f < 0 ? '/' : `/?entityType=workflow&entityId=wf${f}`);
+  const perClientMemory = async (port: number, pathFor: (f: number) => string) => {
+    const rss: number[] = [];
+    const heap: number[] = [];
+    let last = { rss: 0, heapUsed: 0 };
+    let cold = 0;
+    for (let cycle = 0; cycle < 4; cycle++) {
+      const idle = await call<{ rss: number; heapUsed: number }>('rss');
+      const clients = await connectAll(port, pathFor);
+      const busy = await call<{ rss: number; heapUsed: number }>('rss');
+      for (const c of clients) c.close();
+      await new Promise((r) => setTimeout(r, 500));
+      if (cycle === 0) cold = (busy.rss - idle.rss) / CLIENTS;
+      else {
+        rss.push((busy.rss - idle.rss) / CLIENTS);
+        heap.push((busy.heapUsed - idle.heapUsed) / CLIENTS);
+      }
+      last = busy;
+    }
+    const median = (v: number[]) => v.sort((a, b) => a - b)[Math.floor(v.length / 2)];
+    return { cold, rss: median(rss), heap: median(heap), samples: rss.map((x) => Math.round(x)), serverRss: last.rss };
   };
-  const ratio = medianP99(results.eventloom) / medianP99(results.bare);
-  console.log(`\np99 eventloom / bare (median of rounds): ${ratio.toFixed(2)}× (target ≤ 1.2×); best rounds ${bestP99(results.eventloom).toFixed(2)} ms vs ${bestP99(results.bare).toFixed(2)} ms`);
+  const memEventloom = await perClientMemory(ports.eventloom, eventloomPath);
+  const memBare = await perClientMemory(ports.bare, barePath);
+  console.log('server RSS per connected client (first connection of a set: cold; then the median of 3 connect cycles):');
+  console.log(`  eventloom /ws/observability  cold ${Math.round(memEventloom.cold)} B, warm ${Math.round(memEventloom.rss)} B (samples ${memEventloom.samples.join(', ')}; JS heap ${Math.round(memEventloom.heap)} B) — target ≤ 2048 B; server RSS with ${CLIENTS} clients ${mib(memEventloom.serverRss)} MiB`);
+  console.log(`  bare uWS (reference)         cold ${Math.round(memBare.cold)} B, warm ${Math.round(memBare.rss)} B (samples ${memBare.samples.join(', ')}; JS heap ${Math.round(memBare.heap)} B)`);
+
+  const t0 = performance.now();
+  const eventloomClients = await connectAll(ports.eventloom, eventloomPath);
+  console.log(`connected ${CLIENTS} clients to eventloom in ${Math.round(performance.now() - t0)} ms`);
+  const bareClients = await connectAll(ports.bare, barePath);
+  console.log('');
+
+  // each round runs both systems at once, one schedule offset by half an interval (the leader alternates), so both see the same
+  // machine (other load on a shared machine moves both alike)
+  type PhaseResult = Awaited<ReturnType<typeof runPhase>>;
+  const results: Record<'eventloom' | 'bare', PhaseResult[]> = { eventloom: [], bare: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const later = <T>(f: () => Promise<T>) => new Promise((r) => setTimeout(r, INTERVAL_MS / 2)).then(f);
+    const runE = () => runPhase('eventloom', eventloomClients, () => call('run-eventloom', { round }));
+    const runB = () => runPhase('bare', bareClients, () => call('run-bare', { round }));
+    // which system leads alternates between rounds
+    const [e, b] = round % 2 === 0 ? await Promise.all([runE(), later(runB)]) : await Promise.all([later(runE), runB()]);
+    results.eventloom.push(e);
+    results.bare.push(b);
+  }
+  const fmt = (x: ReturnType<Phase['summary']>) =>
+    `samples ${String(x.samples).padStart(8)}  p50 ${x.p50.toFixed(2).padStart(7)} ms  p90 ${x.p90.toFixed(2).padStart(7)} ms  p99 ${x.p99.toFixed(2).padStart(7)} ms  max ${x.max.toFixed(2).padStart(7)} ms`;
+  console.log('delivery latency (receive − hand-over to the log / to publish), per message:');
+  for (let i = 0; i < ROUNDS; i++) {
+    const e = results.eventloom[i].phase.summary();
+    const b = results.bare[i].phase.summary();
+    console.log(`round ${i + 1}  eventloom ${fmt(e)}  all delivered ${results.eventloom[i].complete ? 'yes' : 'NO'}`);
+    console.log(`         bare uWS  ${fmt(b)}  all delivered ${results.bare[i].complete ? 'yes' : 'NO'}   p99 ratio ${(e.p99 / b.p99).toFixed(2)}×`);
+  }
+  const pooled = (rs: PhaseResult[]) => {
+    const all = new Phase(rs.reduce((n, r) => n + r.phase.n, 0));
+    for (const r of rs) for (let i = 0; i < r.phase.n; i++) all.add(r.phase.latencies[i]);
+    return all.summary();
+  };
+  const pe = pooled(results.eventloom);
+  const pb = pooled(results.bare);
+  console.log(`all rounds  eventloom ${fmt(pe)}`);
+  console.log(`            bare uWS  ${fmt(pb)}`);
+  console.log(`\np99 eventloom / bare (all rounds pooled): ${(pe.p99 / pb.p99).toFixed(2)}× (target ≤ 1.2×); p50 ${(pe.p50 / pb.p50).toFixed(2)}×`);
   const allDelivered = [...results.eventloom, ...results.bare].every((r) => r.complete);
   console.log(`every client received every span event it subscribed to: ${allDelivered ? 'yes' : 'NO'}`);
 
