@@ -24,6 +24,9 @@ export class TraceStore {
   private readonly spans = new Map<string, Span>();
   private readonly traces = new Map<string, TraceInfo>();
   private order = 0;
+  /** spans in insertion order (eviction queue; spans removed or replaced meanwhile are skipped when reached) */
+  private fifo: Span[] = [];
+  private fifoHead = 0;
 
   constructor(readonly capacity = SPAN_CAPACITY) {}
 
@@ -51,9 +54,14 @@ export class TraceStore {
       t.entityType = str(span.attributes['entity.type']);
       t.entityId = str(span.attributes['entity.id']);
     }
-    while (this.spans.size > this.capacity) {
-      const oldest = this.spans.keys().next().value as string;
-      this.remove(oldest);
+    this.fifo.push(span);
+    while (this.spans.size > this.capacity && this.fifoHead < this.fifo.length) {
+      const oldest = this.fifo[this.fifoHead++];
+      if (this.spans.get(oldest.spanId) === oldest) this.remove(oldest.spanId);
+    }
+    if (this.fifoHead > 4096 && this.fifoHead * 2 > this.fifo.length) {
+      this.fifo = this.fifo.slice(this.fifoHead);
+      this.fifoHead = 0;
     }
   }
 
@@ -99,6 +107,8 @@ export class TraceStore {
   clear(): void {
     this.spans.clear();
     this.traces.clear();
+    this.fifo = [];
+    this.fifoHead = 0;
   }
 }
 
