@@ -103,7 +103,9 @@ export class InProcessVectorIndex implements VectorIndex {
       if (this.dim === undefined) this.init(r.vector.length);
       if (r.vector.length !== this.dim) throw new Error(`Vector of ${r.vector.length} dims in an index of ${this.dim} dims (was the embedder changed?)`);
       const conv = this.conv(r.conversationId);
-      this.assignOwner(conv, this.user(r.userId));
+      // the first vector of a conversation sets its owner; later changes come through setOwner
+      // (a late upsert must not move a conversation back to a previous owner)
+      if (this.convUser[conv] < 0) this.assignOwner(conv, this.user(r.userId));
       const key = keyOf(r.conversationId, r.messageId);
       let slot = this.slotOf.get(key);
       if (slot === undefined) {
@@ -128,19 +130,22 @@ export class InProcessVectorIndex implements VectorIndex {
     const conv = this.convIndex.get(conversationId);
     if (conv === undefined) return;
     for (const slot of [...this.convSlots[conv]].sort((a, b) => b - a)) this.removeSlot(slot);
+    // a conversation created again under the same id may belong to someone else
+    this.assignOwner(conv, -1);
   }
 
   setOwner(conversationId: string, userId: string): void {
-    const conv = this.convIndex.get(conversationId);
-    if (conv !== undefined) this.assignOwner(conv, this.user(userId));
+    // known even before its first vector, so a late upsert cannot bring back an older owner
+    this.assignOwner(this.conv(conversationId), this.user(userId));
   }
 
+  /** `user` -1 = no owner. */
   private assignOwner(conv: number, user: number): void {
     const old = this.convUser[conv];
     if (old === user) return;
     if (old >= 0) this.userConvs[old].delete(conv);
     this.convUser[conv] = user;
-    this.userConvs[user].add(conv);
+    if (user >= 0) this.userConvs[user].add(conv);
   }
 
   clear(): void {
@@ -149,6 +154,7 @@ export class InProcessVectorIndex implements VectorIndex {
     this.slotKey = [];
     this.slotMessage = [];
     for (const s of this.convSlots) s.clear();
+    for (let conv = 0; conv < this.convIds.length; conv++) this.assignOwner(conv, -1);
   }
 
   query(q: VectorQuery): VectorMatch[] {

@@ -64,12 +64,14 @@ describe('InProcessVectorIndex', () => {
             }
             if (o.kind === 'upsert') {
               model.set(`${conv}/m${o.msg}`, { conv, msg: `m${o.msg}`, v: o.v });
-              owners.set(conv, `u${o.user}`);
+              // the first vector sets the owner; later ones do not move it
+              if (!owners.has(conv)) owners.set(conv, `u${o.user}`);
             } else if (o.kind === 'remove') {
               for (const m of o.msgs) model.delete(`${conv}/m${m}`);
             } else if (o.kind === 'dropConv') {
               for (const [k, e] of model) if (e.conv === conv) model.delete(k);
-            } else if (owners.has(conv)) {
+              owners.delete(conv);
+            } else {
               owners.set(conv, `u${o.user}`);
             }
           }
