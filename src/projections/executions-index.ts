@@ -24,6 +24,7 @@ const P = 'wfx/';
 const SEP = '\u0001';
 const COUNTS_KEY = `${P}counts`;
 const CHUNK = 1000;
+const CHECKPOINT_EVERY = 10_000;
 const MAX_TS = 999_999_999_999_999;
 
 export interface IndexDoc {
@@ -83,6 +84,7 @@ export class ExecutionsIndex {
   private draining = false;
   private stopped = false;
   private applied = 0;
+  private checkpointed = 0;
   private waiters: Array<{ seq: number; resolve: () => void }> = [];
   private counts: Record<string, number> = {};
   /** docs of running executions (bounded by what runs now); others are read from kv */
@@ -98,6 +100,7 @@ export class ExecutionsIndex {
     const checkpoint = await this.log.getCheckpoint(EXECUTIONS_INDEX_NAME);
     this.counts = (await this.log.kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
     this.applied = checkpoint;
+    this.checkpointed = checkpoint;
     this.subscription = this.log.subscribe(checkpoint, (rec) => {
       if (this.stopped) return;
       this.queue.push(rec);
@@ -210,8 +213,13 @@ export class ExecutionsIndex {
       if (doc.status === 'running') this.running.set(id, doc);
       else this.running.delete(id);
     }
-    if (docs.size > 0) kv.put(COUNTS_KEY, this.counts).catch(fail);
-    this.log.setCheckpoint(EXECUTIONS_INDEX_NAME, lastSeq).catch(fail);
+    // the checkpoint rides with the batch's writes; batches without changes only move it now and then
+    // (re-applying records that change nothing is harmless)
+    if (docs.size > 0 || lastSeq - this.checkpointed >= CHECKPOINT_EVERY) {
+      if (docs.size > 0) kv.put(COUNTS_KEY, this.counts).catch(fail);
+      this.log.setCheckpoint(EXECUTIONS_INDEX_NAME, lastSeq).catch(fail);
+      this.checkpointed = lastSeq;
+    }
     this.applied = lastSeq;
     if (this.waiters.length > 0) {
       const ready = this.waiters.filter((w) => w.seq <= lastSeq);

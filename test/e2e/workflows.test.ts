@@ -58,6 +58,15 @@ describe('definitions', () => {
     expect((await get('/workflows/flaky')).body.data).toMatchObject({ inputSchema: {}, resultSchema: null, suspendSchema: null, resumeSchema: null });
   });
 
+  it('documents every workflow route in the OpenAPI document with its auth-relevant method and path', async () => {
+    const doc = (await get('/doc')).body;
+    expect(doc.paths['/workflows/{id}/execute'].post.requestBody).toBeDefined();
+    expect(Object.keys(doc.paths['/workflows/executions'])).toEqual(['get']);
+    for (const p of ['suspend', 'resume', 'replay', 'cancel']) expect(doc.paths[`/workflows/{id}/executions/{executionId}/${p}`].post).toBeDefined();
+    for (const p of ['state', 'stream']) expect(doc.paths[`/workflows/{id}/executions/{executionId}/${p}`].get).toBeDefined();
+    expect(doc.paths['/workflows/{id}/stream'].post).toBeDefined();
+  });
+
   it('answers 404 for an unknown workflow on every workflow route', async () => {
     const msg = { success: false, error: 'Workflow nope not found' };
     expect(await get('/workflows/nope')).toMatchObject({ status: 404, body: msg });
