@@ -11,10 +11,11 @@
  *   workingMemory?: boolean | { enabled?, scope?: 'conversation' | 'user', format?: 'markdown' | 'json', template?, schema? },
  *   enforceTokenUser?: boolean,      // default true: authenticated requests act as the token's user
  * }
- * // per agent:  memory?: boolean | { enabled?, resourceId?, workingMemory? }
+ * // per agent (createAgent):  memory: agentMemory({ resourceId?, workingMemory? })   (agent-memory.ts)
  * ```
- * An agent without a `memory` option inherits the global section when one is configured (and has
- * no memory otherwise); `memory: false` turns it off; `true` takes the global settings.
+ * An agent's working memory settings fall back to the global section's. The pure functions below
+ * also take a plain option (`describeAgentMemory(id, option, global)`): `false` = none, `true` =
+ * the global settings, `undefined` = the global section when one is configured, else none.
  */
 import type { EmbeddingModelV3 } from '@ai-sdk/provider';
 import { resolveEmbeddingModel, type ProvidersConfig } from '../agents/models/registry.js';
