@@ -1,6 +1,19 @@
 /**
  * The public API of eventloom: explicit named exports only.
  */
+// server, config and the core runtime
+export { defineConfig, loadConfig, type EventloomConfig, type CustomRoute, type ServerConfig } from './config/define-config.js';
+export { startServer, type StartOptions, type EventloomServer, type ServerModule, type ServerContext, type ModuleFactory } from './main.js';
+export { startDefaultServer, DEFAULT_MODULES, type DefaultServerOptions } from './server-assembly.js';
+export { openLevelLog, createMemoryLog, checkLogIntegrity } from './log/index.js';
+export type { EventLog, LogRecord, NewRecord, AppendOptions, AppendResult, KeyValueStore, Subscription } from './log/types.js';
+export { ActorHost, EventRejectedError, MachineVersionError, replayRecords, type ActorKind } from './runtime/actor-host.js';
+export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
+export type { RouteDef, WsRouteDef, RequestContext, RouteResult, SseSink, AuthClass, AuthUser } from './http/route-types.js';
+export { encodeSseFrame } from './feeds/sse-encoder.js';
+export { resolveModel, createDemoModel } from './agents/models/index.js';
+export type { AuthConfig } from './http/auth/index.js';
+export type { CorsConfig } from './http/cors.js';
 // workflows
 export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, andWorkflow } from './workflows/builder.js';
 export type {
