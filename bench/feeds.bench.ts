@@ -12,7 +12,9 @@
  *
  * Measured: every client receives every span event it subscribed to (checked, not assumed); delivery latency =
  * receive time − the moment the producer handed the record to the log (eventloom) or called publish (bare), both on
- * the shared monotonic clock; server RSS per connected client (after GC, idle). In each round both systems run at
+ * the shared monotonic clock, as percentiles over all messages and, per event, the first client's latency (the
+ * pipeline: log, projection, encoding, publish) and the spread to the last client (the fan-out itself, dominated by
+ * the kernel and the one client process reading 5,000 sockets); server RSS per connected client (after GC, idle). In each round both systems run at
  * the same time (one schedule offset by half an interval, the leader alternating between rounds), so that other load on the machine affects both alike.
  *
  * Options (env): BENCH_CLIENTS (5000), BENCH_EXECUTIONS per round (32, i.e. 128 span events),
@@ -269,7 +271,7 @@ class RawClient {
     let v = 0;
     while (i < end && buf[i] >= 48 && buf[i] <= 57) v = v * 10 + (buf[i++] - 48);
     this.received++;
-    this.sink?.add(nowUs() - v);
+    this.sink?.add(nowUs() - v, v);
   }
 
   private pong(payload: Buffer): void {
@@ -292,16 +294,36 @@ type Client = RawClient;
 class Phase {
   latencies: Float64Array;
   n = 0;
+  /** per event (keyed by its send time): first and last arrival */
+  readonly events = new Map<number, { first: number; last: number }>();
   constructor(capacity: number) {
     this.latencies = new Float64Array(capacity);
   }
-  add(us: number) {
+  add(us: number, sent = NaN) {
     if (this.n < this.latencies.length) this.latencies[this.n++] = us;
+    if (Number.isNaN(sent)) return;
+    const e = this.events.get(sent);
+    if (!e) this.events.set(sent, { first: us, last: us });
+    else {
+      if (us < e.first) e.first = us;
+      if (us > e.last) e.last = us;
+    }
   }
   summary() {
     const a = this.latencies.subarray(0, this.n).slice().sort();
     const q = (p: number) => (a.length ? a[Math.min(a.length - 1, Math.floor(p * a.length))] / 1000 : NaN);
-    return { samples: a.length, p50: q(0.5), p90: q(0.9), p99: q(0.99), max: a.length ? a[a.length - 1] / 1000 : NaN };
+    const med = (v: number[]) => (v.length ? v.sort((x, y) => x - y)[Math.floor(v.length / 2)] / 1000 : NaN);
+    const ev = [...this.events.values()];
+    return {
+      samples: a.length,
+      p50: q(0.5),
+      p90: q(0.9),
+      p99: q(0.99),
+      max: a.length ? a[a.length - 1] / 1000 : NaN,
+      /** median over events of the first client's latency (pipeline) and of last − first (fan-out spread) */
+      firstMedian: med(ev.map((e) => e.first)),
+      spreadMedian: med(ev.map((e) => e.last - e.first)),
+    };
   }
 }
 
@@ -401,8 +423,10 @@ async function main(): Promise<void> {
     const median = (v: number[]) => v.sort((a, b) => a - b)[Math.floor(v.length / 2)];
     return { cold, rss: median(rss), heap: median(heap), samples: rss.map((x) => Math.round(x)), serverRss: last.rss };
   };
-  const memEventloom = await perClientMemory(ports.eventloom, eventloomPath);
-  const memBare = await perClientMemory(ports.bare, barePath);
+  const skipMemory = process.env.BENCH_MEMORY === '0';
+  const noMemory = { cold: NaN, rss: NaN, heap: NaN, samples: [] as number[], serverRss: NaN };
+  const memEventloom = skipMemory ? noMemory : await perClientMemory(ports.eventloom, eventloomPath);
+  const memBare = skipMemory ? noMemory : await perClientMemory(ports.bare, barePath);
   console.log('server RSS per connected client (first connection of a set: cold; then the median of 3 connect cycles):');
   console.log(`  eventloom /ws/observability  cold ${Math.round(memEventloom.cold)} B, warm ${Math.round(memEventloom.rss)} B (samples ${memEventloom.samples.join(', ')}; JS heap ${Math.round(memEventloom.heap)} B) — target ≤ 2048 B; server RSS with ${CLIENTS} clients ${mib(memEventloom.serverRss)} MiB`);
   console.log(`  bare uWS (reference)         cold ${Math.round(memBare.cold)} B, warm ${Math.round(memBare.rss)} B (samples ${memBare.samples.join(', ')}; JS heap ${Math.round(memBare.heap)} B)`);
@@ -427,7 +451,7 @@ async function main(): Promise<void> {
     results.bare.push(b);
   }
   const fmt = (x: ReturnType<Phase['summary']>) =>
-    `samples ${String(x.samples).padStart(8)}  p50 ${x.p50.toFixed(2).padStart(7)} ms  p90 ${x.p90.toFixed(2).padStart(7)} ms  p99 ${x.p99.toFixed(2).padStart(7)} ms  max ${x.max.toFixed(2).padStart(7)} ms`;
+    `samples ${String(x.samples).padStart(8)}  p50 ${x.p50.toFixed(2).padStart(7)} ms  p90 ${x.p90.toFixed(2).padStart(7)} ms  p99 ${x.p99.toFixed(2).padStart(7)} ms  max ${x.max.toFixed(2).padStart(7)} ms  first client ${x.firstMedian.toFixed(2)} ms  fan-out spread ${x.spreadMedian.toFixed(2)} ms`;
   console.log('delivery latency (receive − hand-over to the log / to publish), per message:');
   for (let i = 0; i < ROUNDS; i++) {
     const e = results.eventloom[i].phase.summary();
@@ -437,7 +461,10 @@ async function main(): Promise<void> {
   }
   const pooled = (rs: PhaseResult[]) => {
     const all = new Phase(rs.reduce((n, r) => n + r.phase.n, 0));
-    for (const r of rs) for (let i = 0; i < r.phase.n; i++) all.add(r.phase.latencies[i]);
+    for (const r of rs) {
+      for (let i = 0; i < r.phase.n; i++) all.add(r.phase.latencies[i]);
+      for (const [k, e] of r.phase.events) all.events.set(k, e);
+    }
     return all.summary();
   };
   const pe = pooled(results.eventloom);
