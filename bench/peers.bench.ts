@@ -2,7 +2,7 @@
  * `npm run bench:peers`: eventloom side by side with VoltAgent (its incumbent) serving the same
  * fixture: agent `assistant` on a deterministic offline model, workflows `echo` and
  * `order-approval`. One server runs at a time, on 127.0.0.1; load comes from a separate process
- * (autocannon); the servers alternate (A B A B) so machine drift hits both.
+ * (wrk when installed, else autocannon); the servers alternate (A B A B) so drift hits both.
  *
  * 1. start-up (spawn → first 200 on GET /agents) and idle RSS, alternated start-ups;
  * 2. per scenario (GET /agents, POST echo execute, POST assistant text, POST echo stream over
@@ -15,14 +15,15 @@
  * Env: BENCH_PEERS_DURATION_S (5), BENCH_PEERS_ROUNDS (2), BENCH_PEERS_WARMUP_S (2),
  * BENCH_PEERS_CONNECTIONS ("1,10"), BENCH_PEERS_EXECUTIONS (20000), BENCH_PEERS_STARTUP_RUNS (3),
  * BENCH_PEERS_IDLE_MS (2000), BENCH_PEERS_SCENARIOS (comma-separated ids, default all),
- * BENCH_PEERS_RESULTS_DIR (bench/results), BENCH_PEERS_README=0 to leave bench/README.md alone.
+ * BENCH_PEERS_RESULTS_DIR (bench/results), BENCH_PEERS_README=0 to leave bench/README.md alone,
+ * BENCH_PEERS_CLIENT=autocannon to time with autocannon even when wrk is installed.
  * Installs bench/peers and bench/peers/voltagent on first use (npm install). Loopback only; every
  * run is bounded in time or request count and every server is stopped.
  */
 import path from 'node:path';
 import { machineInfo, printMachineInfo } from './lib/machine-info.js';
 import { PEERS_DIR, ROOT, preparePeers } from './lib/peer-install.js';
-import { checkOnce, load } from './lib/peer-load.js';
+import { COUNTED_CLIENT, TIMED_CLIENT, checkOnce, load } from './lib/peer-load.js';
 import { markdownTables, writeReport, type BenchConfig, type MemoryRun, type RawResults, type ScenarioRecord, type StartupRun } from './lib/peer-report.js';
 import { SCENARIOS } from './lib/peer-scenarios.js';
 import { SERVER_IDS, SERVER_LABEL, cleanup, cpuMs, refusedConnections, rssMiB, startServer, type RunningServer, type ServerId } from './lib/peer-servers.js';
@@ -43,6 +44,8 @@ const config: BenchConfig = {
   executions: Math.round(envNumber('BENCH_PEERS_EXECUTIONS', 20_000)),
   startupRuns: Math.round(envNumber('BENCH_PEERS_STARTUP_RUNS', 3)),
   idleSettleMs: envNumber('BENCH_PEERS_IDLE_MS', 2000),
+  client: TIMED_CLIENT,
+  countedClient: COUNTED_CLIENT,
 };
 const only = process.env.BENCH_PEERS_SCENARIOS?.split(',').map((s) => s.trim()).filter(Boolean);
 const scenarios = only ? SCENARIOS.filter((s) => only.includes(s.id)) : SCENARIOS;

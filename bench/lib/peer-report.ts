@@ -22,6 +22,10 @@ export interface BenchConfig {
   executions: number;
   startupRuns: number;
   idleSettleMs: number;
+  /** load generator of the timed runs */
+  client: string;
+  /** load generator of the runs of an exact number of executions */
+  countedClient: string;
 }
 
 export interface TimedRun {
@@ -338,7 +342,7 @@ function readmeSection(raw: RawResults, date: string): string {
     `Latest run: ${m.date.slice(0, 16).replace('T', ' ')} UTC, ${m.cpu} × ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node} on ${m.platform}; load average at start ${m.loadAverage.join(' ')}. ` +
       `The machine was shared with other work, so absolute figures are noisy; the servers were alternated (A B A B) so drift hits both. ` +
       `@voltagent/core ${raw.versions['@voltagent/core']}, @voltagent/server-hono ${raw.versions['@voltagent/server-hono']}, ai ${raw.versions.ai}. ` +
-      `${c.rounds} × ${c.durationS} s per server, scenario and connection count (after ${c.warmupS} s warm-up), ${c.startupRuns} start-ups each, ${c.executions.toLocaleString('en-US')} executions for the memory figure; total ${Math.round(raw.elapsedS)} s. ` +
+      `${c.rounds} × ${c.durationS} s per server, scenario and connection count (after ${c.warmupS} s warm-up), load by ${c.client}; ${c.startupRuns} start-ups each; ${c.executions.toLocaleString('en-US')} executions for the memory figure (${c.countedClient}); total ${Math.round(raw.elapsedS)} s. ` +
       `Raw figures: [results/${date}.json](results/${date}.json).`,
     '',
     markdownTables(raw),
