@@ -10,6 +10,7 @@
 import type { EventLog, LogRecord, Subscription } from '../log/types.js';
 import type { SseSink } from '../http/route-types.js';
 import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame } from './events.js';
+import { encodeSseFrame } from '../feeds/sse-encoder.js';
 
 type Listener = (record: LogRecord) => void;
 
@@ -139,7 +140,9 @@ export class ExecutionFeeds {
       buffered.length = 0;
       live = true;
     } catch (err) {
+      // delivery itself failed (decisions.md §10.1): one error frame, then close; the reader resumes by cursor
       this.onError(err);
+      if (!ended) sink.send(encodeSseFrame('error', last, { type: 'error', error: 'Failed to read the execution stream' }));
       finish();
     }
   }

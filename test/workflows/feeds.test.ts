@@ -1,0 +1,59 @@
+/**
+ * The execution feed's SSE reader against a fake sink: history then live with no gap or duplicate,
+ * the result frame after a terminal record, and one error frame when reading the log fails.
+ */
+import { describe, expect, it } from 'vitest';
+import { createMemoryLog } from '../../src/log/memory-log.js';
+import type { EventLog } from '../../src/log/types.js';
+import type { SseSink } from '../../src/http/route-types.js';
+import { ExecutionFeeds } from '../../src/workflows/feeds.js';
+
+function fakeSink() {
+  const frames: string[] = [];
+  let ended = false;
+  const sink: SseSink = {
+    get closed() {
+      return ended;
+    },
+    send: (f) => (frames.push(new TextDecoder().decode(f)), !ended),
+    end: () => void (ended = true),
+    onClose: () => undefined,
+  };
+  return { sink, frames, ended: () => ended };
+}
+
+const ids = (frames: string[]) => frames.map((f) => `${f.match(/^event: (.*)$/m)?.[1]}#${f.match(/^id: (.*)$/m)?.[1]}`);
+
+describe('execution feed reader', () => {
+  it('sends the history after the cursor, then live records, then the result frame, and ends', async () => {
+    const log = createMemoryLog();
+    const feeds = new ExecutionFeeds(log);
+    feeds.start();
+    await log.append('exec:e1', [
+      { type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } },
+      { type: 'step.started', data: { stepIndex: 0, stepId: 'a', stepName: 'a', stepType: 'andThen', input: {} } },
+    ]);
+    const { sink, frames, ended } = fakeSink();
+    const attached = feeds.attachSse('exec:e1', 1, sink);
+    const live = log.append('exec:e1', [{ type: 'step.completed', data: { stepIndex: 0, stepId: 'a', stepName: 'a', stepType: 'andThen', input: {}, output: 1 } }]);
+    await attached;
+    await live;
+    await log.append('exec:e1', [{ type: 'execution.completed', data: { result: 1, workflowName: 'W' } }]);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(ids(frames)).toEqual(['step-start#2', 'step-complete#3', 'workflow-complete#4', 'workflow-result#5']);
+    expect(ended()).toBe(true);
+    expect(feeds.watchedStreams).toBe(0);
+  });
+
+  it('sends one error frame and closes when the log cannot be read', async () => {
+    const log = createMemoryLog();
+    const broken: EventLog = { ...log, subscribe: log.subscribe.bind(log), head: log.head.bind(log), streamHead: async () => 3, readStream: async () => Promise.reject(new Error('disk on fire')) } as EventLog;
+    const errors: unknown[] = [];
+    const feeds = new ExecutionFeeds(broken, (e) => errors.push(e));
+    const { sink, frames, ended } = fakeSink();
+    await feeds.attachSse('exec:x', 2, sink);
+    expect(frames).toEqual(['event: error\nid: 2\ndata: {"type":"error","error":"Failed to read the execution stream"}\n\n']);
+    expect(ended()).toBe(true);
+    expect(errors).toHaveLength(1);
+  });
+});
