@@ -17,10 +17,11 @@
  * the kernel and the one client process reading 5,000 sockets); server RSS per connected client (after GC, idle). In each round both systems run at
  * the same time (one schedule offset by half an interval, the leader alternating between rounds), so that other load on the machine affects both alike.
  *
- * Options (env): BENCH_CLIENTS (5000), BENCH_EXECUTIONS per round (32, i.e. 128 span events),
- * BENCH_INTERVAL_MS between records (150), BENCH_ROUNDS (4), BENCH_FILTERED_SHARE (0.2). The pace is chosen so
- * that one fan-out (5,000 messages) ends before the next begins on a 2-core machine running servers and clients;
- * faster paces measure the queueing of an overloaded machine, for both systems alike.
+ * Options (env): BENCH_CLIENTS (5000), BENCH_EXECUTIONS per round (24, i.e. 96 span events),
+ * BENCH_INTERVAL_MS between records (250), BENCH_ROUNDS (4), BENCH_FILTERED_SHARE (0.2), BENCH_MEMORY (0 skips the
+ * memory cycles). The pace is chosen so that one fan-out (5,000 messages, 50–100 ms on a loaded 2-core machine
+ * running servers and clients) ends before the other system's begins half an interval later; when fan-outs overlap,
+ * the one published second queues behind the first, which measures the machine rather than either system.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,8 +34,8 @@ import { printMachineInfo } from './lib/machine-info.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 5000);
-const EXECUTIONS = Math.max(4, Math.round(Number(process.env.BENCH_EXECUTIONS ?? 32) / 4) * 4);
-const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 150);
+const EXECUTIONS = Math.max(4, Math.round(Number(process.env.BENCH_EXECUTIONS ?? 24) / 4) * 4);
+const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 250);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const FILTERED_SHARE = Number(process.env.BENCH_FILTERED_SHARE ?? 0.2);
 const WORKFLOWS = 4;
