@@ -20,6 +20,7 @@
  * Installs bench/peers and bench/peers/voltagent on first use (npm install). Loopback only; every
  * run is bounded in time or request count and every server is stopped.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { machineInfo, printMachineInfo } from './lib/machine-info.js';
 import { PEERS_DIR, ROOT, preparePeers } from './lib/peer-install.js';
@@ -192,9 +193,11 @@ const raw: RawResults = {
   memory,
   refusedConnections: { eventloom: [...refused.eventloom], voltagent: [...refused.voltagent] },
   elapsedS: (performance.now() - t0) / 1000,
+  loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100),
 };
 
-console.log('\n## Summary (eventloom ÷ VoltAgent; eventloom fsyncs every write, VoltAgent keeps everything in memory)\n');
+console.log('\n## Summary (eventloom ÷ VoltAgent; eventloom fsyncs every write, VoltAgent keeps everything in memory)');
+console.log(`load average ${machine.loadAverage.join(' ')} at the start, ${raw.loadAverageEnd.join(' ')} at the end (${os.cpus().length} cores)\n`);
 console.log(markdownTables(raw));
 for (const id of SERVER_IDS) if (raw.refusedConnections[id].length > 0) console.log(`\n${SERVER_LABEL[id]} tried outbound connections, refused by the network guard: ${raw.refusedConnections[id].join(', ')}`);
 const files = await writeReport(raw, { resultsDir, peersDir: PEERS_DIR, ...(readme ? { readme } : {}) });

@@ -70,6 +70,8 @@ export interface RawResults {
   memory: MemoryRun[];
   refusedConnections: Record<ServerId, string[]>;
   elapsedS: number;
+  /** 1, 5 and 15 min load averages when the run ended (machine.loadAverage: when it started) */
+  loadAverageEnd: number[];
 }
 
 interface Side {
@@ -229,6 +231,7 @@ function summaryJson(raw: RawResults): unknown {
     config: raw.config,
     versions: raw.versions,
     elapsedS: Math.round(raw.elapsedS),
+    loadAverageEnd: raw.loadAverageEnd,
     rows: rows(raw),
     measures: measures(raw),
     refusedOutboundConnections: raw.refusedConnections,
@@ -339,7 +342,7 @@ function readmeSection(raw: RawResults, date: string): string {
   const c = raw.config;
   return [
     BEGIN,
-    `Latest run: ${m.date.slice(0, 16).replace('T', ' ')} UTC, ${m.cpu} × ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node} on ${m.platform}; load average at start ${m.loadAverage.join(' ')}. ` +
+    `Latest run: ${m.date.slice(0, 16).replace('T', ' ')} UTC, ${m.cpu} × ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node} on ${m.platform}; load average ${m.loadAverage.join(' ')} at the start and ${raw.loadAverageEnd.join(' ')} at the end. ` +
       `The machine was shared with other work, so absolute figures are noisy; the servers were alternated (A B A B) so drift hits both. ` +
       `@voltagent/core ${raw.versions['@voltagent/core']}, @voltagent/server-hono ${raw.versions['@voltagent/server-hono']}, ai ${raw.versions.ai}. ` +
       `${c.rounds} × ${c.durationS} s per server, scenario and connection count (after ${c.warmupS} s warm-up), load by ${c.client}; ${c.startupRuns} start-ups each; ${c.executions.toLocaleString('en-US')} executions for the memory figure (${c.countedClient}); total ${Math.round(raw.elapsedS)} s. ` +
