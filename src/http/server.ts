@@ -21,6 +21,24 @@ const BODY_TIMEOUT_MS = 30_000;
 const MAX_URL_BYTES = 8 * 1024;
 const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
 const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/**
+ * Deepest nesting accepted in a JSON body or WS message. JSON.parse copes with any depth, but the recursive
+ * code behind it (JSON.stringify when a value is logged or echoed, schema checks, merges) overflows the stack
+ * somewhere past a few thousand levels: a 500 on HTTP, an uncaught exception (a crash) in a WS callback.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** True when `value` nests arrays/objects deeper than `max` (iterative: safe at any depth). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -126,10 +144,16 @@ export class HttpEdge {
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
+          if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_JSON;
         } catch {
           parsed = INVALID_JSON;
         }
-        d.route.message(d.client!, parsed);
+        // an exception thrown here would escape the uWS callback and end the process
+        try {
+          d.route.message(d.client!, parsed);
+        } catch (err) {
+          this.options.onError?.(err, { method: 'WS', path: d.route.path });
+        }
       },
       close: (ws) => {
         const d = ws.getUserData() as WsUserData;
@@ -164,6 +188,9 @@ export class HttpEdge {
         if (extraHeaders) for (const [k, v] of extraHeaders) res.writeHeader(k, v);
         if (contentType) res.writeHeader('Content-Type', contentType);
         if (body === undefined) res.endWithoutBody(0);
+        // a HEAD answer announces the length but carries no content (a body would be read as the next response)
+        // (endWithoutBody(n) of this uWS build waits for n bytes, so the header is written by hand)
+        else if (raw.method === 'HEAD') res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)).endWithoutBody();
         else res.end(body);
       });
     };
@@ -257,6 +284,7 @@ export class HttpEdge {
         }
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('INVALID_REQUEST', 'Invalid request: body: must be a JSON object');
+      if (nestedDeeperThan(body, MAX_JSON_DEPTH)) throw new AppError('INVALID_REQUEST', `Invalid request: body: nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
     const rawQuery = new URLSearchParams(raw.rawQuery);
     let user: AuthUser | undefined;

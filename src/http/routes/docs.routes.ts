@@ -106,7 +106,8 @@ export function docsRoutes(deps: DocsDeps): RouteDef[] {
       tags: ['Documentation'],
       produces: 'html',
       handler: ({ params }) => {
-        const type = UI_ASSETS[params.file];
+        // own keys only: `constructor`, `__proto__`, `toString` are not assets
+        const type = Object.hasOwn(UI_ASSETS, params.file) ? UI_ASSETS[params.file] : undefined;
         if (!type) throw new AppError('NOT_FOUND', `Asset ${params.file} not found`);
         let body = cache.get(params.file);
         if (!body) cache.set(params.file, (body = readFileSync(path.join(dir, params.file))));
