@@ -23,7 +23,8 @@ import { LogRecordStore, LOG_RECORD_CAPACITY, toLogRecord } from './log-records.
 import { LogsFeed, ObservabilityFeed, SlowClientGuard } from './feeds.js';
 import { LogLinker } from './log-linker.js';
 import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
-import { OtlpSpanExporter, resolveOtlpConfig } from './otlp-export.js';
+import type { OtlpSpanExporter } from './otlp-export.js';
+import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
 import { TraceProjection } from '../projections/traces.js';
 import { SPAN_CAPACITY, TraceStore } from '../projections/traces-store.js';
@@ -59,7 +60,7 @@ export const REPLAY_RECORDS = 250_000;
 const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
 const SCOPE = { name: 'eventloom', version: VERSION };
 
-export const observabilityModule: ModuleFactory = (ctx: ServerContext): ObservabilityModule => {
+export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Promise<ObservabilityModule> => {
   const section = (ctx.config.observability ?? {}) as ObservabilityConfig;
   const envLevel = ctx.env.EVENTLOOM_LOG_CAPTURE_LEVEL?.toLowerCase();
   const captureLevel = section.captureLevel ?? ((LEVELS as readonly string[]).includes(envLevel ?? '') ? (envLevel as LevelName) : 'info');
@@ -75,7 +76,8 @@ export const observabilityModule: ModuleFactory = (ctx: ServerContext): Observab
   const logsFeed = new LogsFeed();
   const guard = new SlowClientGuard(section.slowClientBytes);
   const otlpConfig = resolveOtlpConfig(section, ctx.env);
-  const exporter = otlpConfig ? new OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
+  // the OpenTelemetry exporter is loaded only when export is configured (start-up time and memory)
+  const exporter: OtlpSpanExporter | undefined = otlpConfig ? new (await import('./otlp-export.js')).OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
 
   traces.onChange((c) => {
     obsFeed.span(c.type, c.span, c.entity);
