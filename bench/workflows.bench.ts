@@ -18,7 +18,7 @@
  * BENCH_EVENTS (50), BENCH_INTERVAL_MS (20), BENCH_EXECUTIONS (100000).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,12 +68,13 @@ async function serve(dataDir: string): Promise<void> {
   );
   const server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker] }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'warn' }) });
   console.log(`eventloom listening on ${server.url}`);
+  process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
 }
 
 // ---------------------------------------------------------------- client side
 
-function spawnChild(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UWS_HTTP_MAX_HEADERS_SIZE: '16384' } });
+function spawnChild(args: string[], ready: RegExp, nodeArgs: string[] = []): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UWS_HTTP_MAX_HEADERS_SIZE: '16384' } });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -88,6 +89,28 @@ function spawnChild(args: string[], ready: RegExp): Promise<{ child: ChildProces
 function rssMiB(pid: number): number {
   const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU time (user + system) of a process so far, in ms. */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
+}
+
+/** Mean latency of a small write + fdatasync in `dir`: the floor of one group commit. */
+function fsyncMs(dir: string, n = 200): number {
+  const file = path.join(dir, 'fsync-probe');
+  const fd = openSync(file, 'w');
+  const buf = Buffer.alloc(512, 1);
+  const t = performance.now();
+  for (let i = 0; i < n; i++) {
+    writeSync(fd, buf);
+    fdatasyncSync(fd);
+  }
+  const mean = (performance.now() - t) / n;
+  closeSync(fd);
+  unlinkSync(file);
+  return mean;
 }
 
 async function json(url: string, init: RequestInit & { body?: string } = {}): Promise<any> {
@@ -261,7 +284,9 @@ async function fanoutBroadcaster(): Promise<FanoutResult & { exactlyOnce: number
 async function main(): Promise<void> {
   printMachineInfo('eventloom workflows benchmark');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-wf-'));
-  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/);
+  // BENCH_CPU_PROFILE=<dir>: write a V8 CPU profile of the server there (on SIGINT at the end)
+  const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, profile);
   const url = match[1];
   const pid = child.pid!;
   try {
@@ -270,7 +295,11 @@ async function main(): Promise<void> {
     const warm = await executeLoad(url, { amount: 2_000 });
 
     // (a)
+    const sync = fsyncMs(dataDir);
+    console.log(`disk       fdatasync ${f2(sync)} ms: ${CONNECTIONS} connections each waiting for one group commit allow at most ~${Math.round((CONNECTIONS * 1000) / sync)} executions/s\n`);
+    const cpu0 = cpuMs(pid);
     const a = await executeLoad(url, { duration: DURATION });
+    const cpuPerExecution = (cpuMs(pid) - cpu0) / Math.max(1, a['2xx']);
     const echoTotal = async () => (await json(`${url}/workflows/executions?workflowId=echo&limit=1`)).total as number;
     const afterA = await echoTotal();
     const answered = warm['2xx'] + a['2xx'];
@@ -278,6 +307,7 @@ async function main(): Promise<void> {
     console.log(`executions/s  mean ${a.requests.average.toFixed(0)}  (p50 ${a.requests.p50}, min ${a.requests.min})`);
     console.log(`latency       p50 ${a.latency.p50} ms  p90 ${a.latency.p90} ms  p99 ${a.latency.p99} ms  max ${a.latency.max} ms`);
     console.log(`responses     2xx ${a['2xx']}  non-2xx ${a.non2xx}  errors ${a.errors}  timeouts ${a.timeouts}`);
+    console.log(`server CPU    ${f2(cpuPerExecution)} ms per execution (user + system): one core allows ~${Math.round(1000 / cpuPerExecution)} executions/s`);
     // autocannon stops its clock with up to one request per connection still in flight: those run too
     const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
     console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
@@ -303,7 +333,10 @@ async function main(): Promise<void> {
     row('uWS broadcaster', br);
     console.log('\nlatency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
   } finally {
-    child.kill('SIGKILL');
+    if (profile.length) {
+      child.kill('SIGINT');
+      await new Promise((r) => child.once('exit', r));
+    } else child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
