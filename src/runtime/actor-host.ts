@@ -124,13 +124,14 @@ export class ActorHost {
     kind: ActorKind<TLogic>,
     stream: string,
     input: unknown,
-    options: { freshStream?: boolean } = {},
+    options: { freshStream?: boolean; at?: number } = {},
   ): Promise<SendResult<TLogic> & { actor: Actor<TLogic> }> {
     if (this.actors.has(stream) || this.loading.has(stream)) throw new StreamExistsError(stream);
     const [snapshot, actions] = initialTransition(kind.logic, input as never);
     const actor = new Actor<TLogic>(this, kind, stream, snapshot as SnapshotFrom<TLogic>, 0);
     this.actors.set(stream, actor);
-    const record: NewRecord = { type: kind.createdType, data: input, at: this.clock(), kind: `${kind.kind}@${kind.version}` };
+    // `at` lets a caller that already stamped the creation (e.g. an execution's createdAt) keep one time for both
+    const record: NewRecord = { type: kind.createdType, data: input, at: options.at ?? this.clock(), kind: `${kind.kind}@${kind.version}` };
     const pending = this.log.append(stream, [record], { expectedStreamSeq: 0, freshStream: options.freshStream });
     actor.streamSeq = 1;
     actor.pendingAppends++;

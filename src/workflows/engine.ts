@@ -227,7 +227,7 @@ export class WorkflowEngine {
   async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
     const settled = this.feeds.waitForSettle(stream, 0);
-    const res = await this.host.create(this.kind, stream, input, options);
+    const res = await this.host.create(this.kind, stream, input, { ...options, at: input.createdAt });
     return { settled, seq: res.seq };
   }
 
