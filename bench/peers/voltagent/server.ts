@@ -4,7 +4,7 @@
  * with conversation-scoped markdown working memory) and workflows `echo` and `order-approval`
  * built with VoltAgent's workflow API. The peer of `npm run bench:peers`.
  *
- * Usage: node dist/server.mjs --port <n> [--host 127.0.0.1]
+ * Usage: node dist/server.js --port <n> [--host 127.0.0.1] (dist/ is transpiled by the benchmark)
  * Offline by construction: network-guard refuses non-loopback connections, the dependency check is
  * off, and no VoltOps keys are set (the bench runs it with NODE_ENV=production, which also turns off
  * the provider-registry refresh). Stops on SIGTERM/SIGINT (VoltAgent's own shutdown handlers).
