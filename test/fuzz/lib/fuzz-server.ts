@@ -18,6 +18,7 @@ import { assistantAgent } from '../../../examples/agents/assistant.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../../examples/workflows/index.js';
 import { api, startTestServer, type TestServer } from '../../helpers/server.js';
 import type { FuzzCase, FuzzWorld } from './generators.js';
+import type { RawRequest } from '../../reliability/lib/raw-http.js';
 
 export const JWT_SECRET = 'fuzz-secret-with-enough-length-0123456789';
 export const CONSOLE_KEY = 'fuzz-console-key';
@@ -123,6 +124,23 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     return c;
   };
 
+  // Whatever the generators made of it, a POST /updates body that the server would read as "install all"
+  // or as a tracked package is replaced by an invalid name (bodies the server rejects anyway are kept).
+  const guardRequest = (route: RouteDef, req: RawRequest): RawRequest => {
+    if (route.method !== 'POST' || route.path !== '/updates') return req;
+    const text = req.body === undefined ? '' : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : req.body;
+    let value: unknown = {};
+    try {
+      if (text.trim() !== '') value = JSON.parse(text);
+    } catch {
+      return req; // malformed JSON: 400 before any handler
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return req; // 400
+    const name = (value as { packageName?: unknown }).packageName;
+    if (name !== undefined && (typeof name !== 'string' || !tracked.has(name))) return req;
+    return { ...req, body: JSON.stringify({ packageName: INVALID_PACKAGE }), chunked: false, headers: { ...req.headers, 'content-type': 'application/json' } };
+  };
+
   const world: FuzzWorld = {
     params: {
       id: ['assistant', 'echo', 'order-approval', 'getWeather'],
@@ -158,6 +176,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     },
     authorizations: [`Bearer ${token}`, `Bearer ${expired}`, `Bearer ${wrongKey}`, `Bearer ${token.slice(0, -3)}abc`, `bearer ${token}`],
     guard,
+    guardRequest,
   };
 
   return {

@@ -21,6 +21,8 @@ export interface FuzzWorld {
   authorizations: string[];
   /** a last look at a case before it is sent: keeps routes away from slow or host-changing work */
   guard?: (route: RouteDef, c: FuzzCase) => FuzzCase;
+  /** the very last look, at the bytes about to be sent */
+  guardRequest?: (route: RouteDef, req: RawRequest) => RawRequest;
 }
 
 export type BodyCase =
