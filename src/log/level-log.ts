@@ -258,7 +258,8 @@ class LevelLog implements LevelEventLog {
     const lastStreamSeq = firstStreamSeq + n - 1;
     batch.appends.push({ st, lastStreamSeq, records: committed });
     const done = batch.wait<AppendResult>({ records: committed, lastSeq: firstSeq + n - 1, lastStreamSeq });
-    st.tail = done;
+    // only the moment of durability is needed later (streamHead): keep no reference to the records
+    st.tail = done.then(noop, noop);
     return done;
   }
 
@@ -353,7 +354,7 @@ class LevelLog implements LevelEventLog {
     // issued before this call but still queued behind a stream load are enqueued first.
     const gate = this.gate;
     if (gate) await gate;
-    if (st.assigned > st.durable && st.tail) await st.tail.then(noop, noop);
+    if (st.assigned > st.durable && st.tail) await st.tail;
     return st.durable;
   }
 
