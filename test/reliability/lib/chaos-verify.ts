@@ -86,7 +86,9 @@ async function resumeReader(url: string, log: ReaderLog, rec: ExecRecord, proble
   if (log.ended) return;
   const last = ids.length;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 5_000);
+  // a suspended run's stream stays open: when the reader already has every record, listen briefly for strays
+  const nothingLeft = rec.status === 'suspended' && last >= rec.lastSequence;
+  const timer = setTimeout(() => controller.abort(), nothingLeft ? 300 : 5_000);
   const after: Array<{ id: number; event: string }> = [];
   try {
     const res = await fetch(`${url}/workflows/${log.workflow}/executions/${log.executionId}/stream`, { headers: { 'last-event-id': String(last) }, signal: controller.signal });
