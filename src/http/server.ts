@@ -167,11 +167,19 @@ export class HttpEdge {
   private handle(res: HttpResponse, req: HttpRequest): void {
     const raw = readRequest(req);
     const state = { aborted: false, done: false };
-    const abort = new AbortController();
+    // an AbortController costs more than a simple GET: create it only when a handler asks for the signal
+    let abort: AbortController | undefined;
+    const signal = () => {
+      if (!abort) {
+        abort = new AbortController();
+        if (state.aborted) abort.abort();
+      }
+      return abort.signal;
+    };
     res.onAborted(() => {
       state.aborted = true;
       this.inflight.delete(res);
-      abort.abort();
+      abort?.abort();
       (res as { sse?: UwsSseSink }).sse?.aborted();
     });
     this.inflight.add(res);
@@ -227,7 +235,7 @@ export class HttpEdge {
     if (hasBody && declared > this.maxBody) return fail(new AppError('BODY_TOO_LARGE', `Request body too large (max ${this.maxBody} bytes)`));
 
     const run = (bodyBytes: Buffer | undefined) => {
-      this.dispatch(route, params, raw, bodyBytes, abort.signal, state, respond, fail, res, corsHeaders).catch(fail);
+      this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders).catch(fail);
     };
     if (!hasBody) return run(undefined);
     this.readBody(res, state, run, fail);
@@ -266,7 +274,7 @@ export class HttpEdge {
     params: Record<string, string>,
     raw: RawRequest,
     bodyBytes: Buffer | undefined,
-    signal: AbortSignal,
+    signal: () => AbortSignal,
     state: { aborted: boolean; done: boolean },
     respond: (status: number, contentType: string | undefined, body: string | Uint8Array | undefined, extra?: Array<[string, string]>) => void,
     fail: (e: unknown) => void,
@@ -307,7 +315,9 @@ export class HttpEdge {
       headers: raw.headers,
       body: validBody,
       user,
-      signal,
+      get signal() {
+        return signal();
+      },
       origin: `${proto}://${host}`,
     };
     let result: RouteResult;
