@@ -7,6 +7,7 @@
 import type { CapturedLog } from './log-entry.js';
 import { Ring } from './ring.js';
 import type { ObsLogRecord } from './span-types.js';
+import { cutText } from './cut-text.js';
 
 export const LOG_RECORD_CAPACITY = 50_000;
 
@@ -36,19 +37,36 @@ export interface LogRecordFilter {
   endTime?: number;
 }
 
+/** Values are kept small, as span attributes are (span-mapping.ts): a store bounded by count is then bounded in bytes. */
+const MAX_VALUE_CHARS = 2048;
+
+function bounded(value: unknown): unknown {
+  if (typeof value === 'string') return value.length > MAX_VALUE_CHARS ? cutText(value, MAX_VALUE_CHARS) : value;
+  if (value === null || typeof value !== 'object') return value;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+  return text !== undefined && text.length > MAX_VALUE_CHARS ? cutText(text, MAX_VALUE_CHARS) : value;
+}
+
 export function toLogRecord(
   log: CapturedLog,
   link: { traceId?: string; spanId?: string },
   shared: { resource: Record<string, unknown>; instrumentationScope: { name: string; version?: string } },
 ): ObsLogRecord {
-  const { timestamp, level, msg, ...attributes } = log.entry;
+  const { timestamp, level, msg, ...fields } = log.entry;
   const sev = SEVERITY[level] ?? SEVERITY.info;
+  const attributes: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) attributes[k] = bounded(v);
   return {
     timestamp,
     ...(link.traceId ? { traceId: link.traceId, spanId: link.spanId, traceFlags: 1 } : {}),
     severityNumber: sev.number,
     severityText: sev.text,
-    body: msg,
+    body: bounded(msg),
     attributes,
     resource: shared.resource,
     instrumentationScope: shared.instrumentationScope,

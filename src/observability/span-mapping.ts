@@ -11,13 +11,14 @@
  * Custom step events become events of their step's span.
  */
 import type { SpanHandler, SpanMapping, SpanOps } from '../projections/traces.js';
+import { cutText } from './cut-text.js';
 
 /** Attribute values are kept small: JSON text cut at this length. */
 const MAX_ATTRIBUTE_CHARS = 2048;
 
 export function attr(value: unknown): string | number | boolean | undefined {
   if (value === undefined) return undefined;
-  if (typeof value === 'string') return value.length > MAX_ATTRIBUTE_CHARS ? `${value.slice(0, MAX_ATTRIBUTE_CHARS)}…` : value;
+  if (typeof value === 'string') return value.length > MAX_ATTRIBUTE_CHARS ? cutText(value, MAX_ATTRIBUTE_CHARS) : value;
   if (typeof value === 'number' || typeof value === 'boolean') return value;
   let text: string;
   try {
@@ -25,7 +26,7 @@ export function attr(value: unknown): string | number | boolean | undefined {
   } catch {
     text = String(value);
   }
-  return text.length > MAX_ATTRIBUTE_CHARS ? `${text.slice(0, MAX_ATTRIBUTE_CHARS)}…` : text;
+  return text.length > MAX_ATTRIBUTE_CHARS ? cutText(text, MAX_ATTRIBUTE_CHARS) : text;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
