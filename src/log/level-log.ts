@@ -51,7 +51,7 @@ export interface LevelLogOptions {
   clock?: () => number;
   /** Called when a subscriber callback throws (default: a process warning). */
   onSubscriberError?: SubscriberErrorHandler;
-  /** Stream heads kept in memory before idle ones are evicted (they reload from the index). */
+  /** Stream heads kept in memory before idle ones are evicted (they reload from the index); default 10,000. */
   maxCachedStreams?: number;
   /** LevelDB memtable size in bytes (default 32 MiB: fewer compactions under sustained appends). */
   writeBufferSize?: number;
@@ -155,7 +155,8 @@ class LevelLog implements LevelEventLog {
     this.durableHead = head;
     this.assignedSeq = head;
     this.clock = opts.clock ?? Date.now;
-    this.maxCachedStreams = opts.maxCachedStreams ?? 100_000;
+    // a finished stream is rarely appended to again; a small cache keeps memory flat over millions of streams
+    this.maxCachedStreams = opts.maxCachedStreams ?? 10_000;
     this.committer = new GroupCommitter<AppendEntry>(db, (b) => this.onCommit(b), () => void this.close());
     this.hub = new SubscriptionHub(
       { head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) },
