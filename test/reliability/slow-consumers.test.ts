@@ -1,6 +1,6 @@
 /**
  * Slow and stuck consumers against the real CLI: a `firehose` execution pushes ~24 MB of events to its
- * SSE readers (the attach route) and ~12 MB of log lines to the `/ws/logs` and `/ws/observability`
+ * SSE readers (the attach route) and ~18 MB of log lines to the `/ws/logs` and `/ws/observability`
  * feeds while some clients stop reading. The stuck ones are closed (SSE past 8 MiB unsent, decisions.md
  * §10.0; WS with 1013, §13) instead of being buffered without bound: the server's resident memory grows
  * by far less than the readers would need if their streams were buffered, the clients that do read get
@@ -14,7 +14,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
-import { RssSampler, StalledSseReader, readAll, rssOf } from './lib/consumers.js';
+import { RssSampler, StalledSseReader, readAll, readToEnd, rssOf } from './lib/consumers.js';
 
 const CONFIG = path.resolve(import.meta.dirname, 'fixtures', 'firehose.config.ts');
 const MiB = 1024 * 1024;
@@ -77,7 +77,10 @@ describe('SSE readers that stop reading', () => {
     await waitForExecution(control.id);
     const controlReaders = [readAll(attachUrl(control.id)), readAll(attachUrl(control.id))];
     await control.done;
-    for (const r of await Promise.all(controlReaders)) expect(ids(r.frames)).toEqual(oneToN(FRAMES));
+    for (const r of await Promise.all(controlReaders)) {
+      expect(r.cut, 'a control reader was cut').toBeUndefined();
+      expect(ids(r.frames)).toEqual(oneToN(FRAMES));
+    }
     await new Promise((r) => setTimeout(r, 500));
     const before = rssOf(pid);
 
@@ -95,6 +98,7 @@ describe('SSE readers that stop reading', () => {
 
     // the readers that read: everything, in order, once, and no later than shortly after the run ended
     for (const r of read) {
+      expect(r.cut, 'a reader that reads was cut').toBeUndefined();
       expect(ids(r.frames)).toEqual(oneToN(FRAMES));
       expect(r.frames.at(-1)!.event).toBe('workflow-result');
       expect(r.frames.at(-1)!.at - finishedAt).toBeLessThan(2_000);
@@ -107,6 +111,7 @@ describe('SSE readers that stop reading', () => {
     expect(growth).toBeLessThan((STALLED * streamBytes) / 2);
 
     // the stalled ones were closed part-way, and each resumes from the last id it got
+    let resumeReconnects = 0;
     for (const s of stalled) {
       const got = await s.drain(10_000);
       expect(got.ended).toBe('closed');
@@ -114,16 +119,19 @@ describe('SSE readers that stop reading', () => {
       expect(ids(got.frames)).toEqual(oneToN(k));
       expect(k).toBeLessThan(FRAMES);
       expect(got.frames.some((f) => f.event === 'workflow-result')).toBe(false);
-      const rest = await readAll(attachUrl(run.id), { 'last-event-id': String(k) });
+      // (a resumed reader far behind may itself be cut once more: it reconnects from its new last id)
+      const rest = await readToEnd(attachUrl(run.id), k);
+      resumeReconnects += rest.reconnects;
       expect(ids(rest.frames)).toEqual(oneToN(FRAMES).slice(k));
       expect(rest.frames.at(-1)!.event).toBe('workflow-result');
     }
+    if (resumeReconnects > 0) console.info(`SSE: resuming readers were cut and reconnected ${resumeReconnects} times during their catch-up`);
   }, 90_000);
 });
 
 interface WsProbe {
   ws: WebSocket;
-  chunks: Set<number>;
+  chunks: Set<string>;
   messages: number;
   lastAt: number;
   close?: { code: number; reason: string };
@@ -145,7 +153,7 @@ function wsClient(url: string, stalled: boolean): WsProbe {
     p.messages++;
     p.lastAt = Date.now();
     const text = data.toString();
-    for (const m of text.matchAll(/firehose chunk (\d+)/g)) p.chunks.add(Number(m[1]));
+    for (const m of text.matchAll(/firehose chunk (\d+\.\d+)/g)) p.chunks.add(m[1]);
   });
   ws.on('close', (code, reason) => (p.close = { code, reason: reason.toString() }));
   return p;
@@ -156,7 +164,11 @@ describe('WebSocket feed clients that stop reading', () => {
     const pid = server.child.pid!;
     const base = server.url.replace('http', 'ws');
     const feeds = ['/ws/observability?dev=true', '/ws/logs'];
-    const load = { events: EVENTS, bytes: 10, logBytes: 8_000 };
+    // 6,000 lines of 3 KB: observability log records carry at most 2 KiB of a line, so this is ~15 MiB on
+    // /ws/observability and ~19 MiB on /ws/logs, several times what socket buffers absorb
+    const LOGS_PER_EVENT = 4;
+    const LINES = EVENTS * LOGS_PER_EVENT;
+    const load = { events: EVENTS, bytes: 10, logBytes: 3_000, logsPerEvent: LOGS_PER_EVENT };
 
     // control: the same log volume with clients that all read
     const controlClients = feeds.map((f) => wsClient(base + f, false));
@@ -173,15 +185,15 @@ describe('WebSocket feed clients that stop reading', () => {
     const sampler = new RssSampler(pid);
     const finishedAt = await firehose(load).done;
     const deadline = Date.now() + 5_000;
-    while (reading.some((c) => c.chunks.size < EVENTS) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (reading.some((c) => c.chunks.size < LINES) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     sampler.stop();
 
     for (const c of reading) {
-      expect(c.chunks.size).toBe(EVENTS);
+      expect(c.chunks.size).toBe(LINES);
       expect(c.close).toBeUndefined();
       expect(c.lastAt - finishedAt).toBeLessThan(2_000);
     }
-    const logBytes = EVENTS * load.logBytes;
+    const logBytes = LINES * load.logBytes;
     const growth = sampler.max - before;
     console.info(`WS: ${(logBytes / MiB).toFixed(1)} MiB of log lines × ${stalled.length} stalled clients; server RSS ${(before / MiB).toFixed(0)} MiB → max ${(sampler.max / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`);
     expect(growth).toBeLessThan(stalled.length * WS_LIMIT + 32 * MiB);
@@ -193,7 +205,7 @@ describe('WebSocket feed clients that stop reading', () => {
     while (stalled.some((c) => !c.close) && Date.now() < closeBy) await new Promise((r) => setTimeout(r, 20));
     for (const c of stalled) {
       expect(c.close?.code).toBe(1013);
-      expect(c.chunks.size).toBeLessThan(EVENTS);
+      expect(c.chunks.size).toBeLessThan(LINES);
     }
     for (const c of reading) c.ws.close();
   }, 90_000);

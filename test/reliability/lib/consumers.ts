@@ -126,14 +126,19 @@ export class StalledSseReader {
   }
 }
 
-/** A reader that reads as fast as it can; records every frame with its arrival time. */
-export async function readAll(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ status: number; frames: Array<ParsedFrame & { at: number }>; ended: boolean }> {
+/**
+ * A reader that reads as fast as it can; records every frame with its arrival time. `ended` is true when
+ * the stream ended normally, `cut` when the server closed it part-way (e.g. for being too slow).
+ */
+export async function readAll(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ status: number; frames: Array<ParsedFrame & { at: number }>; ended: boolean; cut?: boolean }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const frames: Array<ParsedFrame & { at: number }> = [];
   let ended = false;
+  let status = 0;
   try {
     const res = await fetch(url, { headers, signal: controller.signal });
+    status = res.status;
     if (!res.body) return { status: res.status, frames, ended };
     const decoder = new TextDecoder();
     let text = '';
@@ -147,9 +152,27 @@ export async function readAll(url: string, headers: Record<string, string> = {},
     ended = true;
     return { status: res.status, frames, ended };
   } catch (err) {
-    if ((err as Error).name !== 'AbortError') throw err;
-    return { status: 200, frames, ended };
+    if ((err as Error).name === 'AbortError') return { status, frames, ended };
+    if (status === 200 && (err as Error).message === 'terminated') return { status, frames, ended, cut: true };
+    throw err;
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Reads an execution's stream to its end the way a client following the protocol does: when the server
+ * closes the connection part-way, reconnect with `Last-Event-ID` = the last id received (at most `maxReconnects` times).
+ */
+export async function readToEnd(url: string, fromId = 0, maxReconnects = 20): Promise<{ frames: Array<ParsedFrame & { at: number }>; reconnects: number }> {
+  const frames: Array<ParsedFrame & { at: number }> = [];
+  let last = fromId;
+  for (let reconnects = 0; reconnects <= maxReconnects; reconnects++) {
+    const r = await readAll(url, last > 0 ? { 'last-event-id': String(last) } : {});
+    frames.push(...r.frames);
+    const lastId = r.frames.filter((f) => f.id !== undefined).at(-1)?.id;
+    if (lastId !== undefined) last = lastId;
+    if (r.ended || !r.cut) return { frames, reconnects };
+  }
+  return { frames, reconnects: maxReconnects };
 }
