@@ -78,6 +78,16 @@ describe('key codec properties', () => {
     );
   });
 
+  it('gives every stream prefix memory of its own, so a cached prefix never keeps a shared pool slab alive', () => {
+    fc.assert(
+      fc.property(streamArb, (s) => {
+        const prefix = streamPrefix(s);
+        expect(prefix.byteOffset).toBe(0);
+        expect(prefix.buffer.byteLength).toBe(prefix.length);
+      }),
+    );
+  });
+
   it('flags lone surrogates, which UTF-8 cannot keep apart', () => {
     expect(isWellFormed('a😀b')).toBe(true);
     expect(isWellFormed('a\ud83db')).toBe(false);
