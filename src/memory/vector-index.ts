@@ -68,6 +68,8 @@ export class InProcessVectorIndex implements VectorIndex {
   private readonly slotOf = new Map<string, number>();
   private readonly convIndex = new Map<string, number>();
   private convIds: string[] = [];
+  /** interned conversation numbers released by removeConversation, reused before new ones are made */
+  private readonly freeConvs: number[] = [];
   private convUser = new Int32Array(16).fill(-1);
   private readonly convSlots: Array<Set<number>> = [];
   private readonly userIndex = new Map<string, number>();
@@ -92,6 +94,11 @@ export class InProcessVectorIndex implements VectorIndex {
 
   get size(): number {
     return this.count;
+  }
+
+  /** Conversations known to the index, and interned conversation numbers allocated (live + free for reuse). */
+  get conversationCounts(): { live: number; allocated: number } {
+    return { live: this.convIndex.size, allocated: this.convIds.length };
   }
 
   get simd(): boolean {
@@ -132,6 +139,10 @@ export class InProcessVectorIndex implements VectorIndex {
     for (const slot of [...this.convSlots[conv]].sort((a, b) => b - a)) this.removeSlot(slot);
     // a conversation created again under the same id may belong to someone else
     this.assignOwner(conv, -1);
+    // release the interned number: a server that deletes conversations must not keep one per id ever seen
+    this.convIndex.delete(conversationId);
+    this.convIds[conv] = '';
+    this.freeConvs.push(conv);
   }
 
   setOwner(conversationId: string, userId: string): void {
@@ -255,6 +266,13 @@ export class InProcessVectorIndex implements VectorIndex {
   private conv(id: string): number {
     let i = this.convIndex.get(id);
     if (i === undefined) {
+      i = this.freeConvs.pop();
+      if (i !== undefined) {
+        // a released number: its slot set is empty and it has no owner
+        this.convIds[i] = id;
+        this.convIndex.set(id, i);
+        return i;
+      }
       i = this.convIds.length;
       this.convIds.push(id);
       this.convIndex.set(id, i);

@@ -136,4 +136,20 @@ describe('InProcessVectorIndex', () => {
     expect(hits.length).toBe(n / 10 - 2);
     expect(hits.map((h) => h.messageId)).not.toContain('m3');
   });
+
+  it('keeps no trace of deleted conversations, so memory stays level while conversations come and go', () => {
+    const index = new InProcessVectorIndex();
+    const v = l2normalize(Float32Array.from([1, 2, 3]));
+    for (let round = 0; round < 50; round++) {
+      const ids = Array.from({ length: 20 }, (_, i) => `r${round}-c${i}`);
+      for (const conversationId of ids) index.upsert([{ conversationId, messageId: 'm', userId: `u${round % 3}`, vector: v }]);
+      for (const conversationId of ids) index.removeConversation(conversationId);
+    }
+    expect(index.size).toBe(0);
+    expect(index.conversationCounts).toEqual({ live: 0, allocated: 20 });
+    // a reused number starts empty and unowned: another user's vectors in a fresh conversation are found for that user only
+    index.upsert([{ conversationId: 'fresh', messageId: 'm', userId: 'u9', vector: v }]);
+    expect(index.query({ vector: v, userId: 'u9', limit: 10, minCosine: -1 }).map((h) => h.conversationId)).toEqual(['fresh']);
+    expect(index.query({ vector: v, userId: 'u0', limit: 10, minCosine: -1 })).toEqual([]);
+  });
 });
