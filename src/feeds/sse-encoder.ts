@@ -19,7 +19,7 @@ export function encodeSseFrame(event: string | undefined, id: number | string | 
 /** The chat terminator: exactly `data: [DONE]` and a blank line (decisions.md §10.3). */
 export const SSE_DONE_FRAME = encoder.encode('data: [DONE]\n\n');
 
-/** Keep-alive comment for idle streams. */
+/** Keep-alive comment: the first write of every stream (it sends the head at once), then every 15 s of idleness. */
 export const SSE_PING_FRAME = encoder.encode(': ping\n\n');
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {

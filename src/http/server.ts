@@ -12,7 +12,7 @@ import type { AuthUser, HttpMethod, RequestContext, RouteDef, RouteResult, WsCli
 import { Router } from './router.js';
 import { createCorsPolicy, type CorsConfig, type CorsPolicy } from './cors.js';
 import { UwsSseSink } from './sse-sink.js';
-import { SSE_HEADERS } from '../feeds/sse-encoder.js';
+import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
 import { mergeUserIntoBody } from './auth/propagate.js';
 
@@ -349,8 +349,10 @@ export class HttpEdge {
           for (const [k, v] of corsHeaders) res.writeHeader(k, v);
           for (const [k, v] of Object.entries(SSE_HEADERS)) res.writeHeader(k, v);
           if (result.headers) for (const [k, v] of Object.entries(result.headers)) res.writeHeader(k, v);
-          // an empty first write flushes the headers so clients see the stream open at once
-          res.write('');
+          // A comment as the first write, so clients and proxies see the stream open at once: uWS ends
+          // the head and sends it with the first non-empty write only (`write('')` sends nothing), and an
+          // attach from a cursor past the end of a suspended execution may have no event for hours.
+          res.write(SSE_PING_FRAME);
         });
         try {
           await result.start(sink);

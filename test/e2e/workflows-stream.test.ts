@@ -128,6 +128,24 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
     expect(summary(frames)).toEqual(['2:step-start:first', '3:step-complete:first', '4:step-start:wait', '5:step-complete:wait', '6:step-start:last', '7:step-complete:last', '8:workflow-complete:Gated', '9:workflow-result']);
   });
 
+  it('opens at once when nothing is left to send (a suspended run attached from its last event or past it), then carries the resumed events', async () => {
+    const id = (await post('/workflows/order-approval/execute', { input: { items: [{ price: 500, qty: 1 }] } })).body.data.executionId;
+    for (const query of ['?fromSequence=5', '?fromSequence=1126952828']) {
+      const controller = new AbortController();
+      const started = Date.now();
+      const res = await fetch(`${t.url}/workflows/order-approval/executions/${id}/stream${query}`, { signal: controller.signal });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      // the head arrives with the opening comment, not with the first event hours later
+      expect(Date.now() - started).toBeLessThan(2_000);
+      controller.abort();
+    }
+    const following = collectSse(`${t.url}/workflows/order-approval/executions/${id}/stream`, { headers: { 'last-event-id': '5' } });
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } })).status).toBe(200);
+    expect((await following).frames.at(-1)?.event).toBe('workflow-result');
+  });
+
   it('resumes a stream after a server restart from the log, and a suspended run stays resumable', async () => {
     const done = (await post('/workflows/order-approval/execute', { input: { items: [{ price: 1, qty: 1 }] } })).body.data.executionId;
     const waiting = (await post('/workflows/order-approval/execute', { input: { items: [{ price: 900, qty: 1 }] } })).body.data.executionId;
