@@ -226,17 +226,25 @@ export class HttpEdge {
     }
 
     const method = raw.method === 'HEAD' ? 'GET' : raw.method;
-    const match = this.router.match(method, raw.path);
-    if (!match) return fail(new AppError('ROUTE_NOT_FOUND', `Route not found: ${raw.method} ${raw.path}`));
-    const { route, params } = match;
-
     const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
     const declared = Number(raw.headers['content-length'] ?? '0');
-    if (hasBody && declared > this.maxBody) return fail(new AppError('BODY_TOO_LARGE', `Request body too large (max ${this.maxBody} bytes)`));
+    const carriesBody = declared > 0 || raw.headers['transfer-encoding'] !== undefined;
+    // A body the route will not use (a GET's, an unknown route's) is still read, and dropped, before the
+    // answer: answered first, uWS closes the connection while the client is still sending, and the
+    // client's reset can swallow the answer. Over the limit it is a 413 like any body.
+    if (carriesBody && declared > this.maxBody) return fail(new AppError('BODY_TOO_LARGE', `Request body too large (max ${this.maxBody} bytes)`));
+    const match = this.router.match(method, raw.path);
+    if (!match) {
+      const notFound = new AppError('ROUTE_NOT_FOUND', `Route not found: ${raw.method} ${raw.path}`);
+      return carriesBody ? this.readBody(res, state, () => fail(notFound), fail) : fail(notFound);
+    }
+    const { route, params } = match;
+    const strayBody = !hasBody && carriesBody;
 
     const run = (bodyBytes: Buffer | undefined) => {
       this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders).catch(fail);
     };
+    if (strayBody) return this.readBody(res, state, () => run(undefined), fail);
     if (!hasBody) return run(undefined);
     this.readBody(res, state, run, fail);
   }

@@ -14,7 +14,8 @@ import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
 import type { SseSink } from '../../src/http/route-types.js';
-import { api } from '../helpers/server.js';
+import { api, startTestServer } from '../helpers/server.js';
+import { send } from '../reliability/lib/raw-http.js';
 import { collectSse } from '../helpers/sse.js';
 
 let server: EventloomServer;
@@ -120,6 +121,26 @@ describe('the HTTP edge', () => {
   it('accepts request headers of 15 KiB (large tokens)', async () => {
     const r = await api(`${server.url}/hello/a`, { headers: { 'x-big': 'y'.repeat(15 * 1024) } });
     expect(r.status).toBe(200);
+  });
+});
+
+describe('bodies a route does not use', () => {
+  it('are read and dropped before the answer, so a GET or an unknown route that carries a body is answered, never reset', async () => {
+    const t = await startTestServer();
+    try {
+      const body = '['.repeat(200_000) + ']'.repeat(200_000);
+      for (let i = 0; i < 5; i++) {
+        const css = await send(t.url, { method: 'GET', path: '/ui/assets/swagger-ui.css', headers: { 'content-type': 'application/json' }, body });
+        expect(css.status).toBe(200);
+        const list = await send(t.url, { method: 'GET', path: '/workflows', body, chunked: true });
+        expect(list.status).toBe(200);
+        const unknown = await send(t.url, { method: 'POST', path: '/no/such/route', headers: { 'content-type': 'application/json' }, body });
+        expect(unknown.status).toBe(404);
+        expect(JSON.parse(unknown.body.toString())).toEqual({ success: false, error: 'Route not found: POST /no/such/route' });
+      }
+    } finally {
+      await t.close();
+    }
   });
 });
 
