@@ -12,7 +12,8 @@
  *     `workflow-result`. Delivery latency (receive time − the step's emit time, which includes the
  *     durable append) is compared with a minimal uWS broadcaster (bench/lib/broadcaster.ts) that
  *     writes one pre-encoded frame to every subscriber, measured in the same run.
- * (c) Server RSS after 100,000 completed executions (phase a topped up).
+ * (c) Server RSS after 100,000 completed executions (phase a topped up), 2 s after the load and again after a
+ *     forced full collection (the server child runs with --expose-gc and a `POST /bench/gc` route).
  *
  * Options (env): BENCH_DURATION_S (10), BENCH_CONNECTIONS (10), BENCH_OBSERVERS (10000),
  * BENCH_EVENTS (50), BENCH_INTERVAL_MS (20), BENCH_EXECUTIONS (100000).
@@ -66,7 +67,11 @@ async function serve(dataDir: string): Promise<void> {
       },
     }),
   );
-  const server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker] }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'warn' }) });
+  // the benchmark's own route: a full collection (the child runs with --expose-gc), so (c) can tell memory the
+  // server holds from garbage V8 has not collected yet
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const routes = gc ? [{ method: 'POST' as const, path: '/bench/gc', handler: () => (gc(), gc(), process.memoryUsage()) }] : [];
+  const server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'warn' }) });
   console.log(`eventloom listening on ${server.url}`);
   process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
 }
@@ -286,7 +291,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-wf-'));
   // BENCH_CPU_PROFILE=<dir>: write a V8 CPU profile of the server there (on SIGINT at the end)
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, profile);
+  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc', ...profile]);
   const url = match[1];
   const pid = child.pid!;
   try {
@@ -318,7 +323,10 @@ async function main(): Promise<void> {
     const total = await echoTotal();
     await new Promise((r) => setTimeout(r, 2_000));
     const rssAfterExecutions = rssMiB(pid);
-    console.log(`## (c) server RSS after ${total} completed executions: ${f1(rssAfterExecutions)} MiB (target <= 200 MiB)\n`);
+    const collected = (await json(`${url}/bench/gc`, { method: 'POST' })).data as NodeJS.MemoryUsage;
+    await new Promise((r) => setTimeout(r, 500));
+    console.log(`## (c) server RSS after ${total} completed executions: ${f1(rssAfterExecutions)} MiB (target <= 200 MiB)`);
+    console.log(`after a full collection: RSS ${f1(rssMiB(pid))} MiB, V8 heap used ${f1(collected.heapUsed / 2 ** 20)} MiB of ${f1(collected.heapTotal / 2 ** 20)} MiB, external ${f1(collected.external / 2 ** 20)} MiB\n`);
 
     // (b)
     console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
