@@ -100,11 +100,13 @@ async function main(): Promise<void> {
       executions,
       spans: obs.spanCount ?? -1,
       logRecords: obs.logCount ?? -1,
+      storageMemoryBytes: obs.eventLog?.storageMemoryBytes ?? -1,
+      tableFiles: obs.eventLog?.tableFiles ?? -1,
     };
     samples.push(s);
     const mib = (b: number) => (b / MiB).toFixed(1).padStart(6);
     console.log(
-      `${s.t.toFixed(0).padStart(5)} s  rss ${mib(s.rssBytes)}  heap ${mib(s.heapAfterGcBytes)}  ext ${mib(s.externalBytes)} MiB  fds ${String(s.fds).padStart(3)}  handles ${String(s.activeHandles).padStart(3)}  ` +
+      `${s.t.toFixed(0).padStart(5)} s  rss ${mib(s.rssBytes)}  heap ${mib(s.heapAfterGcBytes)}  ext ${mib(s.externalBytes)}  leveldb ${mib(s.storageMemoryBytes)} MiB (${s.tableFiles} tables)  fds ${String(s.fds).padStart(3)}  handles ${String(s.activeHandles).padStart(3)}  ` +
         `loop p99 ${s.loopDelayP99Ms.toFixed(1).padStart(5)} ms  ping ${s.pingMs.toFixed(1).padStart(5)} ms  requests ${s.requests}  failures ${s.failures}  executions ${s.executions}  spans ${s.spans}  ws ${s.wsMessages}/${s.wsChurned}`,
     );
   };
@@ -166,6 +168,7 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`RSS ${a.rssMiB.start} → max ${a.rssMiB.max} → end ${a.rssMiB.end} MiB; ${tr(a.rssMiB.secondHalf, 'MiB')}${a.rssMiB.judged ? '' : ' (not judged: heap snapshots inflate RSS)'}`);
   console.log(`heap after GC ${a.heapAfterGcMiB.start} → ${a.heapAfterGcMiB.end} MiB; ${tr(a.heapAfterGcMiB.secondHalf, 'MiB')}`);
+  console.log(`LevelDB memtables and block cache ${a.storageMemoryMiB.start} → max ${a.storageMemoryMiB.max} → end ${a.storageMemoryMiB.end} MiB; table files ${a.tableFiles.start} → ${a.tableFiles.end}`);
   console.log(`external ${a.externalMiB.start} → ${a.externalMiB.end} MiB; ${tr(a.externalMiB.secondHalf, 'MiB')}`);
   console.log(`fds ${a.fds.start} → max ${a.fds.max} → end ${a.fds.end}; ${tr(a.fds.secondHalf, 'fds')}`);
   console.log(`active handles ${a.activeHandles.start} → max ${a.activeHandles.max} → end ${a.activeHandles.end}; ${tr(a.activeHandles.secondHalf, 'handles')}`);

@@ -19,6 +19,9 @@ export interface SoakSample extends ProcessFigures {
   executions: number;
   spans: number;
   logRecords: number;
+  /** LevelDB's estimate of its memory (memtables, block cache) and its table files, from /observability/status */
+  storageMemoryBytes: number;
+  tableFiles: number;
 }
 
 export interface SoakThresholds {
@@ -96,6 +99,8 @@ export function analyseSoak(samples: SoakSample[], limits: SoakThresholds, { jud
   const analysis = {
     rssMiB: { start: round(samples[0].rssBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.rssBytes)) / MiB, 1), end: round(last.rssBytes / MiB, 1), secondHalf: rss, judged: judgeRss },
     heapAfterGcMiB: { start: round(samples[0].heapAfterGcBytes / MiB, 1), end: round(last.heapAfterGcBytes / MiB, 1), secondHalf: heap },
+    storageMemoryMiB: { start: round(samples[0].storageMemoryBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.storageMemoryBytes)) / MiB, 1), end: round(last.storageMemoryBytes / MiB, 1) },
+    tableFiles: { start: samples[0].tableFiles, end: last.tableFiles },
     externalMiB: { start: round(samples[0].externalBytes / MiB, 1), end: round(last.externalBytes / MiB, 1), secondHalf: external },
     fds: { start: fdsStart, max: Math.max(...samples.map((s) => s.fds)), end: last.fds, secondHalf: fds },
     activeHandles: { start: handlesStart, max: Math.max(...samples.map((s) => s.activeHandles)), end: last.activeHandles, secondHalf: handles },

@@ -60,6 +60,18 @@ export interface LevelLogOptions {
 export interface LogStats extends CommitStats {
   /** streams whose head is cached in memory */
   cachedStreams: number;
+  /** LevelDB's estimate of its own memory: memtables and block cache, in bytes (0 once closed) */
+  storageMemoryBytes: number;
+  /** table files on disk over all levels (each open one keeps its index and filter in memory) */
+  tableFiles: number;
+}
+
+/** LevelDB's memory and table-file count, read from its properties. */
+function storageStats(db: ClassicLevel<Buffer, string>): Pick<LogStats, 'storageMemoryBytes' | 'tableFiles'> {
+  if (db.status !== 'open') return { storageMemoryBytes: 0, tableFiles: 0 };
+  let tableFiles = 0;
+  for (let level = 0; level < 7; level++) tableFiles += Number(db.getProperty(`leveldb.num-files-at-level${level}`)) || 0;
+  return { storageMemoryBytes: Number(db.getProperty('leveldb.approximate-memory-usage')) || 0, tableFiles };
 }
 
 /** The LevelDB log: an EventLog plus what tests, benchmarks and the integrity checker need. */
@@ -166,7 +178,7 @@ class LevelLog implements LevelEventLog {
   }
 
   stats(): LogStats {
-    return { ...this.committer.stats, cachedStreams: this.streams.size };
+    return { ...this.committer.stats, cachedStreams: this.streams.size, ...storageStats(this.db) };
   }
 
   head(): number {

@@ -16,6 +16,7 @@
 import path from 'node:path';
 import type { ModuleFactory, ServerContext, ServerModule } from '../main.js';
 import type { Subscription } from '../log/types.js';
+import type { LevelEventLog } from '../log/level-log.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
 import { LEVELS, type LevelName } from './log-entry.js';
@@ -100,7 +101,15 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     traces.lastSeq >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ seq, resolve }));
 
   const logs = logsRoutes({ capture, feed: logsFeed, guard });
-  const obs = observabilityRoutes({ store, logs: logRecords, exportTarget: otlpConfig?.endpoint, guard });
+  const log = ctx.log as Partial<LevelEventLog> & typeof ctx.log;
+  const obs = observabilityRoutes({
+    store,
+    logs: logRecords,
+    exportTarget: otlpConfig?.endpoint,
+    guard,
+    logStats: typeof log.stats === 'function' ? () => log.stats!() : undefined,
+    logHead: () => ctx.log.head(),
+  });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),
     updates: updatesOptions(section, ctx.env),

@@ -15,7 +15,7 @@ function samples(over: Partial<Record<keyof SoakSample, (t: number, i: number) =
     const base: SoakSample = {
       t, rssBytes: 250 * MiB, heapAfterGcBytes: 70 * MiB, heapTotalBytes: 90 * MiB, externalBytes: 6 * MiB, arrayBuffersBytes: 1 * MiB,
       activeHandles: 2, activeRequests: 0, loopDelayP50Ms: 1, loopDelayP99Ms: 10, loopDelayMaxMs: 20,
-      fds: 48, pingMs: 2, requests: i * 1000, failures: 0, wsMessages: 0, wsChurned: 0, executions: i * 300, spans: 2000, logRecords: 1000,
+      fds: 48, pingMs: 2, requests: i * 1000, failures: 0, wsMessages: 0, wsChurned: 0, executions: i * 300, spans: 2000, logRecords: 1000, storageMemoryBytes: 8 * MiB, tableFiles: 10,
     };
     for (const [k, f] of Object.entries(over)) (base as unknown as Record<string, number>)[k] = f!(t, i);
     return base;

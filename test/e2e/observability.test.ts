@@ -247,7 +247,7 @@ describe('observability on a running server', () => {
     expect((await q('limit=5000')).body.data.filter.limit).toBe(1000);
   });
 
-  it('reports its status with counts', async () => {
+  it('reports its status with counts, the event log\'s storage figures and the process\'s memory', async () => {
     const s = await api(`${t.url}/observability/status`);
     expect(s.status).toBe(200);
     expect(s.body.data).toMatchObject({ enabled: true, websocket: true, storagePersistent: false, resumableStream: { enabled: true } });
@@ -255,6 +255,14 @@ describe('observability on a running server', () => {
     expect(s.body.data.traceCount).toBeGreaterThanOrEqual(2);
     expect(s.body.data.spanCount).toBeGreaterThanOrEqual(7);
     expect(s.body.data.logCount).toBeGreaterThan(0);
+    const { eventLog, process: proc } = s.body.data;
+    expect(eventLog.head).toBeGreaterThan(0);
+    expect(eventLog.cachedStreams).toBeGreaterThan(0);
+    // the memtable holds what was appended so far
+    expect(eventLog.storageMemoryBytes).toBeGreaterThan(0);
+    expect(Number.isInteger(eventLog.tableFiles) && eventLog.tableFiles >= 0).toBe(true);
+    expect(proc.rssBytes).toBeGreaterThan(proc.heapUsedBytes);
+    expect(proc.heapTotalBytes).toBeGreaterThanOrEqual(proc.heapUsedBytes);
   });
 
   it('rebuilds the spans from the event log after a restart; log records do not survive it', async () => {

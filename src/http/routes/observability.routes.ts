@@ -11,6 +11,7 @@ import type { TraceStore } from '../../projections/traces-store.js';
 import type { LogRecordStore } from '../../observability/log-records.js';
 import { buildTree, type Span } from '../../observability/span-types.js';
 import { topicsFor, type SlowClientGuard } from '../../observability/feeds.js';
+import type { LogStats } from '../../log/level-log.js';
 import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from '../../observability/query-schemas.js';
 
 export interface ObservabilityRouteDeps {
@@ -20,6 +21,23 @@ export interface ObservabilityRouteDeps {
   exportTarget?: string;
   /** closes clients that fall behind */
   guard: SlowClientGuard;
+  /** the event log's figures, when it is the LevelDB log */
+  logStats?: () => LogStats;
+  /** the log's durable head */
+  logHead: () => number;
+}
+
+/** What the status shows of the event log and the process: enough to watch memory and storage from outside. */
+function runtimeStatus(deps: ObservabilityRouteDeps) {
+  const s = deps.logStats?.();
+  const m = process.memoryUsage();
+  return {
+    eventLog: {
+      head: deps.logHead(),
+      ...(s ? { cachedStreams: s.cachedStreams, storageMemoryBytes: s.storageMemoryBytes, tableFiles: s.tableFiles, batches: s.batches } : {}),
+    },
+    process: { rssBytes: m.rss, heapUsedBytes: m.heapUsed, heapTotalBytes: m.heapTotal, externalBytes: m.external, uptimeSeconds: Math.round(process.uptime()) },
+  };
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -64,6 +82,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           spanCount: store.spanCount,
           logCount: logs.size,
           resumableStream: { enabled: true, store: 'event-log', storeDisplayName: 'Event log (LevelDB)' },
+          ...runtimeStatus(deps),
           message: deps.exportTarget
             ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}`
             : 'Observability is enabled with local storage',
