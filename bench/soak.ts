@@ -64,7 +64,7 @@ async function ping(stats: SoakStats, base: string): Promise<number> {
 async function main(): Promise<void> {
   const machine = printMachineInfo(`soak: ${DURATION_S} s of mixed load, sampled every ${SAMPLE_S} s`);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-soak-'));
-  const server = await startSoakServer(ROOT, CONFIG, dataDir);
+  const server = await startSoakServer(CONFIG, dataDir);
   const base = server.url;
   console.log(`server ${base} (pid ${server.pid}), data ${dataDir}, ${WORKERS} workers, think ${THINK_MS} ms, ${CONVERSATIONS} live conversations`);
   if (!server.inspectorUrl) throw new Error('the server did not open its inspector');

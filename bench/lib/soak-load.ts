@@ -14,6 +14,7 @@
  * 30 s time-out is a failure.
  */
 import WebSocket from 'ws';
+import { readSse } from '../../test/helpers/sse.js';
 
 export class SoakStats {
   requests = 0;
@@ -67,7 +68,7 @@ export async function call(stats: SoakStats, kind: string, url: string, init: In
   }
 }
 
-/** Reads an SSE response to its end, or drops it after `dropAfterFrames` frames (a client going away). */
+/** Reads an SSE response to its end, or drops it after `dropAfterFrames` event frames (a client going away). */
 export async function stream(stats: SoakStats, kind: string, url: string, init: Init = {}, dropAfterFrames?: number): Promise<number> {
   stats.count(kind);
   const controller = new AbortController();
@@ -85,16 +86,9 @@ export async function stream(stats: SoakStats, kind: string, url: string, init: 
       stats.fail(kind, `${res.status} ${(await res.text()).slice(0, 300)}`);
       return 0;
     }
-    const decoder = new TextDecoder();
-    let buf = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += decoder.decode(chunk, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        buf = buf.slice(i + 2);
-        frames++;
-      }
-      if (dropAfterFrames !== undefined && frames >= dropAfterFrames) {
+    // frames as an EventSource sees them: the opening and keep-alive comments are not frames
+    for await (const _frame of readSse(res)) {
+      if (++frames === dropAfterFrames) {
         controller.abort();
         break;
       }

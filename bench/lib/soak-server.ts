@@ -1,14 +1,13 @@
 /**
- * The server under soak: the real CLI as a child process with its V8 inspector on a loopback port, and a
- * probe that reads, through that inspector, what only the process itself knows: the heap after a forced full
+ * The server under soak: the real CLI as a child process (test/helpers/spawn-server.ts) with its V8 inspector
+ * on a loopback port, and a probe that reads, through that inspector, what only the process itself knows: the heap after a forced full
  * collection (RSS alone cannot tell a leak from garbage V8 has not collected yet), `process.memoryUsage()`,
  * Node's active handles and requests, and the event-loop delay measured by a `monitorEventLoopDelay`
  * histogram installed in the server.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import WebSocket from 'ws';
+import { spawnServer } from '../../test/helpers/spawn-server.js';
 
 export interface SoakServer {
   pid: number;
@@ -19,54 +18,26 @@ export interface SoakServer {
   stop(): Promise<number | string>;
 }
 
-export function startSoakServer(root: string, config: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<SoakServer> {
-  const args = ['--inspect=127.0.0.1:0', '--import', 'tsx', path.join(root, 'src', 'cli.ts'), 'start', '--port', '0', '--data', dataDir, '--config', config];
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+export async function startSoakServer(config: string, dataDir: string): Promise<SoakServer> {
+  const env = { NODE_ENV: 'development', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
+  const server = await spawnServer(['--port', '0', '--data', dataDir, '--config', config], env, 30_000, ['--inspect=127.0.0.1:0']);
+  // the server's own warnings and errors reach the console; the inspector's chatter does not
+  server.child.stderr!.on('data', (e: Buffer) => {
+    const text = e.toString();
+    if (!/Debugger (listening|attached)|For help, see|Waiting for the debugger/.test(text)) process.stderr.write(`[server] ${text.slice(0, 2_000)}`);
   });
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server did not start within 30 s:\n${out}`));
-    }, 30_000);
-    const onData = (d: Buffer) => {
-      if (out.length < 100_000) out += d.toString();
-      const listening = /eventloom listening on (http:\/\/[^\s"]+)/.exec(out);
-      const inspector = /Debugger listening on (ws:\/\/\S+)/.exec(out);
-      if (!listening || !child.pid) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      child.stderr!.off('data', onData);
-      // keep draining the pipes: an unread pipe would block the server's logging
-      child.stdout!.resume();
-      child.stderr!.on('data', (e: Buffer) => {
-        const text = e.toString();
-        if (!/Debugger (listening|attached)|For help, see|Waiting for the debugger/.test(text)) process.stderr.write(`[server] ${text.slice(0, 2_000)}`);
-      });
-      resolve({
-        pid: child.pid,
-        url: listening[1],
-        inspectorUrl: inspector?.[1],
-        stop: async () => {
-          child.kill('SIGTERM');
-          const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-          const code = await exited;
-          clearTimeout(t);
-          return code;
-        },
-      });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${out}`));
-    });
-  });
+  return {
+    pid: server.child.pid!,
+    url: server.url,
+    inspectorUrl: /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1],
+    stop: async () => {
+      server.child.kill('SIGTERM');
+      const t = setTimeout(() => server.child.kill('SIGKILL'), 15_000);
+      const code = await server.exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
 }
 
 /** What the server process says about itself at one sample. */

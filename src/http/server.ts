@@ -239,14 +239,13 @@ export class HttpEdge {
       return carriesBody ? this.readBody(res, state, () => fail(notFound), fail) : fail(notFound);
     }
     const { route, params } = match;
-    const strayBody = !hasBody && carriesBody;
 
     const run = (bodyBytes: Buffer | undefined) => {
       this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders).catch(fail);
     };
-    if (strayBody) return this.readBody(res, state, () => run(undefined), fail);
-    if (!hasBody) return run(undefined);
-    this.readBody(res, state, run, fail);
+    if (hasBody) return this.readBody(res, state, run, fail);
+    if (carriesBody) return this.readBody(res, state, () => run(undefined), fail);
+    run(undefined);
   }
 
   private readBody(res: HttpResponse, state: { aborted: boolean; done: boolean }, done: (b: Buffer) => void, fail: (e: unknown) => void): void {

@@ -101,13 +101,14 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     traces.lastSeq >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ seq, resolve }));
 
   const logs = logsRoutes({ capture, feed: logsFeed, guard });
-  const log = ctx.log as Partial<LevelEventLog> & typeof ctx.log;
+  // the LevelDB log has storage figures; the in-memory one (tests) has none
+  const levelLog = 'stats' in ctx.log ? (ctx.log as LevelEventLog) : undefined;
   const obs = observabilityRoutes({
     store,
     logs: logRecords,
     exportTarget: otlpConfig?.endpoint,
     guard,
-    logStats: typeof log.stats === 'function' ? () => log.stats!() : undefined,
+    logStats: levelLog && (() => levelLog.stats()),
     logHead: () => ctx.log.head(),
   });
   const system = systemRoutes({

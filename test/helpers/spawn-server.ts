@@ -1,6 +1,7 @@
 /**
  * Runs the real CLI (`tsx src/cli.ts start`) as a child process on port 0 and learns its URL from the
- * start-up log line, for tests that kill the process (SIGKILL) or check exit codes.
+ * start-up log line, for tests that kill the process (SIGKILL) or check exit codes, and for the soak
+ * (which adds `--inspect` through `nodeArgs`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -10,13 +11,16 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 export interface SpawnedServer {
   child: ChildProcess;
   url: string;
+  /** what the process printed (the last 1 MiB: a long-running server logs without end) */
   output: () => string;
   /** resolves with the exit code (or signal) */
   exited: Promise<number | string>;
 }
 
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<SpawnedServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'start', ...args], {
+const OUTPUT_KEPT = 1024 * 1024;
+
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, nodeArgs: string[] = []): Promise<SpawnedServer> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'start', ...args], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -28,10 +32,14 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
       child.kill('SIGKILL');
       reject(new Error(`server did not start within ${timeoutMs} ms:\n${out}`));
     }, timeoutMs);
+    let listening = false;
     const onData = (d: Buffer) => {
       out += d.toString();
+      if (out.length > OUTPUT_KEPT) out = out.slice(-OUTPUT_KEPT);
+      if (listening) return;
       const m = out.match(/eventloom listening on (http:\/\/[^\s"]+)/);
       if (m) {
+        listening = true;
         clearTimeout(timer);
         resolve({ child, url: m[1], output: () => out, exited });
       }
