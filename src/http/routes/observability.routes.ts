@@ -66,7 +66,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
   const routes: RouteDef[] = [
     route({
       path: '/observability/status',
-      summary: 'Observability status: storage, counts, WebSocket availability',
+      summary: 'Observability status: storage, counts, WebSocket availability, the event log (head, LevelDB memory, table files) and process memory',
       handler: () => ({
         kind: 'json',
         data: {
