@@ -1,0 +1,219 @@
+/**
+ * Group commit for the PostgreSQL log: appends, kv writes and checkpoints issued while no batch is
+ * being written collect in one batch; a `setImmediate` after the current tick sends it as a single
+ * `el_commit(...)` call (one statement, so one transaction and one round trip: head lock,
+ * expectedStreamSeq checks, one multi-row INSERT, stream heads, kv, checkpoints, one NOTIFY).
+ * While a batch is in flight the next one fills up, so batches grow with load; one batch at a time
+ * per node keeps this node's appends in call order.
+ *
+ * A batch the server rejected (an SQL error, the statement rolled back) fails its writers and the
+ * log goes on. A batch whose outcome is unknown (the connection broke) fails the committer for
+ * good, as a failed LevelDB write does: the caller cannot know whether its records are in the log,
+ * so the node must restart and read the log again.
+ */
+import type pg from 'pg';
+import { LogFailedError } from '../group-commit.js';
+import { StreamConflictError, type NewRecord } from '../types.js';
+
+export interface PendingAppend {
+  stream: string;
+  records: NewRecord[];
+  /** the `body` text of each record */
+  bodies: string[];
+  /** the `at` of each record */
+  ats: number[];
+  expected: number | undefined;
+}
+
+/** What the database assigned to an accepted append. */
+export interface CommittedAppend {
+  append: PendingAppend;
+  firstSeq: number;
+  firstStreamSeq: number;
+}
+
+interface Waiter<T> {
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+export class PgBatch {
+  readonly appends: Array<PendingAppend & Waiter<CommittedAppend>> = [];
+  /** last write per key wins; undefined = delete */
+  readonly kv = new Map<string, string | undefined>();
+  readonly checkpoints = new Map<string, number>();
+  readonly writes: Array<Waiter<void>> = [];
+
+  append(a: PendingAppend): Promise<CommittedAppend> {
+    return new Promise((resolve, reject) => this.appends.push({ ...a, resolve, reject }));
+  }
+
+  /** A promise settled when the batch's kv/checkpoint writes are durable. */
+  wait(): Promise<void> {
+    return new Promise((resolve, reject) => this.writes.push({ resolve, reject }));
+  }
+}
+
+export interface PgCommitStats {
+  batches: number;
+  appends: number;
+  records: number;
+  kvWrites: number;
+  checkpointWrites: number;
+  maxBatchAppends: number;
+}
+
+/** SQLSTATE classes after which the statement's outcome is unknown or the session is gone. */
+const AMBIGUOUS = /^(08|57|58|53|XX)/;
+
+export class PgCommitter {
+  private open: PgBatch | undefined;
+  private writing = false;
+  private scheduled = false;
+  private failure: LogFailedError | undefined;
+  private idleWaiters: Array<() => void> = [];
+  readonly stats: PgCommitStats = { batches: 0, appends: 0, records: 0, kvWrites: 0, checkpointWrites: 0, maxBatchAppends: 0 };
+
+  constructor(
+    private readonly client: pg.Client,
+    private readonly scope: string,
+    /** Runs after a batch committed, before its writers' promises settle. */
+    private readonly onCommit: (appends: CommittedAppend[]) => void,
+    private readonly onFail: (err: LogFailedError) => void,
+  ) {}
+
+  get failed(): LogFailedError | undefined {
+    return this.failure;
+  }
+
+  /** The batch collecting this tick's writes. */
+  current(): PgBatch {
+    if (this.failure) throw this.failure;
+    this.open ??= new PgBatch();
+    if (!this.scheduled && !this.writing) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    return this.open;
+  }
+
+  idle(): Promise<void> {
+    if (!this.open && !this.writing) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const b = this.open;
+    if (!b || this.writing) return;
+    this.open = undefined;
+    this.writing = true;
+    void this.write(b);
+  };
+
+  private async write(b: PgBatch): Promise<void> {
+    const streams: string[] = [];
+    const counts: number[] = [];
+    const expected: Array<number | null> = [];
+    const recAppend: number[] = [];
+    const recOffset: number[] = [];
+    const bodies: string[] = [];
+    b.appends.forEach((a, i) => {
+      streams.push(a.stream);
+      counts.push(a.records.length);
+      expected.push(a.expected ?? null);
+      for (let k = 0; k < a.bodies.length; k++) {
+        recAppend.push(i + 1);
+        recOffset.push(k);
+        bodies.push(a.bodies[k]);
+      }
+    });
+    const putKeys: string[] = [];
+    const putValues: string[] = [];
+    const delKeys: string[] = [];
+    for (const [k, v] of b.kv) {
+      if (v === undefined) delKeys.push(k);
+      else {
+        putKeys.push(k);
+        putValues.push(v);
+      }
+    }
+    let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null }>;
+    try {
+      const res = await this.client.query(
+        'SELECT idx, first_seq, first_stream_seq, actual FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+        [streams, counts, expected, recAppend, recOffset, bodies, putKeys, putValues, delKeys, [...b.checkpoints.keys()], [...b.checkpoints.values()], this.scope],
+      );
+      rows = res.rows;
+    } catch (err) {
+      this.writing = false;
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && !AMBIGUOUS.test(code)) {
+        // the server refused the statement and rolled it back: only this batch fails
+        for (const a of b.appends) a.reject(err);
+        for (const w of b.writes) w.reject(err);
+        this.next();
+      } else {
+        this.fail(err, b);
+      }
+      return;
+    }
+    this.writing = false;
+    const committed: CommittedAppend[] = [];
+    const s = this.stats;
+    s.batches++;
+    s.kvWrites += b.kv.size;
+    s.checkpointWrites += b.checkpoints.size;
+    if (b.appends.length > s.maxBatchAppends) s.maxBatchAppends = b.appends.length;
+    const outcome: Array<CommittedAppend | StreamConflictError> = new Array(b.appends.length);
+    for (const row of rows) {
+      const a = b.appends[row.idx - 1];
+      if (row.first_seq === null) {
+        outcome[row.idx - 1] = new StreamConflictError(a.stream, a.expected ?? -1, row.actual ?? 0);
+      } else {
+        const c: CommittedAppend = { append: a, firstSeq: Number(row.first_seq), firstStreamSeq: row.first_stream_seq! };
+        outcome[row.idx - 1] = c;
+        committed.push(c);
+        s.appends++;
+        s.records += a.records.length;
+      }
+    }
+    try {
+      this.onCommit(committed);
+    } finally {
+      b.appends.forEach((a, i) => {
+        const o = outcome[i];
+        if (o instanceof StreamConflictError) a.reject(o);
+        else a.resolve(o);
+      });
+      for (const w of b.writes) w.resolve();
+      this.next();
+    }
+  }
+
+  private next(): void {
+    if (this.open) {
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    } else {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  private fail(err: unknown, b: PgBatch): void {
+    const failure = new LogFailedError(err);
+    this.failure = failure;
+    const queued = this.open;
+    this.open = undefined;
+    for (const batch of queued ? [b, queued] : [b]) {
+      for (const a of batch.appends) a.reject(failure);
+      for (const w of batch.writes) w.reject(failure);
+    }
+    this.next();
+    this.onFail(failure);
+  }
+}

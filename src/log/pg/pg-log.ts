@@ -1,0 +1,442 @@
+/**
+ * The EventLog on PostgreSQL, shared by several eventloom nodes. Writes are group-committed per
+ * node (pg-commit.ts) through `el_commit`, which serialises commits on the `el_head` row: global
+ * sequences are dense and committed in order, so every snapshot sees a prefix of the log and a
+ * reader that asks for `seq > cursor` can never skip a record that commits late.
+ *
+ * Each node keeps `head()`: the last global sequence it has delivered to its live subscribers, with
+ * no gap. It moves forward from three sources, always in order: this node's own commits (their
+ * records are published as they are, without a read), NOTIFY payloads from every node's commits,
+ * and a poll of `el_head` (pg-tail.ts). Records of other nodes are read from `el_events` before
+ * they are published; with no live subscriber the head moves without reading. An append resolves
+ * once its records are published, as with the LevelDB log, so a projection fed by `subscribe` has
+ * seen them when the appender continues.
+ *
+ * Reads (`readStream`, `readGlobal`, `streamHead`, `listStreams`) query the database, so a write
+ * acknowledged by any node is visible to the next read on every node. kv and checkpoints belong
+ * to this node's scope (each node folds the log into its own read models).
+ */
+import os from 'node:os';
+import pg from 'pg';
+import { LogFailedError } from '../group-commit.js';
+import { assertStreamId, isStreamId } from '../key-codec.js';
+import { assertCheckpoint, assertName } from '../kv-codec.js';
+import { makeRecord, serializeData } from '../record-codec.js';
+import { SubscriptionHub, reportSubscriberError, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
+import {
+  LogClosedError,
+  type AppendOptions,
+  type AppendResult,
+  type EventLog,
+  type LogRecord,
+  type NewRecord,
+  type Subscription,
+} from '../types.js';
+import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
+import { PgCommitter, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
+import { PgKv } from './pg-kv.js';
+import { LogTail } from './pg-tail.js';
+import { migrate } from './schema.js';
+
+export interface PgLogOptions {
+  /** Scope of this node's kv entries and checkpoints (default: the host name and process id). */
+  scope?: string;
+  /** Deletes this scope's kv entries and checkpoints on close (for scopes no later process reuses). */
+  dropScopeOnClose?: boolean;
+  /** Clock for records appended without `at` (default `Date.now`). */
+  clock?: () => number;
+  /** Called when a subscriber callback throws (default: a process warning). */
+  onSubscriberError?: SubscriberErrorHandler;
+  /** Polling period of the tail's fallback, ms (default 250). */
+  pollMs?: number;
+  /** Connections of the read pool (default 4). */
+  poolSize?: number;
+  /** Time allowed to reach the database when opening, ms (default 5000). */
+  connectTimeoutMs?: number;
+}
+
+export interface PgEventLog extends EventLog {
+  readonly scope: string;
+  stats(): PgCommitStats;
+}
+
+/** The database could not be reached or prepared; the message names the server without credentials. */
+export class DatabaseUnavailableError extends Error {
+  constructor(url: string, cause: unknown) {
+    super(`Cannot use the PostgreSQL database at ${redactUrl(url)}: ${(cause as Error)?.message || String(cause)}`);
+    this.name = 'DatabaseUnavailableError';
+    (this as { cause?: unknown }).cause = cause;
+  }
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable database URL)';
+  }
+}
+
+const CHUNK = 1024;
+
+/** Connects, creates or migrates the schema, and starts the tail. */
+export async function openPgLog(connectionString: string, opts: PgLogOptions = {}): Promise<PgEventLog> {
+  const connectionTimeoutMillis = opts.connectTimeoutMs ?? 5000;
+  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 4, connectionTimeoutMillis });
+  // an idle pooled connection that the server dropped must not crash the process; the next query reconnects
+  pool.on('error', () => undefined);
+  const writer = new pg.Client({ connectionString, connectionTimeoutMillis });
+  let log: PgLog | undefined;
+  try {
+    await writer.connect();
+    await migrate(pool);
+    const head = await readHead(pool);
+    log = new PgLog(connectionString, pool, writer, head, opts);
+    await log.start();
+    return log;
+  } catch (err) {
+    if (log) await log.close().catch(() => undefined);
+    else {
+      await writer.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    }
+    throw new DatabaseUnavailableError(connectionString, err);
+  }
+}
+
+async function readHead(pool: pg.Pool): Promise<number> {
+  const r = await pool.query<{ seq: string }>('SELECT seq FROM el_head WHERE id = 1');
+  return Number(r.rows[0].seq);
+}
+
+interface OwnBatch {
+  last: number;
+  records: LogRecord[];
+}
+
+class PgLog implements PgEventLog {
+  readonly scope: string;
+  readonly kv: PgKv;
+  private readonly clock: () => number;
+  private readonly hub: SubscriptionHub;
+  private readonly committer: PgCommitter;
+  private readonly tail: LogTail;
+  /** last sequence delivered in order (see header) */
+  private delivered: number;
+  /** highest sequence known to be committed */
+  private target: number;
+  /** this node's committed records not yet delivered, by first sequence */
+  private readonly own = new Map<number, OwnBatch>();
+  /** appends waiting for `delivered` to reach their last sequence, in sequence order */
+  private deliveryWaiters: Array<{ seq: number; resolve: () => void }> = [];
+  private pumping = false;
+  /** per stream, the promise of this node's latest append (streamHead waits for it) */
+  private readonly pendingByStream = new Map<string, Promise<unknown>>();
+  private readonly checkpoints = new Map<string, number>();
+  private readonly onSubscriberError: SubscriberErrorHandler;
+  private closing = false;
+  private closed = false;
+  private closePromise: Promise<void> | undefined;
+
+  constructor(
+    connectionString: string,
+    private readonly pool: pg.Pool,
+    private readonly writer: pg.Client,
+    head: number,
+    private readonly opts: PgLogOptions,
+  ) {
+    this.scope = opts.scope ?? `${os.hostname()}-${process.pid}`;
+    assertName(this.scope, 'scope');
+    this.delivered = head;
+    this.target = head;
+    this.clock = opts.clock ?? Date.now;
+    this.onSubscriberError = opts.onSubscriberError ?? reportSubscriberError;
+    this.hub = new SubscriptionHub({ head: () => this.delivered, openReader: (after, upto) => this.reader(after, upto) }, this.onSubscriberError);
+    this.committer = new PgCommitter(writer, this.scope, (c) => this.onCommit(c), () => void this.close());
+    // the writer connection breaking outside a batch is found by the next batch; do not crash on it
+    writer.on('error', () => undefined);
+    this.kv = new PgKv(pool, this.scope, () => this.writable(), () => this.readable());
+    this.tail = new LogTail({
+      connectionString,
+      pollMs: opts.pollMs ?? 250,
+      onHead: (seq) => this.noteHead(seq),
+      readHead: () => readHead(pool),
+      onError: (err) => process.emitWarning(`PostgreSQL log tail: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning'),
+    });
+  }
+
+  start(): Promise<void> {
+    return this.tail.start();
+  }
+
+  stats(): PgCommitStats {
+    return { ...this.committer.stats };
+  }
+
+  head(): number {
+    return this.delivered;
+  }
+
+  // ---- writes -------------------------------------------------------------------------------
+
+  private writable(): PgBatch {
+    if (this.committer.failed) throw this.committer.failed;
+    if (this.closing) throw new LogClosedError();
+    return this.committer.current();
+  }
+
+  private readable(): void {
+    if (this.closed) throw this.committer.failed ?? new LogClosedError();
+  }
+
+  append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult> {
+    let committed: Promise<CommittedAppend>;
+    try {
+      const batch = this.writable();
+      assertStreamId(stream);
+      const dataJson = serializeData(records);
+      const ats = records.map((r) => r.at ?? this.clock());
+      const bodies = records.map((r, i) => encodeBody(r, dataJson[i], ats[i]));
+      committed = batch.append({ stream, records, bodies, ats, expected: options?.expectedStreamSeq });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const done = committed.then((c) => this.whenDelivered(c));
+    const settled = done.then(noop, noop);
+    this.pendingByStream.set(stream, settled);
+    void settled.then(() => {
+      if (this.pendingByStream.get(stream) === settled) this.pendingByStream.delete(stream);
+    });
+    return done;
+  }
+
+  /** The append's result, once its records are delivered in order to live subscribers. */
+  private whenDelivered(c: CommittedAppend): Promise<AppendResult> {
+    const records = recordsOf(c);
+    const last = records[records.length - 1];
+    const result: AppendResult = { records, lastSeq: last.seq, lastStreamSeq: last.streamSeq };
+    if (this.delivered >= last.seq) return Promise.resolve(result);
+    return new Promise((resolve) => this.deliveryWaiters.push({ seq: last.seq, resolve: () => resolve(result) }));
+  }
+
+  /** A batch committed: its records are delivered in sequence order, after any gap is read. */
+  private onCommit(appends: CommittedAppend[]): void {
+    if (appends.length === 0) return;
+    // appends of one batch have consecutive sequences in call order: one run
+    const records: LogRecord[] = [];
+    for (const c of appends) for (const r of recordsOf(c)) records.push(r);
+    const first = records[0].seq;
+    const last = records[records.length - 1].seq;
+    if (last > this.delivered) this.own.set(first, { last, records });
+    this.noteHead(last);
+  }
+
+  async setCheckpoint(name: string, seq: number): Promise<void> {
+    assertCheckpoint(name, seq);
+    assertNoNul(name, 'checkpoint name');
+    const batch = this.writable();
+    this.checkpoints.set(name, seq);
+    batch.checkpoints.set(name, seq);
+    return batch.wait();
+  }
+
+  // ---- delivery -----------------------------------------------------------------------------
+
+  private noteHead(seq: number): void {
+    if (seq > this.target) this.target = seq;
+    if (this.target > this.delivered) void this.pump();
+  }
+
+  /** Moves `delivered` towards `target` in order. One pump at a time. */
+  private async pump(): Promise<void> {
+    if (this.pumping || this.closed) return;
+    this.pumping = true;
+    try {
+      while (this.delivered < this.target && !this.closed) {
+        const mine = this.own.get(this.delivered + 1);
+        if (mine) {
+          this.own.delete(this.delivered + 1);
+          this.advance(mine.records, mine.last);
+          continue;
+        }
+        // read other nodes' records up to this node's next own batch (or the target)
+        let upto = this.target;
+        for (const k of this.own.keys()) if (k > this.delivered && k - 1 < upto) upto = k - 1;
+        if (this.hub.live.size === 0) {
+          this.advance([], upto);
+          continue;
+        }
+        const rows = await this.readRange(this.delivered, upto, CHUNK);
+        if (this.closed) return;
+        if (rows.length === 0 || rows[0].seq !== this.delivered + 1) {
+          // cannot happen while commits hold the head row; say so loudly and retry on the next poll
+          process.emitWarning(`PostgreSQL log: records after ${this.delivered} up to ${upto} are not readable yet`, 'EventLogTailWarning');
+          return;
+        }
+        const fresh = rows.filter((r) => r.seq > this.delivered);
+        this.advance(fresh, fresh[fresh.length - 1].seq);
+      }
+    } catch (err) {
+      if (!this.closed) process.emitWarning(`PostgreSQL log tail read failed: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Publishes `records` (all of seq delivered+1..to, or none when nobody listens) and moves the head. */
+  private advance(records: LogRecord[], to: number): void {
+    if (records.length > 0) this.hub.publish(records);
+    this.delivered = to;
+    let i = 0;
+    const waiters = this.deliveryWaiters;
+    while (i < waiters.length && waiters[i].seq <= to) waiters[i++].resolve();
+    if (i > 0) this.deliveryWaiters = waiters.slice(i);
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  private async readRange(afterSeq: number, uptoSeq: number, limit: number): Promise<LogRecord[]> {
+    const r = await this.pool.query<EventRow>({
+      text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+      values: [afterSeq, uptoSeq, limit],
+      rowMode: 'array',
+    });
+    return r.rows.map(decodeRow);
+  }
+
+  async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
+    this.readable();
+    const from = Math.max(1, Math.ceil(fromSeq));
+    const to = Math.min(Number.MAX_SAFE_INTEGER, Math.floor(toSeq));
+    if (from > to || limit <= 0) return [];
+    const r = await this.pool.query<EventRow>({
+      text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq >= $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+      values: [from, to, Math.min(limit, to - from + 1)],
+      rowMode: 'array',
+    });
+    return r.rows.map(decodeRow);
+  }
+
+  async readStream(stream: string, fromStreamSeq = 1, toStreamSeq = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
+    this.readable();
+    if (!isStreamId(stream)) return [];
+    const from = Math.max(1, Math.ceil(fromStreamSeq));
+    const to = Math.min(2 ** 31 - 1, Math.floor(toStreamSeq));
+    if (from > to) return [];
+    const r = await this.pool.query<EventRow>({
+      text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE stream = $1 AND stream_seq >= $2 AND stream_seq <= $3 ORDER BY stream_seq`,
+      values: [stream, from, to],
+      rowMode: 'array',
+    });
+    return r.rows.map(decodeRow);
+  }
+
+  async streamHead(stream: string): Promise<number> {
+    this.readable();
+    if (!isStreamId(stream)) return 0;
+    // an append this node already accepted counts once committed: the head is then readable
+    const pending = this.pendingByStream.get(stream);
+    if (pending) await pending;
+    const r = await this.pool.query<{ head: number }>('SELECT head FROM el_streams WHERE stream = $1', [stream]);
+    return r.rows.length ? r.rows[0].head : 0;
+  }
+
+  async listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>> {
+    this.readable();
+    assertName(prefix, 'stream prefix');
+    if (prefix.includes('\u0000')) return [];
+    const r = await this.pool.query<{ stream: string; head: number }>(
+      'SELECT stream, head FROM el_streams WHERE stream >= $1 AND starts_with(stream, $1) ORDER BY stream',
+      [prefix],
+    );
+    return r.rows.map((row) => ({ stream: row.stream, head: row.head }));
+  }
+
+  async getCheckpoint(name: string): Promise<number> {
+    this.readable();
+    assertName(name, 'checkpoint name');
+    assertNoNul(name, 'checkpoint name');
+    const cached = this.checkpoints.get(name);
+    if (cached !== undefined) return cached;
+    const r = await this.pool.query<{ seq: string }>('SELECT seq FROM el_checkpoints WHERE scope = $1 AND name = $2', [this.scope, name]);
+    const value = r.rows.length ? Number(r.rows[0].seq) : 0;
+    // A setCheckpoint issued while reading wins over the older stored value.
+    if (!this.checkpoints.has(name)) this.checkpoints.set(name, value);
+    return this.checkpoints.get(name)!;
+  }
+
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+    this.readable();
+    if (this.closing) throw new LogClosedError();
+    return this.hub.subscribe(afterSeq, onRecord);
+  }
+
+  private reader(afterSeq: number, uptoSeq: number): ChunkReader {
+    let cursor = afterSeq;
+    let closed = false;
+    return {
+      next: async (limit) => {
+        if (closed || cursor >= uptoSeq) return [];
+        this.readable();
+        const rows = await this.readRange(cursor, uptoSeq, limit);
+        if (rows.length) cursor = rows[rows.length - 1].seq;
+        return rows;
+      },
+      close: () => {
+        closed = true;
+      },
+    };
+  }
+
+  // ---- lifecycle ----------------------------------------------------------------------------
+
+  close(): Promise<void> {
+    if (!this.closePromise) {
+      this.closing = true;
+      this.closePromise = this.shutdown();
+    }
+    return this.closePromise;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closing = true;
+    await this.committer.idle();
+    // own commits still waiting for a gap to be read are delivered before subscribers stop
+    const waitDelivered = async () => {
+      for (let i = 0; i < 200 && this.deliveryWaiters.length > 0 && !this.committer.failed; i++) {
+        void this.pump();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    await waitDelivered();
+    this.closed = true;
+    this.hub.closeAll();
+    await this.tail.stop();
+    if (this.opts.dropScopeOnClose && !this.committer.failed) {
+      await this.pool.query('DELETE FROM el_kv WHERE scope = $1', [this.scope]).catch(() => undefined);
+      await this.pool.query('DELETE FROM el_checkpoints WHERE scope = $1', [this.scope]).catch(() => undefined);
+    }
+    await this.writer.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+}
+
+const built = new WeakMap<CommittedAppend, LogRecord[]>();
+
+/** The committed records of an append, built once: appender and subscribers share the objects. */
+function recordsOf(c: CommittedAppend): LogRecord[] {
+  let records = built.get(c);
+  if (!records) {
+    const a = c.append;
+    records = a.records.map((r, i) => makeRecord(r, c.firstSeq + i, a.stream, c.firstStreamSeq + i, a.ats[i]));
+    built.set(c, records);
+  }
+  return records;
+}
+
+function noop(): void {}
+
+export { LogFailedError };

@@ -1,0 +1,164 @@
+/**
+ * The PostgreSQL schema of the event log and its migration on start. Several nodes may start at
+ * once: the migration runs in one transaction under a transaction-level advisory lock, so exactly
+ * one of them creates or upgrades the schema and the others find it done.
+ *
+ * Tables (every name starts with `el_`):
+ * - `el_head`: one row, the last global sequence handed out. Every append transaction locks it
+ *   (FOR UPDATE) first and holds it until commit, which serialises the log's commits across nodes:
+ *   global sequences are dense and commit order is sequence order, so any snapshot sees a prefix of
+ *   the log (see docs/design-notes.md, "PostgreSQL store").
+ * - `el_events`: the records; `body` is the JSON of everything but seq/stream/streamSeq, as text
+ *   so that the record reads back exactly as appended (jsonb would reorder keys and refuses
+ *   `\u0000`). `(stream, stream_seq)` is unique: the last guard of one writer per stream.
+ * - `el_streams`: each stream's head, for expectedStreamSeq checks and listStreams.
+ * - `el_kv`, `el_checkpoints`: the read-model side store and projection checkpoints, one `scope` per
+ *   node, because each node folds the log into its own read models.
+ * - `el_meta`: the schema version.
+ *
+ * `el_commit(...)` is one group-commit batch: lock the head row, check each append's
+ * expectedStreamSeq in call order, insert all records with one INSERT, move stream heads, write the
+ * node's kv and checkpoints, and NOTIFY the new head once. It is one statement, hence one
+ * transaction and one round trip.
+ */
+import type pg from 'pg';
+
+export const SCHEMA_VERSION = 1;
+/** NOTIFY channel: the payload is the new global head after a commit. */
+export const CHANNEL = 'eventloom_log';
+/** Advisory lock key of the migration ("evlm" in ASCII). */
+const MIGRATION_LOCK = 0x65766c6d;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS el_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS el_head (id int PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
+INSERT INTO el_head (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
+CREATE TABLE IF NOT EXISTS el_events (
+  seq bigint PRIMARY KEY,
+  stream text COLLATE "C" NOT NULL,
+  stream_seq int NOT NULL,
+  body text NOT NULL,
+  CONSTRAINT el_events_stream_seq UNIQUE (stream, stream_seq)
+);
+CREATE TABLE IF NOT EXISTS el_streams (stream text COLLATE "C" PRIMARY KEY, head int NOT NULL);
+CREATE TABLE IF NOT EXISTS el_kv (scope text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, PRIMARY KEY (scope, key));
+CREATE TABLE IF NOT EXISTS el_checkpoints (scope text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, seq bigint NOT NULL, PRIMARY KEY (scope, name));
+
+CREATE OR REPLACE FUNCTION el_commit(
+  p_streams text[], p_counts int[], p_expected int[],
+  p_rec_append int[], p_rec_offset int[], p_bodies text[],
+  p_kv_put_keys text[], p_kv_put_values text[], p_kv_del_keys text[],
+  p_cp_names text[], p_cp_seqs bigint[],
+  p_scope text
+) RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  n int := coalesce(array_length(p_streams, 1), 0);
+  v_head bigint;
+  v_seq bigint;
+  r record;
+  cur_stream text := NULL;
+  cur_head int := 0;
+  res_seq bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+  res_ss int[] := array_fill(NULL::int, ARRAY[n]);
+  res_actual int[] := array_fill(NULL::int, ARRAY[n]);
+BEGIN
+  IF n > 0 THEN
+    -- Held until commit: one committing transaction at a time, so sequences are dense and
+    -- visible in order. Everything below reads the latest committed state (READ COMMITTED takes a
+    -- new snapshot per statement).
+    SELECT h.seq INTO v_head FROM el_head h WHERE h.id = 1 FOR UPDATE;
+    v_seq := v_head;
+    -- expectedStreamSeq, evaluated in call order within each stream
+    FOR r IN
+      SELECT a.i::int AS i, a.s, a.c, a.e, coalesce(st.head, 0) AS dbhead
+      FROM unnest(p_streams, p_counts, p_expected) WITH ORDINALITY AS a(s, c, e, i)
+      LEFT JOIN el_streams st ON st.stream = a.s
+      ORDER BY a.s, a.i
+    LOOP
+      IF cur_stream IS DISTINCT FROM r.s THEN
+        cur_stream := r.s;
+        cur_head := r.dbhead;
+      END IF;
+      IF r.e IS NULL OR r.e = cur_head THEN
+        res_ss[r.i] := cur_head + 1;
+        cur_head := cur_head + r.c;
+      ELSE
+        res_actual[r.i] := cur_head;
+      END IF;
+    END LOOP;
+    -- global sequences in call order
+    FOR i IN 1..n LOOP
+      IF res_ss[i] IS NOT NULL THEN
+        res_seq[i] := v_seq + 1;
+        v_seq := v_seq + p_counts[i];
+      END IF;
+    END LOOP;
+    IF v_seq > v_head THEN
+      INSERT INTO el_events (seq, stream, stream_seq, body)
+      SELECT res_seq[rec.a] + rec.o, p_streams[rec.a], res_ss[rec.a] + rec.o, rec.b
+      FROM unnest(p_rec_append, p_rec_offset, p_bodies) AS rec(a, o, b)
+      WHERE res_seq[rec.a] IS NOT NULL;
+      INSERT INTO el_streams (stream, head)
+      SELECT a.s, max(res_ss[a.i] + a.c - 1)
+      FROM unnest(p_streams, p_counts) WITH ORDINALITY AS a(s, c, i)
+      WHERE res_ss[a.i] IS NOT NULL
+      GROUP BY a.s
+      ON CONFLICT (stream) DO UPDATE SET head = excluded.head;
+      UPDATE el_head SET seq = v_seq WHERE id = 1;
+      PERFORM pg_notify('${CHANNEL}', v_seq::text);
+    END IF;
+  END IF;
+  IF coalesce(array_length(p_kv_del_keys, 1), 0) > 0 THEN
+    DELETE FROM el_kv WHERE scope = p_scope AND key = ANY (p_kv_del_keys);
+  END IF;
+  IF coalesce(array_length(p_kv_put_keys, 1), 0) > 0 THEN
+    INSERT INTO el_kv (scope, key, value)
+    SELECT p_scope, k, v FROM unnest(p_kv_put_keys, p_kv_put_values) AS kv(k, v)
+    ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value;
+  END IF;
+  IF coalesce(array_length(p_cp_names, 1), 0) > 0 THEN
+    INSERT INTO el_checkpoints (scope, name, seq)
+    SELECT p_scope, c, s FROM unnest(p_cp_names, p_cp_seqs) AS cp(c, s)
+    ON CONFLICT (scope, name) DO UPDATE SET seq = excluded.seq;
+  END IF;
+  RETURN QUERY SELECT i::int, res_seq[i], res_ss[i], res_actual[i] FROM generate_series(1, n) AS i;
+END
+$fn$;
+`;
+
+/** Creates or upgrades the schema; safe when several nodes run it at the same moment. */
+export async function migrate(pool: pg.Pool): Promise<void> {
+  const current = await readVersion(pool);
+  if (current === SCHEMA_VERSION) return;
+  if (current !== undefined && current > SCHEMA_VERSION) {
+    throw new Error(`The database holds an eventloom schema of version ${current}; this build knows version ${SCHEMA_VERSION} at most`);
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    // another node may have finished the migration while we waited for the lock
+    const again = await readVersion(client);
+    if (again !== SCHEMA_VERSION) {
+      await client.query(DDL);
+      await client.query(
+        `INSERT INTO el_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+        [String(SCHEMA_VERSION)],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+async function readVersion(q: pg.Pool | pg.PoolClient): Promise<number | undefined> {
+  const exists = await q.query<{ t: string | null }>(`SELECT to_regclass('el_meta')::text AS t`);
+  if (!exists.rows[0]?.t) return undefined;
+  const r = await q.query<{ value: string }>(`SELECT value FROM el_meta WHERE key = 'schema_version'`);
+  return r.rows.length ? Number(r.rows[0].value) : undefined;
+}
