@@ -1,7 +1,9 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { DatabaseUnavailableError, openPgLog } from '../../src/log/pg/pg-log.js';
-import { runEventLogContract } from '../contract/event-log.contract.js';
+import { StreamConflictError } from '../../src/log/types.js';
+import { runEventLogContract, until } from '../contract/event-log.contract.js';
 import { freePort, usePostgres } from '../helpers/postgres.js';
 
 const cluster = usePostgres();
@@ -14,5 +16,106 @@ describe('postgres log', () => {
     await Promise.all(Array.from({ length: 30 }, (_, i) => log.append(`s${i % 4}`, [{ type: 't', data: i }])));
     expect(await checkLogIntegrity(log)).toEqual({ ok: true, records: 30, problems: [] });
     await log.close();
+  });
+});
+
+describe('postgres log shared by several nodes', () => {
+  it('shows a write acknowledged on one node to the next read on another', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b' })]);
+    const r = await a.append('exec:x', [{ type: 'execution.started', data: { n: 1 } }]);
+    expect(await b.readStream('exec:x')).toEqual(r.records);
+    expect(await b.streamHead('exec:x')).toBe(1);
+    expect(await b.listStreams('exec:')).toEqual([{ stream: 'exec:x', head: 1 }]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('delivers another node\'s commits live, interleaved with its own, in sequence order', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b' })]);
+    const seen: Array<[number, string]> = [];
+    b.subscribe(0, (r) => seen.push([r.seq, r.stream]));
+    for (let i = 0; i < 5; i++) {
+      await a.append('exec:a', [{ type: 't', data: i }]);
+      await b.append('exec:b', [{ type: 't', data: i }]);
+    }
+    await until(() => seen.length === 10, 'ten records on b');
+    expect(seen.map(([s]) => s)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(seen.map(([, s]) => s)).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 ? 'exec:b' : 'exec:a')));
+    expect(b.head()).toBe(10);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('lets only one of two nodes racing on the same stream head win', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b' })]);
+    const outcomes = await Promise.allSettled([
+      a.append('exec:s', [{ type: 'from-a', data: 1 }], { expectedStreamSeq: 0 }),
+      b.append('exec:s', [{ type: 'from-b', data: 2 }], { expectedStreamSeq: 0 }),
+    ]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const lost = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    expect(lost.reason).toBeInstanceOf(StreamConflictError);
+    expect(lost.reason).toMatchObject({ stream: 'exec:s', expected: 0, actual: 1 });
+    expect(await a.readStream('exec:s')).toHaveLength(1);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('creates the schema once when several nodes start at the same moment', async () => {
+    const url = await cluster().createDatabase();
+    const logs = await Promise.all(Array.from({ length: 5 }, (_, i) => openPgLog(url, { scope: `n${i}` })));
+    await logs[0].append('s', [{ type: 't', data: 1 }]);
+    expect(await logs[4].readGlobal(1)).toHaveLength(1);
+    await Promise.all(logs.map((l) => l.close()));
+  });
+
+  it('keeps kv entries and checkpoints per node scope', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b', dropScopeOnClose: true })]);
+    await a.kv.put('k', 'from a');
+    await b.kv.put('k', 'from b');
+    await a.setCheckpoint('p', 3);
+    expect(await a.kv.get('k')).toBe('from a');
+    expect(await b.kv.get('k')).toBe('from b');
+    expect(await b.getCheckpoint('p')).toBe(0);
+    await Promise.all([a.close(), b.close()]);
+    const again = await openPgLog(url, { scope: 'a' });
+    const bAgain = await openPgLog(url, { scope: 'b' });
+    expect(await again.kv.get('k')).toBe('from a');
+    expect(await again.getCheckpoint('p')).toBe(3);
+    expect(await bAgain.kv.get('k')).toBeUndefined();
+    await Promise.all([again.close(), bAgain.close()]);
+  });
+
+  it('refuses kv keys and checkpoint names with NUL, which PostgreSQL text cannot hold', async () => {
+    const log = await openPgLog(await cluster().createDatabase());
+    await expect(log.kv.put('a\u0000b', 1)).rejects.toThrow(/NUL/);
+    await expect(log.kv.get('a\u0000b')).rejects.toThrow(/NUL/);
+    await expect(log.setCheckpoint('a\u0000b', 1)).rejects.toThrow(/NUL/);
+    await log.close();
+  });
+
+  it('still delivers live records by polling when its LISTEN connection is gone', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b', pollMs: 100 })]);
+    const seen: number[] = [];
+    b.subscribe(0, (r) => seen.push(r.seq));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const killed = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'eventloom-tail' AND datname = current_database()`);
+    expect(killed.rowCount).toBe(2);
+    await admin.end();
+    await a.append('s', [{ type: 't', data: 1 }, { type: 't', data: 2 }]);
+    await until(() => seen.length === 2, 'records delivered by the poll');
+    expect(seen).toEqual([1, 2]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('fails to open with a clear error naming the server, without the password, when the database is unreachable', async () => {
+    const port = await freePort();
+    const err = await openPgLog(`postgres://someone:secret@127.0.0.1:${port}/db`, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatabaseUnavailableError);
+    expect((err as Error).message).toContain(`127.0.0.1:${port}`);
+    expect((err as Error).message).not.toContain('secret');
   });
 });

@@ -85,10 +85,10 @@ const CHUNK = 1024;
 /** Connects, creates or migrates the schema, and starts the tail. */
 export async function openPgLog(connectionString: string, opts: PgLogOptions = {}): Promise<PgEventLog> {
   const connectionTimeoutMillis = opts.connectTimeoutMs ?? 5000;
-  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 4, connectionTimeoutMillis });
+  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 4, connectionTimeoutMillis, application_name: 'eventloom' });
   // an idle pooled connection that the server dropped must not crash the process; the next query reconnects
   pool.on('error', () => undefined);
-  const writer = new pg.Client({ connectionString, connectionTimeoutMillis });
+  const writer = new pg.Client({ connectionString, connectionTimeoutMillis, application_name: 'eventloom-writer' });
   let log: PgLog | undefined;
   try {
     await writer.connect();

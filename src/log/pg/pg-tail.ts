@@ -48,7 +48,7 @@ export class LogTail {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.opts.connectionString });
+    const client = new pg.Client({ connectionString: this.opts.connectionString, application_name: 'eventloom-tail' });
     client.on('notification', (msg) => {
       const seq = Number(msg.payload);
       if (Number.isSafeInteger(seq)) this.opts.onHead(seq);
