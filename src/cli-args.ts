@@ -9,9 +9,11 @@ export interface CliArgs {
   data?: string;
   config?: string;
   defaultPrivate?: boolean;
+  databaseUrl?: string;
+  nodeId?: string;
 }
 
-export const USAGE = 'usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private]';
+export const USAGE = 'usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private] [--database-url <postgres://…>] [--node-id <id>]';
 
 export function parseArgs(argv: string[]): CliArgs {
   const args: CliArgs = { command: 'start' };
@@ -41,6 +43,12 @@ export function parseArgs(argv: string[]): CliArgs {
         break;
       case '--config':
         args.config = value();
+        break;
+      case '--database-url':
+        args.databaseUrl = value();
+        break;
+      case '--node-id':
+        args.nodeId = value();
         break;
       case '--default-private':
         args.defaultPrivate = true;

@@ -1,8 +1,9 @@
 /**
- * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]`.
+ * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
+ * [--database-url postgres://…] [--node-id id]`.
  * Defaults: port 3141, host 127.0.0.1, data ./.eventloom, config ./eventloom.config.ts when present,
  * else the bundled examples. Exit code 1 with a clear message when the server cannot start
- * (busy port, locked data directory, bad config).
+ * (busy port, locked data directory, unreachable database, bad config).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -37,6 +38,8 @@ async function main(): Promise<void> {
     host: args.host,
     dataDir: args.data,
     defaultPrivate: args.defaultPrivate,
+    databaseUrl: args.databaseUrl,
+    nodeId: args.nodeId,
   });
   server.logger.info({ url: server.url, config: configFile, data: path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom') }, `eventloom listening on ${server.url}`);
   let stopping = false;

@@ -14,6 +14,7 @@ import { docsRoutes } from './http/routes/docs.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
+import { resolveCluster, type ResolvedCluster } from './config/cluster.js';
 
 /** What a domain (workflows, agents, memory, ...) plugs into the server. */
 export interface ServerModule {
@@ -34,6 +35,8 @@ export interface ServerContext {
   host: ActorHost;
   logger: Logger;
   dataDir: string;
+  /** this node's id and the store under the log (LevelDB, or PostgreSQL shared by several nodes) */
+  node: { nodeId: string; store: ResolvedCluster['store'] | 'memory' };
   env: NodeJS.ProcessEnv;
   /** the port once listening (for documents that name the server's own address) */
   port(): number;
@@ -56,8 +59,12 @@ export interface StartOptions {
   modules?: ModuleFactory[];
   /** builds the authenticator from the config (src/http/auth), if auth applies */
   authenticator?: (ctx: ServerContext, routes: readonly RouteDef[]) => Authenticator | undefined | Promise<Authenticator | undefined>;
-  /** an already-open log (tests); otherwise a LevelDB log in `<dataDir>/log` */
+  /** an already-open log (tests); otherwise PostgreSQL when a database URL is set, else a LevelDB log in `<dataDir>/log` */
   log?: EventLog;
+  /** the CLI's --database-url (wins over EVENTLOOM_DATABASE_URL and config.cluster.databaseUrl) */
+  databaseUrl?: string;
+  /** the CLI's --node-id (wins over config.cluster.nodeId) */
+  nodeId?: string;
 }
 
 export interface EventloomServer {
@@ -73,13 +80,29 @@ export interface EventloomServer {
   close(): Promise<void>;
 }
 
+/** The node's log: PostgreSQL when the cluster names a database, LevelDB in the data dir otherwise. */
+async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<EventLog> {
+  if (cluster.databaseUrl) {
+    const { openPgLog } = await import('./log/pg/pg-log.js');
+    // read models are kept per node id; a per-process id leaves nothing behind when the node stops
+    return openPgLog(cluster.databaseUrl, { scope: cluster.nodeId, dropScopeOnClose: !cluster.stableNodeId });
+  }
+  return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'));
+}
+
+/** The store under a log handed in by a test. */
+function storeOf(log: EventLog): ServerContext['node']['store'] {
+  return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
+}
+
 export async function startServer(options: StartOptions): Promise<EventloomServer> {
   const env = options.env ?? process.env;
   const config = options.config;
   const dataDir = path.resolve(options.dataDir ?? config.server?.dataDir ?? '.eventloom');
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
-  const log = options.log ?? (await (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log')));
+  const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId });
+  const log = options.log ?? (await openLog(cluster, dataDir));
   const host = new ActorHost(log);
   let port = 0;
   let wsApp: RunningServer['app'] | undefined;
@@ -89,6 +112,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     host,
     logger,
     dataDir,
+    node: { nodeId: cluster.nodeId, store: options.log ? storeOf(options.log) : cluster.store },
     env,
     port: () => port,
     publish: (topic, message) => (wsApp ? wsApp.publish(topic, message, false, false) : false),

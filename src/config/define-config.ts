@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import type { CorsConfig } from '../http/cors.js';
+import type { ClusterConfig } from './cluster.js';
 import type { RouteDef, RequestContext, RouteResult } from '../http/route-types.js';
 
 /** An operator route: `authenticatedUser` is the verified user (undefined when anonymous). */
@@ -41,6 +42,8 @@ export interface EventloomConfig {
   mcpServers?: unknown;
   observability?: unknown;
   server?: ServerConfig;
+  /** several nodes on one PostgreSQL store (src/config/cluster.ts) */
+  cluster?: ClusterConfig;
 }
 
 export function defineConfig<T extends EventloomConfig>(config: T): T {

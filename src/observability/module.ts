@@ -110,6 +110,7 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     guard,
     logStats: levelLog && (() => levelLog.stats()),
     logHead: () => ctx.log.head(),
+    node: ctx.node,
   });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),

@@ -20,10 +20,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(config: EventloomConfig = {}, opts: { env?: NodeJS.ProcessEnv; dataDir?: string; defaultPrivate?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(
+  config: EventloomConfig = {},
+  opts: { env?: NodeJS.ProcessEnv; dataDir?: string; defaultPrivate?: boolean; databaseUrl?: string; nodeId?: string } = {},
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'eventloom-test-'));
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const start = () => startDefaultServer({ config, port: 0, host: '127.0.0.1', dataDir, env: opts.env ?? { ...process.env, NODE_ENV: 'test' }, logger, defaultPrivate: opts.defaultPrivate });
+  const start = () => startDefaultServer({ config, port: 0, host: '127.0.0.1', dataDir, env: opts.env ?? { ...process.env, NODE_ENV: 'test' }, logger, defaultPrivate: opts.defaultPrivate, databaseUrl: opts.databaseUrl, nodeId: opts.nodeId });
   const t: TestServer = {
     server: await start(),
     get url() {

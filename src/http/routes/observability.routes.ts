@@ -25,7 +25,11 @@ export interface ObservabilityRouteDeps {
   logStats?: () => LogStats;
   /** the log's durable head */
   logHead: () => number;
+  /** this node's id and the store under its log */
+  node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory' };
 }
+
+const STORE_NAMES = { leveldb: 'Event log (LevelDB)', postgres: 'Event log (PostgreSQL, shared by the nodes)', memory: 'Event log (in memory)' } as const;
 
 /** What the status shows of the event log and the process: enough to watch memory and storage from outside. */
 function runtimeStatus(deps: ObservabilityRouteDeps) {
@@ -81,7 +85,8 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           traceCount: store.traceCount,
           spanCount: store.spanCount,
           logCount: logs.size,
-          resumableStream: { enabled: true, store: 'event-log', storeDisplayName: 'Event log (LevelDB)' },
+          resumableStream: { enabled: true, store: 'event-log', storeDisplayName: STORE_NAMES[deps.node.store] },
+          node: { id: deps.node.nodeId, store: deps.node.store },
           ...runtimeStatus(deps),
           message: deps.exportTarget
             ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}`

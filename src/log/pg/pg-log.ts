@@ -57,7 +57,8 @@ export interface PgLogOptions {
 
 export interface PgEventLog extends EventLog {
   readonly scope: string;
-  stats(): PgCommitStats;
+  /** group-commit figures of this node */
+  commitStats(): PgCommitStats;
 }
 
 /** The database could not be reached or prepared; the message names the server without credentials. */
@@ -172,7 +173,7 @@ class PgLog implements PgEventLog {
     return this.tail.start();
   }
 
-  stats(): PgCommitStats {
+  commitStats(): PgCommitStats {
     return { ...this.committer.stats };
   }
 

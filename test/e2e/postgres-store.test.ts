@@ -1,0 +1,132 @@
+/**
+ * The real server on the PostgreSQL store: workflows (execute, streams with Last-Event-ID,
+ * suspend/resume, restart), agents and memory on one node; a second node on the same database
+ * serving what the first one wrote; the status naming node and store; and a start-up that fails
+ * with a clear message and exit code 1 when the database is unreachable.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent } from '../../src/agents/define-agent.js';
+import { getWeatherTool } from '../../examples/tools/get-weather.js';
+import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
+import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
+import { freePort, usePostgres } from '../helpers/postgres.js';
+import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { spawnServer } from '../helpers/spawn-server.js';
+import { collectSse, type SseFrame } from '../helpers/sse.js';
+
+const cluster = usePostgres();
+const assistant = createAgent({ id: 'assistant', name: 'Assistant', instructions: 'You are a helpful assistant.', tools: [getWeatherTool] });
+const config = { workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: [assistant] };
+
+let url = '';
+let a: TestServer;
+let b: TestServer;
+const post = (t: TestServer, path: string, json: unknown = {}) => api(`${t.url}${path}`, { method: 'POST', json });
+const attach = (t: TestServer, wf: string, id: string, lastEventId?: string) =>
+  collectSse(`${t.url}/workflows/${wf}/executions/${id}/stream`, { headers: lastEventId !== undefined ? { 'last-event-id': lastEventId } : {} });
+const summary = (frames: SseFrame[]) => frames.map((f) => `${f.id}:${f.event}`);
+
+beforeAll(async () => {
+  url = await cluster().createDatabase();
+  a = await startTestServer(config, { databaseUrl: url, nodeId: 'node-a' });
+  b = await startTestServer(config, { databaseUrl: url, nodeId: 'node-b' });
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+describe('one node on PostgreSQL', () => {
+  it('reports its node id and the PostgreSQL store in the observability status', async () => {
+    const r = await api(`${a.url}/observability/status`);
+    expect(r.status).toBe(200);
+    expect(r.body.data.node).toEqual({ id: 'node-a', store: 'postgres' });
+    expect(r.body.data.resumableStream.storeDisplayName).toMatch(/PostgreSQL/);
+  });
+
+  it('executes a workflow and replays its stream from the start and after Last-Event-ID', async () => {
+    const r = await post(a, '/workflows/echo/execute', { input: { text: 'on postgres' } });
+    expect(r.body.data).toMatchObject({ status: 'completed', result: { text: 'on postgres' } });
+    const id = r.body.data.executionId;
+    expect(summary((await attach(a, 'echo', id)).frames)).toEqual(['1:workflow-start', '2:step-start', '3:step-complete', '4:workflow-complete', '5:workflow-result']);
+    expect(summary((await attach(a, 'echo', id, '2')).frames)).toEqual(['3:step-complete', '4:workflow-complete', '5:workflow-result']);
+  });
+
+  it('follows a running execution live after its history, with no gap and no duplicate', async () => {
+    let id = '';
+    await collectSse(`${a.url}/workflows/gated/stream`, { method: 'POST', json: { input: { key: 'pg-live' } } }, (f) => {
+      if (f.event === 'step-start' && f.json.from === 'wait') id = f.json.executionId;
+      return id !== '';
+    });
+    const live = attach(a, 'gated', id, '1');
+    await new Promise((r) => setTimeout(r, 50));
+    release('pg-live');
+    expect(summary((await live).frames)).toEqual([
+      '2:step-start',
+      '3:step-complete',
+      '4:step-start',
+      '5:step-complete',
+      '6:step-start',
+      '7:step-complete',
+      '8:workflow-complete',
+      '9:workflow-result',
+    ]);
+  });
+
+  it('suspends, validates resume data and completes on resume', async () => {
+    const r = await post(a, '/workflows/order-approval/execute', { input: { items: [{ price: 60, qty: 2 }] } });
+    expect(r.body.data).toMatchObject({ status: 'suspended', suspension: { reason: 'manager approval' } });
+    const id = r.body.data.executionId;
+    expect((await post(a, `/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: 'yes' } })).status).toBe(400);
+    const done = await post(a, `/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } });
+    expect(done.body.data).toMatchObject({ status: 'completed', result: { status: 'approved', total: 120 } });
+  });
+
+  it('runs an agent and lists the run in its history', async () => {
+    const r = await post(a, '/agents/assistant/text', { input: 'weather in Kyiv?' });
+    expect(r.status).toBe(200);
+    const entry = (await api(`${a.url}/agents/assistant/history?limit=1`)).body.data.entries[0];
+    const records = await a.server.log.readStream(`run:${entry.id}`);
+    expect(records.map((rec) => rec.type)).toEqual(['run.started', 'run.step', 'run.finished']);
+  });
+
+  it('keeps streams, executions and suspended runs across a restart', async () => {
+    const done = (await post(a, '/workflows/order-approval/execute', { input: { items: [{ price: 1, qty: 1 }] } })).body.data.executionId;
+    const waiting = (await post(a, '/workflows/order-approval/execute', { input: { items: [{ price: 900, qty: 1 }] } })).body.data.executionId;
+    const before = (await attach(a, 'order-approval', done, '3')).frames;
+    await a.restart();
+    const after = (await attach(a, 'order-approval', done, '3')).frames;
+    expect(after.map((f) => [f.id, f.event, f.data])).toEqual(before.map((f) => [f.id, f.event, f.data]));
+    const state = (await api(`${a.url}/workflows/order-approval/executions/${waiting}/state`)).body.data;
+    expect(state.status).toBe('suspended');
+    const resumed = await post(a, `/workflows/order-approval/executions/${waiting}/resume`, { resumeData: { approved: true } });
+    expect(resumed.body.data).toMatchObject({ status: 'completed', result: { status: 'approved', total: 900 } });
+  });
+});
+
+describe('two nodes on one database', () => {
+  it('serves on one node the stream and listings of an execution run on the other', async () => {
+    const r = await post(a, '/workflows/echo/execute', { input: { text: 'across nodes' } });
+    const id = r.body.data.executionId;
+    const fromA = (await attach(a, 'echo', id, '1')).frames;
+    const fromB = (await attach(b, 'echo', id, '1')).frames;
+    expect(fromB.map((f) => [f.id, f.event, f.data])).toEqual(fromA.map((f) => [f.id, f.event, f.data]));
+    const list = async () => (await api(`${b.url}/workflows/executions?workflowId=echo`)).body.data.map((e: { id: string }) => e.id);
+    for (let i = 0; i < 200 && !(await list()).includes(id); i++) await new Promise((res) => setTimeout(res, 10));
+    expect(await list()).toContain(id);
+    const status = await api(`${b.url}/observability/status`);
+    expect(status.body.data.node).toEqual({ id: 'node-b', store: 'postgres' });
+  });
+});
+
+describe('start-up', () => {
+  it('exits with 1 and names the database when it cannot be reached', async () => {
+    const port = await freePort();
+    const err = await spawnServer(['--port', '0', '--database-url', `postgres://u:hidden@127.0.0.1:${port}/db`]).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    const message = (err as Error).message;
+    expect(message).toMatch(/server exited with 1/);
+    expect(message).toContain(`Cannot use the PostgreSQL database at postgres://u:***@127.0.0.1:${port}/db`);
+    expect(message).not.toContain('hidden');
+  });
+});
