@@ -23,6 +23,22 @@ export interface PendingAppend {
   /** the `at` of each record */
   ats: number[];
   expected: number | undefined;
+  /** the stream needs this node's ownership (fenced inside the commit) */
+  fenced: boolean;
+}
+
+/** An append refused because this node does not own the stream (its lease lapsed, or another node owns it). */
+export class StreamFencedError extends Error {
+  constructor(readonly stream: string, readonly reason: string) {
+    super(`Stream ${stream} cannot be appended by this node: ${reason}`);
+    this.name = 'StreamFencedError';
+  }
+}
+
+/** Who appends, for fenced streams: the node id and its current epoch. */
+export interface Fencing {
+  nodeId: string;
+  epoch: number;
 }
 
 /** What the database assigned to an accepted append. */
@@ -77,6 +93,8 @@ export class PgCommitter {
   constructor(
     private readonly client: pg.Client,
     private readonly scope: string,
+    /** this node's identity for fenced appends (undefined: no fencing) */
+    private readonly fencing: () => Fencing | undefined,
     /** Runs after a batch committed, before its writers' promises settle. */
     private readonly onCommit: (appends: CommittedAppend[]) => void,
     private readonly onFail: (err: LogFailedError) => void,
@@ -115,6 +133,7 @@ export class PgCommitter {
     const streams: string[] = [];
     const counts: number[] = [];
     const expected: Array<number | null> = [];
+    const fenced: boolean[] = [];
     const recAppend: number[] = [];
     const recOffset: number[] = [];
     const bodies: string[] = [];
@@ -122,6 +141,7 @@ export class PgCommitter {
       streams.push(a.stream);
       counts.push(a.records.length);
       expected.push(a.expected ?? null);
+      fenced.push(a.fenced);
       for (let k = 0; k < a.bodies.length; k++) {
         recAppend.push(i + 1);
         recOffset.push(k);
@@ -138,11 +158,16 @@ export class PgCommitter {
         putValues.push(v);
       }
     }
-    let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null }>;
+    let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null; fenced: string | null }>;
     try {
+      const who = this.fencing();
       const res = await this.client.query(
-        'SELECT idx, first_seq, first_stream_seq, actual FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
-        [streams, counts, expected, recAppend, recOffset, bodies, putKeys, putValues, delKeys, [...b.checkpoints.keys()], [...b.checkpoints.values()], this.scope],
+        'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
+        [
+          streams, counts, expected, recAppend, recOffset, bodies, putKeys, putValues, delKeys,
+          [...b.checkpoints.keys()], [...b.checkpoints.values()], this.scope,
+          fenced, who?.nodeId ?? null, who?.epoch ?? null,
+        ],
       );
       rows = res.rows;
     } catch (err) {
@@ -165,10 +190,12 @@ export class PgCommitter {
     s.kvWrites += b.kv.size;
     s.checkpointWrites += b.checkpoints.size;
     if (b.appends.length > s.maxBatchAppends) s.maxBatchAppends = b.appends.length;
-    const outcome: Array<CommittedAppend | StreamConflictError> = new Array(b.appends.length);
+    const outcome: Array<CommittedAppend | Error> = new Array(b.appends.length);
     for (const row of rows) {
       const a = b.appends[row.idx - 1];
-      if (row.first_seq === null) {
+      if (row.fenced !== null) {
+        outcome[row.idx - 1] = new StreamFencedError(a.stream, row.fenced);
+      } else if (row.first_seq === null) {
         outcome[row.idx - 1] = new StreamConflictError(a.stream, a.expected ?? -1, row.actual ?? 0);
       } else {
         const c: CommittedAppend = { append: a, firstSeq: Number(row.first_seq), firstStreamSeq: row.first_stream_seq! };
@@ -183,7 +210,7 @@ export class PgCommitter {
     } finally {
       b.appends.forEach((a, i) => {
         const o = outcome[i];
-        if (o instanceof StreamConflictError) a.reject(o);
+        if (o instanceof Error) a.reject(o);
         else a.resolve(o);
       });
       for (const w of b.writes) w.resolve();

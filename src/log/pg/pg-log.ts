@@ -33,10 +33,12 @@ import {
   type Subscription,
 } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
-import { PgCommitter, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
+import { PgCommitter, type CommittedAppend, type Fencing, type PgBatch, type PgCommitStats } from './pg-commit.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
-import { migrate } from './schema.js';
+import { migrate, registerNode, releaseLease, renewLease } from './schema.js';
+
+export { StreamFencedError, type Fencing } from './pg-commit.js';
 
 export interface PgLogOptions {
   /** Scope of this node's kv entries and checkpoints (default: the host name and process id). */
@@ -53,12 +55,25 @@ export interface PgLogOptions {
   poolSize?: number;
   /** Time allowed to reach the database when opening, ms (default 5000). */
   connectTimeoutMs?: number;
+  /**
+   * Ownership of streams by this node: it registers under `nodeId` with a lease of `leaseMs`
+   * (renewed every third of it), and appends to streams for which `fenced(stream)` holds are
+   * accepted only while that lease is current and the stream is this node's (or free to claim).
+   */
+  lease?: { nodeId: string; leaseMs: number; fenced: (stream: string) => boolean };
 }
 
 export interface PgEventLog extends EventLog {
   readonly scope: string;
   /** group-commit figures of this node */
   commitStats(): PgCommitStats;
+  /** this node's id and epoch when it holds leases (undefined without the `lease` option) */
+  ownership(): Fencing | undefined;
+  /**
+   * Makes `stream` this node's when it is free, already this node's, or its owner's lease lapsed
+   * (takeover); resolves undefined on success, else with the reason it is refused.
+   */
+  claim(stream: string): Promise<string | undefined>;
 }
 
 /** The database could not be reached or prepared; the message names the server without credentials. */
@@ -95,7 +110,8 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
     await writer.connect();
     await migrate(pool);
     const head = await readHead(pool);
-    log = new PgLog(connectionString, pool, writer, head, opts);
+    const epoch = opts.lease ? await registerNode(pool, opts.lease.nodeId, opts.lease.leaseMs) : 0;
+    log = new PgLog(connectionString, pool, writer, head, epoch, opts);
     await log.start();
     return log;
   } catch (err) {
@@ -141,14 +157,21 @@ class PgLog implements PgEventLog {
   private closing = false;
   private closed = false;
   private closePromise: Promise<void> | undefined;
+  /** this node's epoch while it holds a lease (0 without the lease option) */
+  private epoch: number;
+  private renewTimer: NodeJS.Timeout | undefined;
+  /** another process registered this node id: this one never registers again */
+  private superseded = false;
 
   constructor(
     connectionString: string,
     private readonly pool: pg.Pool,
     private readonly writer: pg.Client,
     head: number,
+    epoch: number,
     private readonly opts: PgLogOptions,
   ) {
+    this.epoch = epoch;
     this.scope = opts.scope ?? `${os.hostname()}-${process.pid}`;
     assertName(this.scope, 'scope');
     this.delivered = head;
@@ -156,7 +179,7 @@ class PgLog implements PgEventLog {
     this.clock = opts.clock ?? Date.now;
     this.onSubscriberError = opts.onSubscriberError ?? reportSubscriberError;
     this.hub = new SubscriptionHub({ head: () => this.delivered, openReader: (after, upto) => this.reader(after, upto) }, this.onSubscriberError);
-    this.committer = new PgCommitter(writer, this.scope, (c) => this.onCommit(c), () => void this.close());
+    this.committer = new PgCommitter(writer, this.scope, () => this.ownership(), (c) => this.onCommit(c), () => void this.close());
     // the writer connection breaking outside a batch is found by the next batch; do not crash on it
     writer.on('error', () => undefined);
     this.kv = new PgKv(pool, this.scope, () => this.writable(), () => this.readable());
@@ -169,8 +192,51 @@ class PgLog implements PgEventLog {
     });
   }
 
-  start(): Promise<void> {
-    return this.tail.start();
+  async start(): Promise<void> {
+    await this.tail.start();
+    const lease = this.opts.lease;
+    if (lease) {
+      this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(lease.leaseMs / 3)));
+      this.renewTimer.unref();
+    }
+  }
+
+  ownership(): Fencing | undefined {
+    return this.opts.lease ? { nodeId: this.opts.lease.nodeId, epoch: this.epoch } : undefined;
+  }
+
+  async claim(stream: string): Promise<string | undefined> {
+    this.readable();
+    assertStreamId(stream);
+    const who = this.ownership();
+    if (!who) throw new Error('claim needs the lease option');
+    const r = await this.pool.query<{ why: string | null }>('SELECT el_claim($1, $2, $3) AS why', [stream, who.nodeId, who.epoch]);
+    return r.rows[0].why ?? undefined;
+  }
+
+  /**
+   * Extends the lease; when it had lapsed (the process was paused, the database unreachable) the
+   * node registers again under a new epoch: streams other nodes claimed meanwhile stay theirs, and
+   * this node's appends to them are refused inside the commit. A process whose node id another
+   * process registered since stays fenced for good.
+   */
+  private async renew(): Promise<void> {
+    const lease = this.opts.lease;
+    if (!lease || this.closing || this.superseded) return;
+    try {
+      const outcome = await renewLease(this.pool, lease.nodeId, this.epoch, lease.leaseMs);
+      if (outcome === 'renewed' || this.closing) return;
+      if (outcome === 'superseded') {
+        this.superseded = true;
+        process.emitWarning(`Node id ${lease.nodeId} was registered again by another process; this one (epoch ${this.epoch}) can no longer append to fenced streams`, 'EventLogLeaseWarning');
+        return;
+      }
+      const before = this.epoch;
+      this.epoch = await registerNode(this.pool, lease.nodeId, lease.leaseMs);
+      process.emitWarning(`The lease of node ${lease.nodeId} lapsed (epoch ${before}); registered again as epoch ${this.epoch}`, 'EventLogLeaseWarning');
+    } catch (err) {
+      if (!this.closing) process.emitWarning(`Renewing the lease of node ${lease.nodeId} failed: ${(err as Error)?.message ?? String(err)}`, 'EventLogLeaseWarning');
+    }
   }
 
   commitStats(): PgCommitStats {
@@ -201,7 +267,8 @@ class PgLog implements PgEventLog {
       const dataJson = serializeData(records);
       const ats = records.map((r) => r.at ?? this.clock());
       const bodies = records.map((r, i) => encodeBody(r, dataJson[i], ats[i]));
-      committed = batch.append({ stream, records, bodies, ats, expected: options?.expectedStreamSeq });
+      const fenced = this.opts.lease?.fenced(stream) ?? false;
+      committed = batch.append({ stream, records, bodies, ats, expected: options?.expectedStreamSeq, fenced });
     } catch (err) {
       return Promise.reject(err);
     }
@@ -416,6 +483,11 @@ class PgLog implements PgEventLog {
     this.closed = true;
     this.hub.closeAll();
     await this.tail.stop();
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    if (this.opts.lease && !this.committer.failed) {
+      // a node stopping on purpose lets the others claim its streams at once
+      await releaseLease(this.pool, this.opts.lease.nodeId, this.epoch).catch(() => undefined);
+    }
     if (this.opts.dropScopeOnClose && !this.committer.failed) {
       await this.pool.query('DELETE FROM el_kv WHERE scope = $1', [this.scope]).catch(() => undefined);
       await this.pool.query('DELETE FROM el_checkpoints WHERE scope = $1', [this.scope]).catch(() => undefined);

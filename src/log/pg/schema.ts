@@ -14,12 +14,19 @@
  * - `el_streams`: each stream's head, for expectedStreamSeq checks and listStreams.
  * - `el_kv`, `el_checkpoints`: the read-model side store and projection checkpoints, one `scope` per
  *   node, because each node folds the log into its own read models.
+ * - `el_nodes`: one row per node id: its epoch (bumped each time the id registers again, or
+ *   re-registers after its lease lapsed) and its lease (`expires_at`, renewed by the node).
+ * - `el_owners`: which node (id and epoch) owns a fenced stream (executions, agent runs), with a
+ *   per-stream `epoch` bumped at each change of owner. A stream whose owner's lease lapsed, or whose
+ *   owner re-registered, can be claimed by another node (`el_claim`).
  * - `el_meta`: the schema version.
  *
  * `el_commit(...)` is one group-commit batch: lock the head row, check each append's
  * expectedStreamSeq in call order, insert all records with one INSERT, move stream heads, write the
  * node's kv and checkpoints, and NOTIFY the new head once. It is one statement, hence one
- * transaction and one round trip.
+ * transaction and one round trip. Appends to fenced streams are checked first, inside the same
+ * transaction: the node's lease must be current and the stream must be the node's (or free to
+ * claim); a fenced append writes nothing and uses up no sequence.
  */
 import type pg from 'pg';
 
@@ -43,14 +50,57 @@ CREATE TABLE IF NOT EXISTS el_events (
 CREATE TABLE IF NOT EXISTS el_streams (stream text COLLATE "C" PRIMARY KEY, head int NOT NULL);
 CREATE TABLE IF NOT EXISTS el_kv (scope text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, PRIMARY KEY (scope, key));
 CREATE TABLE IF NOT EXISTS el_checkpoints (scope text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, seq bigint NOT NULL, PRIMARY KEY (scope, name));
+CREATE TABLE IF NOT EXISTS el_nodes (node_id text COLLATE "C" PRIMARY KEY, epoch bigint NOT NULL, expires_at timestamptz NOT NULL);
+CREATE TABLE IF NOT EXISTS el_owners (
+  stream text COLLATE "C" PRIMARY KEY,
+  node_id text COLLATE "C" NOT NULL,
+  node_epoch bigint NOT NULL,
+  epoch bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS el_owners_node ON el_owners (node_id);
+
+-- Makes p_stream owned by (p_node, p_epoch) when it is free, already ours, or its owner's lease
+-- lapsed or was renewed under a newer epoch; returns NULL on success, else why not.
+CREATE OR REPLACE FUNCTION el_claim(p_stream text, p_node text, p_epoch bigint) RETURNS text
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  mine boolean;
+  ow record;
+BEGIN
+  SELECT (nd.epoch = p_epoch AND nd.expires_at > now()) INTO mine FROM el_nodes nd WHERE nd.node_id = p_node FOR SHARE;
+  IF NOT coalesce(mine, false) THEN
+    RETURN 'the lease of node ' || p_node || ' (epoch ' || p_epoch || ') is not current';
+  END IF;
+  SELECT o.node_id, o.node_epoch, nd.epoch AS cur_epoch, coalesce(nd.expires_at > now(), false) AS alive INTO ow
+  FROM el_owners o LEFT JOIN el_nodes nd ON nd.node_id = o.node_id
+  WHERE o.stream = p_stream FOR UPDATE OF o;
+  IF NOT FOUND THEN
+    INSERT INTO el_owners (stream, node_id, node_epoch, epoch) VALUES (p_stream, p_node, p_epoch, 1) ON CONFLICT (stream) DO NOTHING;
+    IF NOT FOUND THEN
+      -- another node claimed it at the same moment: decide again on its row
+      RETURN el_claim(p_stream, p_node, p_epoch);
+    END IF;
+    RETURN NULL;
+  END IF;
+  IF ow.node_id = p_node AND ow.node_epoch = p_epoch THEN
+    RETURN NULL;
+  END IF;
+  IF ow.node_id = p_node OR NOT ow.alive OR ow.cur_epoch IS DISTINCT FROM ow.node_epoch THEN
+    UPDATE el_owners SET node_id = p_node, node_epoch = p_epoch, epoch = el_owners.epoch + 1 WHERE stream = p_stream;
+    RETURN NULL;
+  END IF;
+  RETURN 'owned by node ' || ow.node_id;
+END
+$fn$;
 
 CREATE OR REPLACE FUNCTION el_commit(
   p_streams text[], p_counts int[], p_expected int[],
   p_rec_append int[], p_rec_offset int[], p_bodies text[],
   p_kv_put_keys text[], p_kv_put_values text[], p_kv_del_keys text[],
   p_cp_names text[], p_cp_seqs bigint[],
-  p_scope text
-) RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int)
+  p_scope text,
+  p_fenced boolean[], p_node text, p_epoch bigint
+) RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int, fenced text)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   n int := coalesce(array_length(p_streams, 1), 0);
@@ -62,6 +112,9 @@ DECLARE
   res_seq bigint[] := array_fill(NULL::bigint, ARRAY[n]);
   res_ss int[] := array_fill(NULL::int, ARRAY[n]);
   res_actual int[] := array_fill(NULL::int, ARRAY[n]);
+  res_fenced text[] := array_fill(NULL::text, ARRAY[n]);
+  refused jsonb := '{}';
+  why text;
 BEGIN
   IF n > 0 THEN
     -- Held until commit: one committing transaction at a time, so sequences are dense and
@@ -69,6 +122,13 @@ BEGIN
     -- new snapshot per statement).
     SELECT h.seq INTO v_head FROM el_head h WHERE h.id = 1 FOR UPDATE;
     v_seq := v_head;
+    -- fencing: each fenced stream of the batch, in stream order (a fixed lock order between nodes)
+    FOR r IN SELECT DISTINCT a.s FROM unnest(p_streams, p_fenced) AS a(s, f) WHERE a.f ORDER BY a.s LOOP
+      why := el_claim(r.s, p_node, p_epoch);
+      IF why IS NOT NULL THEN
+        refused := refused || jsonb_build_object(r.s, why);
+      END IF;
+    END LOOP;
     -- expectedStreamSeq, evaluated in call order within each stream
     FOR r IN
       SELECT a.i::int AS i, a.s, a.c, a.e, coalesce(st.head, 0) AS dbhead
@@ -80,7 +140,9 @@ BEGIN
         cur_stream := r.s;
         cur_head := r.dbhead;
       END IF;
-      IF r.e IS NULL OR r.e = cur_head THEN
+      IF refused ? r.s THEN
+        res_fenced[r.i] := refused ->> r.s;
+      ELSIF r.e IS NULL OR r.e = cur_head THEN
         res_ss[r.i] := cur_head + 1;
         cur_head := cur_head + r.c;
       ELSE
@@ -122,10 +184,42 @@ BEGIN
     SELECT p_scope, c, s FROM unnest(p_cp_names, p_cp_seqs) AS cp(c, s)
     ON CONFLICT (scope, name) DO UPDATE SET seq = excluded.seq;
   END IF;
-  RETURN QUERY SELECT i::int, res_seq[i], res_ss[i], res_actual[i] FROM generate_series(1, n) AS i;
+  RETURN QUERY SELECT i::int, res_seq[i], res_ss[i], res_actual[i], res_fenced[i] FROM generate_series(1, n) AS i;
 END
 $fn$;
 `;
+
+/** Registers a node (a new epoch when its id was seen before) with a lease of `leaseMs`; returns the epoch. */
+export async function registerNode(pool: pg.Pool, nodeId: string, leaseMs: number): Promise<number> {
+  const r = await pool.query<{ epoch: string }>(
+    `INSERT INTO el_nodes (node_id, epoch, expires_at) VALUES ($1, 1, now() + $2 * interval '1 millisecond')
+     ON CONFLICT (node_id) DO UPDATE SET epoch = el_nodes.epoch + 1, expires_at = excluded.expires_at RETURNING epoch`,
+    [nodeId, leaseMs],
+  );
+  return Number(r.rows[0].epoch);
+}
+
+/**
+ * Extends a current lease. `lapsed`: it had expired and nothing changed; `superseded`: another
+ * process registered the same node id since (a newer epoch), so this one must not register again.
+ */
+export async function renewLease(pool: pg.Pool, nodeId: string, epoch: number, leaseMs: number): Promise<'renewed' | 'lapsed' | 'superseded'> {
+  const r = await pool.query<{ epoch: string; renewed: boolean }>(
+    `WITH renewed AS (
+       UPDATE el_nodes SET expires_at = now() + $3 * interval '1 millisecond'
+       WHERE node_id = $1 AND epoch = $2 AND expires_at > now() RETURNING epoch
+     )
+     SELECT n.epoch, EXISTS (SELECT 1 FROM renewed) AS renewed FROM el_nodes n WHERE n.node_id = $1`,
+    [nodeId, epoch, leaseMs],
+  );
+  if (r.rows[0]?.renewed) return 'renewed';
+  return r.rows.length && Number(r.rows[0].epoch) !== epoch ? 'superseded' : 'lapsed';
+}
+
+/** Ends a lease at once (graceful stop): other nodes may claim this node's streams right away. */
+export async function releaseLease(pool: pg.Pool, nodeId: string, epoch: number): Promise<void> {
+  await pool.query('UPDATE el_nodes SET expires_at = now() WHERE node_id = $1 AND epoch = $2', [nodeId, epoch]);
+}
 
 /** Creates or upgrades the schema; safe when several nodes run it at the same moment. */
 export async function migrate(pool: pg.Pool): Promise<void> {
