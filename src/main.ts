@@ -14,7 +14,7 @@ import { docsRoutes } from './http/routes/docs.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
-import { resolveCluster, type ResolvedCluster } from './config/cluster.js';
+import { isOwnedStream, releasesOwnership, resolveCluster, type ResolvedCluster } from './config/cluster.js';
 
 /** What a domain (workflows, agents, memory, ...) plugs into the server. */
 export interface ServerModule {
@@ -85,7 +85,11 @@ async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<Event
   if (cluster.databaseUrl) {
     const { openPgLog } = await import('./log/pg/pg-log.js');
     // read models are kept per node id; a per-process id leaves nothing behind when the node stops
-    return openPgLog(cluster.databaseUrl, { scope: cluster.nodeId, dropScopeOnClose: !cluster.stableNodeId });
+    return openPgLog(cluster.databaseUrl, {
+      scope: cluster.nodeId,
+      dropScopeOnClose: !cluster.stableNodeId,
+      lease: { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, fenced: isOwnedStream, releases: releasesOwnership },
+    });
   }
   return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'));
 }

@@ -53,3 +53,27 @@ export function resolveCluster(config: ClusterConfig | undefined, env: NodeJS.Pr
     leaseMs,
   };
 }
+
+/**
+ * Streams one node at a time may write on the PostgreSQL store: workflow executions (and their
+ * child executions) and agent runs, whose actors run effects. Memory and other streams are written
+ * by any node, guarded by expectedStreamSeq alone.
+ */
+export function isOwnedStream(stream: string): boolean {
+  return stream.startsWith('exec:') || stream.startsWith('run:');
+}
+
+/** Record types after which an owned stream's actor has ended or is parked: the owner lets it go. */
+const RELEASING_TYPES = new Set([
+  'execution.suspended',
+  'execution.completed',
+  'execution.failed',
+  'execution.cancelled',
+  'run.finished',
+  'run.failed',
+  'run.aborted',
+]);
+
+export function releasesOwnership(type: string): boolean {
+  return RELEASING_TYPES.has(type);
+}

@@ -117,6 +117,31 @@ describe('two nodes on one database', () => {
     const status = await api(`${b.url}/observability/status`);
     expect(status.body.data.node).toEqual({ id: 'node-b', store: 'postgres' });
   });
+
+  it('resumes on one node an execution suspended on the other', async () => {
+    const r = await post(a, '/workflows/order-approval/execute', { input: { items: [{ price: 300, qty: 1 }] } });
+    expect(r.body.data.status).toBe('suspended');
+    const id = r.body.data.executionId;
+    const done = await post(b, `/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } });
+    expect(done.status).toBe(200);
+    expect(done.body.data).toMatchObject({ status: 'completed', result: { status: 'approved', total: 300 } });
+    const frames = (await attach(a, 'order-approval', id)).frames;
+    expect(frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
+  });
+
+  it('refuses with 409 naming the owner a command for an execution running on the other node, which goes on', async () => {
+    let id = '';
+    const running = collectSse(`${a.url}/workflows/gated/stream`, { method: 'POST', json: { input: { key: 'pg-owned' } } }, (f) => {
+      if (f.event === 'step-start' && f.json.from === 'wait') id = f.json.executionId;
+      return false;
+    });
+    for (let i = 0; i < 200 && !id; i++) await new Promise((res) => setTimeout(res, 10));
+    const cancel = await post(b, `/workflows/gated/executions/${id}/cancel`);
+    expect(cancel).toMatchObject({ status: 409, body: { success: false, error: `Stream exec:${id} cannot be appended by this node: owned by node node-a` } });
+    release('pg-owned');
+    const frames = (await running).frames;
+    expect(frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
+  });
 });
 
 describe('start-up', () => {

@@ -118,3 +118,20 @@ describe('stream ownership on the postgres log', () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
+
+describe('releasing streams', () => {
+  it('frees a stream for any node once its owner appends a record that ends or parks its actor', async () => {
+    const url = await cluster().createDatabase();
+    const releases = (t: string) => t === 'execution.suspended';
+    const a = await openPgLog(url, { scope: 'a', lease: { ...lease('a'), releases } });
+    const b = await openPgLog(url, { scope: 'b', lease: { ...lease('b'), releases } });
+    await a.append('exec:p', [{ type: 'execution.started', data: 1 }]);
+    await expect(b.append('exec:p', [{ type: 'execution.resumed', data: 2 }])).rejects.toThrow(/owned by node a/);
+    await a.append('exec:p', [{ type: 'step.completed', data: 2 }, { type: 'execution.suspended', data: 3 }]);
+    // resumed on b: b claims it with the append
+    await b.append('exec:p', [{ type: 'execution.resumed', data: 4 }], { expectedStreamSeq: 3 });
+    await expect(a.append('exec:p', [{ type: 'step.started', data: 5 }])).rejects.toThrow(/owned by node b/);
+    expect((await a.readStream('exec:p')).map((r) => r.data)).toEqual([1, 2, 3, 4]);
+    await Promise.all([a.close(), b.close()]);
+  });
+});

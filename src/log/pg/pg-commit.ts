@@ -12,6 +12,7 @@
  * so the node must restart and read the log again.
  */
 import type pg from 'pg';
+import { AppError } from '../../errors.js';
 import { LogFailedError } from '../group-commit.js';
 import { StreamConflictError, type NewRecord } from '../types.js';
 
@@ -25,12 +26,18 @@ export interface PendingAppend {
   expected: number | undefined;
   /** the stream needs this node's ownership (fenced inside the commit) */
   fenced: boolean;
+  /** the append ends or parks the stream's actor: its ownership is released with the commit */
+  releases: boolean;
 }
 
-/** An append refused because this node does not own the stream (its lease lapsed, or another node owns it). */
-export class StreamFencedError extends Error {
+/**
+ * An append refused because this node does not own the stream (its lease lapsed, or another node
+ * owns it). A 409 when it reaches a client: commands for a stream another node runs are not
+ * forwarded between nodes yet, so the client must send them to that node (or retry once it ends).
+ */
+export class StreamFencedError extends AppError {
   constructor(readonly stream: string, readonly reason: string) {
-    super(`Stream ${stream} cannot be appended by this node: ${reason}`);
+    super('CONFLICT', `Stream ${stream} cannot be appended by this node: ${reason}`);
     this.name = 'StreamFencedError';
   }
 }
@@ -134,6 +141,10 @@ export class PgCommitter {
     const counts: number[] = [];
     const expected: Array<number | null> = [];
     const fenced: boolean[] = [];
+    const release: boolean[] = [];
+    // only the last append of a stream in the batch decides whether its ownership is released
+    const lastOfStream = new Map<string, number>();
+    b.appends.forEach((a, i) => lastOfStream.set(a.stream, i));
     const recAppend: number[] = [];
     const recOffset: number[] = [];
     const bodies: string[] = [];
@@ -142,6 +153,7 @@ export class PgCommitter {
       counts.push(a.records.length);
       expected.push(a.expected ?? null);
       fenced.push(a.fenced);
+      release.push(a.fenced && a.releases && lastOfStream.get(a.stream) === i);
       for (let k = 0; k < a.bodies.length; k++) {
         recAppend.push(i + 1);
         recOffset.push(k);
@@ -162,11 +174,11 @@ export class PgCommitter {
     try {
       const who = this.fencing();
       const res = await this.client.query(
-        'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)',
+        'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
         [
           streams, counts, expected, recAppend, recOffset, bodies, putKeys, putValues, delKeys,
           [...b.checkpoints.keys()], [...b.checkpoints.values()], this.scope,
-          fenced, who?.nodeId ?? null, who?.epoch ?? null,
+          fenced, release, who?.nodeId ?? null, who?.epoch ?? null,
         ],
       );
       rows = res.rows;

@@ -60,7 +60,13 @@ export interface PgLogOptions {
    * (renewed every third of it), and appends to streams for which `fenced(stream)` holds are
    * accepted only while that lease is current and the stream is this node's (or free to claim).
    */
-  lease?: { nodeId: string; leaseMs: number; fenced: (stream: string) => boolean };
+  lease?: {
+    nodeId: string;
+    leaseMs: number;
+    fenced: (stream: string) => boolean;
+    /** record types after which the stream's actor ends or parks: the append releases the stream */
+    releases?: (type: string) => boolean;
+  };
 }
 
 export interface PgEventLog extends EventLog {
@@ -267,8 +273,10 @@ class PgLog implements PgEventLog {
       const dataJson = serializeData(records);
       const ats = records.map((r) => r.at ?? this.clock());
       const bodies = records.map((r, i) => encodeBody(r, dataJson[i], ats[i]));
-      const fenced = this.opts.lease?.fenced(stream) ?? false;
-      committed = batch.append({ stream, records, bodies, ats, expected: options?.expectedStreamSeq, fenced });
+      const lease = this.opts.lease;
+      const fenced = lease?.fenced(stream) ?? false;
+      const releases = fenced && lease?.releases !== undefined && lease.releases(records[records.length - 1].type);
+      committed = batch.append({ stream, records, bodies, ats, expected: options?.expectedStreamSeq, fenced, releases });
     } catch (err) {
       return Promise.reject(err);
     }

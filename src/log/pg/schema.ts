@@ -18,7 +18,8 @@
  *   re-registers after its lease lapsed) and its lease (`expires_at`, renewed by the node).
  * - `el_owners`: which node (id and epoch) owns a fenced stream (executions, agent runs), with a
  *   per-stream `epoch` bumped at each change of owner. A stream whose owner's lease lapsed, or whose
- *   owner re-registered, can be claimed by another node (`el_claim`).
+ *   owner re-registered, can be claimed by another node (`el_claim`). An append that ends or parks
+ *   the stream's actor (completed, suspended, ...) releases it in the same transaction.
  * - `el_meta`: the schema version.
  *
  * `el_commit(...)` is one group-commit batch: lock the head row, check each append's
@@ -99,7 +100,7 @@ CREATE OR REPLACE FUNCTION el_commit(
   p_kv_put_keys text[], p_kv_put_values text[], p_kv_del_keys text[],
   p_cp_names text[], p_cp_seqs bigint[],
   p_scope text,
-  p_fenced boolean[], p_node text, p_epoch bigint
+  p_fenced boolean[], p_release boolean[], p_node text, p_epoch bigint
 ) RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int, fenced text)
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -167,6 +168,10 @@ BEGIN
       WHERE res_ss[a.i] IS NOT NULL
       GROUP BY a.s
       ON CONFLICT (stream) DO UPDATE SET head = excluded.head;
+      -- a stream whose last append here ends or parks its actor is free for any node to claim
+      DELETE FROM el_owners o
+      USING unnest(p_streams, p_release) WITH ORDINALITY AS a(s, rel, i)
+      WHERE a.rel AND res_seq[a.i] IS NOT NULL AND o.stream = a.s AND o.node_id = p_node AND o.node_epoch = p_epoch;
       UPDATE el_head SET seq = v_seq WHERE id = 1;
       PERFORM pg_notify('${CHANNEL}', v_seq::text);
     END IF;
