@@ -11,9 +11,10 @@ export interface CliArgs {
   defaultPrivate?: boolean;
   databaseUrl?: string;
   nodeId?: string;
+  leaseMs?: number;
 }
 
-export const USAGE = 'usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private] [--database-url <postgres://…>] [--node-id <id>]';
+export const USAGE = 'usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private] [--database-url <postgres://…>] [--node-id <id>] [--lease-ms <n>]';
 
 export function parseArgs(argv: string[]): CliArgs {
   const args: CliArgs = { command: 'start' };
@@ -50,6 +51,12 @@ export function parseArgs(argv: string[]): CliArgs {
       case '--node-id':
         args.nodeId = value();
         break;
+      case '--lease-ms': {
+        const v = value();
+        args.leaseMs = Number(v);
+        if (!Number.isInteger(args.leaseMs)) throw new Error(`--lease-ms must be an integer (ms), got '${v}'`);
+        break;
+      }
       case '--default-private':
         args.defaultPrivate = true;
         break;

@@ -1,6 +1,6 @@
 /**
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
- * [--database-url postgres://…] [--node-id id]`.
+ * [--database-url postgres://…] [--node-id id] [--lease-ms n]`.
  * Defaults: port 3141, host 127.0.0.1, data ./.eventloom, config ./eventloom.config.ts when present,
  * else the bundled examples. Exit code 1 with a clear message when the server cannot start
  * (busy port, locked data directory, unreachable database, bad config).
@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     defaultPrivate: args.defaultPrivate,
     databaseUrl: args.databaseUrl,
     nodeId: args.nodeId,
+    leaseMs: args.leaseMs,
   });
   server.logger.info({ url: server.url, config: configFile, data: path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom') }, `eventloom listening on ${server.url}`);
   let stopping = false;

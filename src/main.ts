@@ -7,6 +7,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { EventLog } from './log/types.js';
+import type { PgEventLog } from './log/pg/pg-log.js';
 import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
@@ -36,7 +37,12 @@ export interface ServerContext {
   logger: Logger;
   dataDir: string;
   /** this node's id and the store under the log (LevelDB, or PostgreSQL shared by several nodes) */
-  node: { nodeId: string; store: ResolvedCluster['store'] | 'memory' };
+  node: { nodeId: string; store: ResolvedCluster['store'] | 'memory'; leaseMs: number };
+  /**
+   * Makes an owned stream (execution, agent run) this node's before it runs its actor: false when
+   * another live node owns it. Absent when the store has one node (LevelDB, memory).
+   */
+  claim?: (stream: string) => Promise<boolean>;
   env: NodeJS.ProcessEnv;
   /** the port once listening (for documents that name the server's own address) */
   port(): number;
@@ -65,6 +71,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** the CLI's --node-id (wins over config.cluster.nodeId) */
   nodeId?: string;
+  /** the CLI's --lease-ms (wins over config.cluster.leaseMs) */
+  leaseMs?: number;
 }
 
 export interface EventloomServer {
@@ -94,6 +102,13 @@ async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<Event
   return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'));
 }
 
+/** Stream ownership, when the log holds leases (the PostgreSQL store). */
+function claimOf(log: EventLog): ServerContext['claim'] {
+  const pgLog = log as Partial<PgEventLog>;
+  if (!pgLog.claim || !pgLog.ownership?.()) return undefined;
+  return async (stream) => (await pgLog.claim!(stream)) === undefined;
+}
+
 /** The store under a log handed in by a test. */
 function storeOf(log: EventLog): ServerContext['node']['store'] {
   return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
@@ -105,7 +120,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const dataDir = path.resolve(options.dataDir ?? config.server?.dataDir ?? '.eventloom');
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
-  const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId });
+  const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
   const log = options.log ?? (await openLog(cluster, dataDir));
   const host = new ActorHost(log);
   let port = 0;
@@ -116,7 +131,8 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     host,
     logger,
     dataDir,
-    node: { nodeId: cluster.nodeId, store: options.log ? storeOf(options.log) : cluster.store },
+    node: { nodeId: cluster.nodeId, store: options.log ? storeOf(options.log) : cluster.store, leaseMs: cluster.leaseMs },
+    claim: claimOf(log),
     env,
     port: () => port,
     publish: (topic, message) => (wsApp ? wsApp.publish(topic, message, false, false) : false),

@@ -10,9 +10,11 @@ import { memoryModule } from './http/routes/memory.routes.js';
 import { observabilityModule } from './observability/module.js';
 import { mcpModule } from './mcp/module.js';
 import { toolsModule } from './tools/module.js';
+import { takeoverModule } from './cluster/takeover.js';
 
-// observability first: it installs the log capture before other modules create their child loggers
-export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, mcpModule, toolsModule, workflowsModule];
+// observability first: it installs the log capture before other modules create their child loggers;
+// takeover last: it continues other nodes' executions and runs through the workflows and agents modules
+export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, mcpModule, toolsModule, workflowsModule, takeoverModule];
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */

@@ -9,6 +9,8 @@ import { agentRoutes } from '../http/routes/agents.routes.js';
 import { AgentHistoryProjection } from '../projections/agent-history.js';
 import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import { VERSION } from '../version.js';
+import { claimable } from '../cluster/ownership.js';
+import { runStream } from '../../machines/agent-run.machine.js';
 import { AgentRuns } from './agent-runs.js';
 import { createWorkflowAgentRunner, installSubAgentRunner } from './delegation.js';
 import { ProvidersConfig } from './models/registry.js';
@@ -46,7 +48,8 @@ export const agentsModule: ModuleFactory = (ctx): AgentsModule => {
     history,
     async start() {
       await history.start();
-      const interrupted = await history.workingRuns();
+      // on a shared store, runs another live node is running are not interrupted
+      const interrupted = await claimable(ctx, await history.workingRuns(), runStream);
       if (interrupted.length > 0) {
         const closed = await runs.closeInterrupted(interrupted);
         logger.info({ closed }, 'closed agent runs interrupted by a restart');

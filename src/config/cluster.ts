@@ -27,7 +27,7 @@ export interface ResolvedCluster {
 export const DEFAULT_LEASE_MS = 10_000;
 
 /** Precedence: explicit options (CLI flags), then the environment, then the config file. */
-export function resolveCluster(config: ClusterConfig | undefined, env: NodeJS.ProcessEnv, flags: { databaseUrl?: string; nodeId?: string } = {}): ResolvedCluster {
+export function resolveCluster(config: ClusterConfig | undefined, env: NodeJS.ProcessEnv, flags: { databaseUrl?: string; nodeId?: string; leaseMs?: number } = {}): ResolvedCluster {
   if (config !== undefined && (config === null || typeof config !== 'object' || Array.isArray(config))) {
     throw new Error('config.cluster must be an object ({ databaseUrl?, nodeId?, leaseMs? })');
   }
@@ -41,9 +41,9 @@ export function resolveCluster(config: ClusterConfig | undefined, env: NodeJS.Pr
   if (nodeId !== undefined && (typeof nodeId !== 'string' || !/^[\w.:@-]{1,128}$/.test(nodeId))) {
     throw new Error(`The node id must be 1 to 128 letters, digits or . _ : @ -, got '${String(nodeId)}'`);
   }
-  const leaseMs = config?.leaseMs ?? DEFAULT_LEASE_MS;
+  const leaseMs = flags.leaseMs ?? config?.leaseMs ?? DEFAULT_LEASE_MS;
   if (!Number.isInteger(leaseMs) || leaseMs < 100 || leaseMs > 3_600_000) {
-    throw new Error(`config.cluster.leaseMs must be an integer from 100 to 3600000 (ms), got ${String(leaseMs)}`);
+    throw new Error(`The lease (--lease-ms, config.cluster.leaseMs) must be an integer from 100 to 3600000 (ms), got ${String(leaseMs)}`);
   }
   return {
     store: databaseUrl ? 'postgres' : 'leveldb',

@@ -23,6 +23,7 @@ import {
   type StartedRun,
 } from '../../workflows/commands.js';
 import { executionStream } from '../../workflows/events.js';
+import { claimable } from '../../cluster/ownership.js';
 import { ExecutionsIndex, type ExecutionsFilter } from '../../projections/executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from '../../projections/executions-view.js';
 
@@ -297,7 +298,8 @@ export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule =>
     async start() {
       engine.feeds.start();
       await index.start();
-      const running = await index.idsWithStatus('running');
+      // on a shared store, only what this node may own: others' running executions stay theirs
+      const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
       const recovered = await engine.recover(running);
       if (running.length > 0) logger.info({ running: running.length, recovered }, 'recovered running workflow executions');
     },

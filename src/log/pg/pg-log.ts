@@ -80,6 +80,8 @@ export interface PgEventLog extends EventLog {
    * (takeover); resolves undefined on success, else with the reason it is refused.
    */
   claim(stream: string): Promise<string | undefined>;
+  /** Owned streams under `prefix` whose owner's lease lapsed or whose owner registered again (takeover candidates). */
+  lapsedStreams(prefix: string, limit: number): Promise<string[]>;
 }
 
 /** The database could not be reached or prepared; the message names the server without credentials. */
@@ -218,6 +220,19 @@ class PgLog implements PgEventLog {
     if (!who) throw new Error('claim needs the lease option');
     const r = await this.pool.query<{ why: string | null }>('SELECT el_claim($1, $2, $3) AS why', [stream, who.nodeId, who.epoch]);
     return r.rows[0].why ?? undefined;
+  }
+
+  async lapsedStreams(prefix: string, limit: number): Promise<string[]> {
+    this.readable();
+    assertName(prefix, 'stream prefix');
+    const r = await this.pool.query<{ stream: string }>(
+      `SELECT o.stream FROM el_owners o LEFT JOIN el_nodes n ON n.node_id = o.node_id
+       WHERE o.stream >= $1 AND starts_with(o.stream, $1)
+         AND (n.node_id IS NULL OR n.expires_at <= now() OR n.epoch <> o.node_epoch)
+       ORDER BY o.stream LIMIT $2`,
+      [prefix, limit],
+    );
+    return r.rows.map((row) => row.stream);
   }
 
   /**

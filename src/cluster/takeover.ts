@@ -1,0 +1,70 @@
+/**
+ * Takeover on the PostgreSQL store: every node sweeps, a few times per lease, for executions and
+ * agent runs whose owner's lease lapsed (the node was killed, paused or cut off). The first node to
+ * claim one (a compare-and-set on its owner row, bumping the stream's epoch) continues it: an
+ * execution from its last durable step, as boot recovery does; an agent run, whose caller is gone
+ * with the node, is closed as failed. The old owner, should it come back, is fenced: its appends
+ * to the stream are refused inside their commit.
+ */
+import type { ModuleFactory, ServerModule } from '../main.js';
+import type { PgEventLog } from '../log/pg/pg-log.js';
+import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
+import type { WorkflowsModule } from '../http/routes/workflows.routes.js';
+import type { AgentsModule } from '../agents/module.js';
+
+const RUN_PREFIX = 'run:';
+const BATCH = 100;
+
+export const takeoverModule: ModuleFactory = (ctx, modules): ServerModule => {
+  const log = ctx.log as Partial<PgEventLog>;
+  if (!ctx.claim || !log.lapsedStreams) return { name: 'takeover' };
+  const lapsed = log.lapsedStreams.bind(log);
+  const claim = ctx.claim;
+  const logger = ctx.logger.child({ component: 'takeover' });
+  const workflows = modules.get('workflows') as WorkflowsModule | undefined;
+  const agents = modules.get('agents') as AgentsModule | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<void> | undefined;
+  let stopped = false;
+
+  async function sweep(): Promise<void> {
+    if (workflows) {
+      for (const stream of await lapsed(EXECUTION_STREAM_PREFIX, BATCH)) {
+        if (stopped) return;
+        const id = stream.slice(EXECUTION_STREAM_PREFIX.length);
+        // child executions continue with their parent's step
+        if (id.includes('/') || !(await claim(stream))) continue;
+        const recovered = await workflows.engine.recover([id]);
+        logger.info({ executionId: id, recovered: recovered > 0 }, 'took over a workflow execution whose node stopped');
+      }
+    }
+    if (agents) {
+      for (const stream of await lapsed(RUN_PREFIX, BATCH)) {
+        if (stopped) return;
+        if (!(await claim(stream))) continue;
+        await agents.runs.closeInterrupted([stream.slice(RUN_PREFIX.length)]);
+        logger.info({ runId: stream.slice(RUN_PREFIX.length) }, 'closed an agent run whose node stopped');
+      }
+    }
+  }
+
+  const tick = () => {
+    if (sweeping || stopped) return;
+    sweeping = sweep()
+      .catch((err: unknown) => logger.warn({ err }, 'takeover sweep failed'))
+      .finally(() => (sweeping = undefined));
+  };
+
+  return {
+    name: 'takeover',
+    async start() {
+      timer = setInterval(tick, Math.max(100, Math.floor(ctx.node.leaseMs / 4)));
+      timer.unref();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await sweeping;
+    },
+  };
+};

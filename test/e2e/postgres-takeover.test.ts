@@ -1,0 +1,113 @@
+/**
+ * Two real server processes on one PostgreSQL store with a short lease: when the node running an
+ * execution is paused (SIGSTOP) or killed (SIGKILL), the other node takes the execution over within
+ * the lease plus two seconds and finishes it from its last durable step; the paused node, once
+ * continued, cannot append a single record to it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { usePostgres } from '../helpers/postgres.js';
+import { api } from '../helpers/server.js';
+import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+
+const cluster = usePostgres();
+const LEASE_MS = 1500;
+let dataDir = '';
+let db: pg.Client;
+const servers: SpawnedServer[] = [];
+
+beforeAll(() => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-takeover-'));
+});
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.child.kill('SIGCONT');
+    s.child.kill('SIGKILL');
+    await s.exited;
+  }
+  await db?.end();
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
+  const url = await cluster().createDatabase();
+  db = new pg.Client({ connectionString: url });
+  await db.connect();
+  const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' });
+  // one after the other: the first creates the schema, the second finds it
+  const a = await start(`a-${servers.length}`);
+  servers.push(a);
+  const b = await start(`b-${servers.length}`);
+  servers.push(b);
+  return [a, b];
+}
+
+async function records(stream: string): Promise<Array<{ type: string; at: number }>> {
+  const r = await db.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream]);
+  return r.rows.map((row) => JSON.parse(row.body));
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Starts a 3 s echo on `node` and resolves once its step is running (seen in the log). */
+async function startSlowEcho(node: SpawnedServer, id: string): Promise<void> {
+  void fetch(`${node.url}/workflows/echo/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: { text: 'slow', delayMs: 3000 }, options: { executionId: id } }),
+  }).catch(() => undefined);
+  await waitFor(async () => (await records(`exec:${id}`)).some((r) => r.type === 'step.started'), 'the step to start');
+}
+
+describe('takeover between two server processes', () => {
+  it('finishes on the other node an execution whose node was paused past its lease, and fences the paused node', async () => {
+    const [a, b] = await startNodes();
+    const id = 'paused-owner';
+    await startSlowEcho(a, id);
+    a.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    const done = await waitFor(async () => {
+      const recs = await records(`exec:${id}`);
+      return recs.at(-1)?.type === 'execution.completed' ? recs : undefined;
+    }, 'the other node to finish the execution');
+    const recovered = done.filter((r) => r.type === 'execution.recovered');
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0].at - stoppedAt).toBeLessThanOrEqual(LEASE_MS + 2000);
+    const state = await api(`${b.url}/workflows/echo/executions/${id}/state`);
+    expect(state.body.data).toMatchObject({ executionId: id, status: 'completed' });
+
+    // the paused node wakes up with its step done: its append is refused inside the commit
+    a.child.kill('SIGCONT');
+    await waitFor(async () => /cannot be appended by this node/.test(a.output()), 'the paused node to be refused', 10_000);
+    expect(await records(`exec:${id}`)).toEqual(done);
+    expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
+  }, 60_000);
+
+  it('takes over an execution of a killed node within the lease plus two seconds', async () => {
+    const [a, b] = await startNodes();
+    const id = 'killed-owner';
+    await startSlowEcho(a, id);
+    a.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    const done = await waitFor(async () => {
+      const recs = await records(`exec:${id}`);
+      return recs.at(-1)?.type === 'execution.completed' ? recs : undefined;
+    }, 'the other node to finish the execution');
+    const recovered = done.find((r) => r.type === 'execution.recovered')!;
+    expect(recovered.at - killedAt).toBeLessThanOrEqual(LEASE_MS + 2000);
+    expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
+    const status = await api(`${b.url}/observability/status`);
+    expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres' });
+  }, 60_000);
+});
