@@ -37,7 +37,13 @@ export interface ServerContext {
   logger: Logger;
   dataDir: string;
   /** this node's id and the store under the log (LevelDB, or PostgreSQL shared by several nodes) */
-  node: { nodeId: string; store: ResolvedCluster['store'] | 'memory'; leaseMs: number };
+  node: {
+    nodeId: string;
+    store: ResolvedCluster['store'] | 'memory';
+    leaseMs: number;
+    /** what this node owns now (the PostgreSQL store) */
+    owns?: () => Promise<{ executions: number; agentRuns: number }>;
+  };
   /**
    * Makes an owned stream (execution, agent run) this node's before it runs its actor: false when
    * another live node owns it. Absent when the store has one node (LevelDB, memory).
@@ -109,6 +115,15 @@ function claimOf(log: EventLog): ServerContext['claim'] {
   return async (stream) => (await pgLog.claim!(stream)) === undefined;
 }
 
+function ownsOf(log: EventLog): ServerContext['node']['owns'] {
+  const pgLog = log as Partial<PgEventLog>;
+  if (!pgLog.ownedCounts || !pgLog.ownership?.()) return undefined;
+  return async () => {
+    const [executions, agentRuns] = await pgLog.ownedCounts!(['exec:', 'run:']);
+    return { executions, agentRuns };
+  };
+}
+
 /** The store under a log handed in by a test. */
 function storeOf(log: EventLog): ServerContext['node']['store'] {
   return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
@@ -131,7 +146,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     host,
     logger,
     dataDir,
-    node: { nodeId: cluster.nodeId, store: options.log ? storeOf(options.log) : cluster.store, leaseMs: cluster.leaseMs },
+    node: { nodeId: cluster.nodeId, store: options.log ? storeOf(options.log) : cluster.store, leaseMs: cluster.leaseMs, owns: ownsOf(log) },
     claim: claimOf(log),
     env,
     port: () => port,

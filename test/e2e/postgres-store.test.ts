@@ -40,7 +40,7 @@ describe('one node on PostgreSQL', () => {
   it('reports its node id and the PostgreSQL store in the observability status', async () => {
     const r = await api(`${a.url}/observability/status`);
     expect(r.status).toBe(200);
-    expect(r.body.data.node).toEqual({ id: 'node-a', store: 'postgres' });
+    expect(r.body.data.node).toEqual({ id: 'node-a', store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
     expect(r.body.data.resumableStream.storeDisplayName).toMatch(/PostgreSQL/);
   });
 
@@ -115,7 +115,7 @@ describe('two nodes on one database', () => {
     for (let i = 0; i < 200 && !(await list()).includes(id); i++) await new Promise((res) => setTimeout(res, 10));
     expect(await list()).toContain(id);
     const status = await api(`${b.url}/observability/status`);
-    expect(status.body.data.node).toEqual({ id: 'node-b', store: 'postgres' });
+    expect(status.body.data.node).toMatchObject({ id: 'node-b', store: 'postgres' });
   });
 
   it('resumes on one node an execution suspended on the other', async () => {
@@ -138,6 +138,9 @@ describe('two nodes on one database', () => {
     for (let i = 0; i < 200 && !id; i++) await new Promise((res) => setTimeout(res, 10));
     const cancel = await post(b, `/workflows/gated/executions/${id}/cancel`);
     expect(cancel).toMatchObject({ status: 409, body: { success: false, error: `Stream exec:${id} cannot be appended by this node: owned by node node-a` } });
+    // the status of each node says what it owns
+    expect((await api(`${a.url}/observability/status`)).body.data.node.owns).toEqual({ executions: 1, agentRuns: 0 });
+    expect((await api(`${b.url}/observability/status`)).body.data.node.owns).toEqual({ executions: 0, agentRuns: 0 });
     release('pg-owned');
     const frames = (await running).frames;
     expect(frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });

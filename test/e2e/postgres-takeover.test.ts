@@ -108,6 +108,6 @@ describe('takeover between two server processes', () => {
     expect(recovered.at - killedAt).toBeLessThanOrEqual(LEASE_MS + 2000);
     expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
     const status = await api(`${b.url}/observability/status`);
-    expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres' });
+    expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
   }, 60_000);
 });

@@ -111,6 +111,23 @@ describe('postgres log shared by several nodes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('replaces a writer connection lost while idle, and loses no acknowledged append', async () => {
+    const url = await cluster().createDatabase();
+    const log = await openPgLog(url, { scope: 'a' });
+    await log.append('s', [{ type: 't', data: 1 }]);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const killed = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'eventloom-writer' AND datname = current_database()`);
+    expect(killed.rowCount).toBe(1);
+    await admin.end();
+    // the server's goodbye reaches the idle client on its own socket, a moment later
+    await new Promise((r) => setTimeout(r, 100));
+    const r = await log.append('s', [{ type: 't', data: 2 }]);
+    expect([r.lastSeq, r.lastStreamSeq]).toEqual([2, 2]);
+    expect((await log.readStream('s')).map((rec) => rec.data)).toEqual([1, 2]);
+    await log.close();
+  });
+
   it('fails to open with a clear error naming the server, without the password, when the database is unreachable', async () => {
     const port = await freePort();
     const err = await openPgLog(`postgres://someone:secret@127.0.0.1:${port}/db`, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);

@@ -25,8 +25,8 @@ export interface ObservabilityRouteDeps {
   logStats?: () => LogStats;
   /** the log's durable head */
   logHead: () => number;
-  /** this node's id and the store under its log */
-  node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory' };
+  /** this node's id, the store under its log and, on a shared store, what it owns */
+  node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory'; owns?: () => Promise<{ executions: number; agentRuns: number }> };
 }
 
 const STORE_NAMES = { leveldb: 'Event log (LevelDB)', postgres: 'Event log (PostgreSQL, shared by the nodes)', memory: 'Event log (in memory)' } as const;
@@ -71,7 +71,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
     route({
       path: '/observability/status',
       summary: 'Observability status: storage, counts, WebSocket availability, the event log (head, LevelDB memory, table files) and process memory',
-      handler: () => ({
+      handler: async () => ({
         kind: 'json',
         data: {
           enabled: true,
@@ -86,7 +86,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           spanCount: store.spanCount,
           logCount: logs.size,
           resumableStream: { enabled: true, store: 'event-log', storeDisplayName: STORE_NAMES[deps.node.store] },
-          node: { id: deps.node.nodeId, store: deps.node.store },
+          node: { id: deps.node.nodeId, store: deps.node.store, ...(deps.node.owns ? { owns: await deps.node.owns() } : {}) },
           ...runtimeStatus(deps),
           message: deps.exportTarget
             ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}`

@@ -86,6 +86,40 @@ export interface PgCommitStats {
   maxBatchAppends: number;
 }
 
+/**
+ * The writer's session. A connection lost while idle (server restart, a terminated backend) is
+ * replaced before the next batch: nothing of that batch was sent, so this is safe, unlike a loss
+ * in the middle of a batch.
+ */
+export class WriterConnection {
+  private client: pg.Client | undefined;
+  private broken = true;
+
+  constructor(private readonly open: () => pg.Client) {}
+
+  async get(): Promise<pg.Client> {
+    if (this.client && !this.broken) return this.client;
+    void this.client?.end().catch(() => undefined);
+    this.client = undefined;
+    const c = this.open();
+    const lost = () => {
+      if (this.client === c) this.broken = true;
+    };
+    c.on('error', lost);
+    c.on('end', lost);
+    await c.connect();
+    this.client = c;
+    this.broken = false;
+    return c;
+  }
+
+  async end(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => undefined);
+  }
+}
+
 /** SQLSTATE classes after which the statement's outcome is unknown or the session is gone. */
 const AMBIGUOUS = /^(08|57|58|53|XX)/;
 
@@ -98,7 +132,7 @@ export class PgCommitter {
   readonly stats: PgCommitStats = { batches: 0, appends: 0, records: 0, kvWrites: 0, checkpointWrites: 0, maxBatchAppends: 0 };
 
   constructor(
-    private readonly client: pg.Client,
+    private readonly connection: WriterConnection,
     private readonly scope: string,
     /** this node's identity for fenced appends (undefined: no fencing) */
     private readonly fencing: () => Fencing | undefined,
@@ -170,10 +204,21 @@ export class PgCommitter {
         putValues.push(v);
       }
     }
+    let client: pg.Client;
+    try {
+      client = await this.connection.get();
+    } catch (err) {
+      // no connection, nothing sent: this batch fails, the next one tries again
+      this.writing = false;
+      for (const a of b.appends) a.reject(err);
+      for (const w of b.writes) w.reject(err);
+      this.next();
+      return;
+    }
     let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null; fenced: string | null }>;
     try {
       const who = this.fencing();
-      const res = await this.client.query(
+      const res = await client.query(
         'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
         [
           streams, counts, expected, recAppend, recOffset, bodies, putKeys, putValues, delKeys,

@@ -33,7 +33,7 @@ import {
   type Subscription,
 } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
-import { PgCommitter, type CommittedAppend, type Fencing, type PgBatch, type PgCommitStats } from './pg-commit.js';
+import { PgCommitter, WriterConnection, type CommittedAppend, type Fencing, type PgBatch, type PgCommitStats } from './pg-commit.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { migrate, registerNode, releaseLease, renewLease } from './schema.js';
@@ -80,6 +80,8 @@ export interface PgEventLog extends EventLog {
    * (takeover); resolves undefined on success, else with the reason it is refused.
    */
   claim(stream: string): Promise<string | undefined>;
+  /** How many streams under each prefix this node owns now (its epoch). */
+  ownedCounts(prefixes: readonly string[]): Promise<number[]>;
   /** Owned streams under `prefix` whose owner's lease lapsed or whose owner registered again (takeover candidates). */
   lapsedStreams(prefix: string, limit: number): Promise<string[]>;
 }
@@ -112,10 +114,10 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
   const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 4, connectionTimeoutMillis, application_name: 'eventloom' });
   // an idle pooled connection that the server dropped must not crash the process; the next query reconnects
   pool.on('error', () => undefined);
-  const writer = new pg.Client({ connectionString, connectionTimeoutMillis, application_name: 'eventloom-writer' });
+  const writer = new WriterConnection(() => new pg.Client({ connectionString, connectionTimeoutMillis, application_name: 'eventloom-writer' }));
   let log: PgLog | undefined;
   try {
-    await writer.connect();
+    await writer.get();
     await migrate(pool);
     const head = await readHead(pool);
     const epoch = opts.lease ? await registerNode(pool, opts.lease.nodeId, opts.lease.leaseMs) : 0;
@@ -174,7 +176,7 @@ class PgLog implements PgEventLog {
   constructor(
     connectionString: string,
     private readonly pool: pg.Pool,
-    private readonly writer: pg.Client,
+    private readonly writer: WriterConnection,
     head: number,
     epoch: number,
     private readonly opts: PgLogOptions,
@@ -188,8 +190,6 @@ class PgLog implements PgEventLog {
     this.onSubscriberError = opts.onSubscriberError ?? reportSubscriberError;
     this.hub = new SubscriptionHub({ head: () => this.delivered, openReader: (after, upto) => this.reader(after, upto) }, this.onSubscriberError);
     this.committer = new PgCommitter(writer, this.scope, () => this.ownership(), (c) => this.onCommit(c), () => void this.close());
-    // the writer connection breaking outside a batch is found by the next batch; do not crash on it
-    writer.on('error', () => undefined);
     this.kv = new PgKv(pool, this.scope, () => this.writable(), () => this.readable());
     this.tail = new LogTail({
       connectionString,
@@ -220,6 +220,18 @@ class PgLog implements PgEventLog {
     if (!who) throw new Error('claim needs the lease option');
     const r = await this.pool.query<{ why: string | null }>('SELECT el_claim($1, $2, $3) AS why', [stream, who.nodeId, who.epoch]);
     return r.rows[0].why ?? undefined;
+  }
+
+  async ownedCounts(prefixes: readonly string[]): Promise<number[]> {
+    this.readable();
+    const who = this.ownership();
+    if (!who) return prefixes.map(() => 0);
+    const r = await this.pool.query<{ n: string }>(
+      `SELECT (SELECT count(*) FROM el_owners o WHERE o.node_id = $1 AND o.node_epoch = $2 AND starts_with(o.stream, p)) AS n
+       FROM unnest($3::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i`,
+      [who.nodeId, who.epoch, prefixes],
+    );
+    return r.rows.map((row) => Number(row.n));
   }
 
   async lapsedStreams(prefix: string, limit: number): Promise<string[]> {
@@ -319,9 +331,10 @@ class PgLog implements PgEventLog {
     // appends of one batch have consecutive sequences in call order: one run
     const records: LogRecord[] = [];
     for (const c of appends) for (const r of recordsOf(c)) records.push(r);
-    const first = records[0].seq;
     const last = records[records.length - 1].seq;
-    if (last > this.delivered) this.own.set(first, { last, records });
+    // the tail may already have delivered part of it (its NOTIFY can overtake our own reply)
+    const pending = records[0].seq > this.delivered ? records : records.filter((r) => r.seq > this.delivered);
+    if (pending.length > 0) this.own.set(pending[0].seq, { last, records: pending });
     this.noteHead(last);
   }
 
@@ -381,6 +394,8 @@ class PgLog implements PgEventLog {
   private advance(records: LogRecord[], to: number): void {
     if (records.length > 0) this.hub.publish(records);
     this.delivered = to;
+    // own batches the tail delivered from the database meanwhile are done
+    for (const [first, batch] of this.own) if (batch.last <= to) this.own.delete(first);
     let i = 0;
     const waiters = this.deliveryWaiters;
     while (i < waiters.length && waiters[i].seq <= to) waiters[i++].resolve();
