@@ -124,6 +124,20 @@ function ownsOf(log: EventLog): ServerContext['node']['owns'] {
   };
 }
 
+/**
+ * On a store shared by several nodes, a request first waits until this node has taken in
+ * everything committed before it (one query of the log's head), so a write acknowledged by any
+ * node shows in the next request on every node: projections follow `head()`, which the barrier
+ * brings up to date. Writes pass it too: a command checks its target against read models.
+ */
+function withReadBarrier(route: RouteDef, log: EventLog): RouteDef {
+  const pgLog = log as Partial<PgEventLog>;
+  if (route.auth === 'documentation' || !pgLog.catchUp) return route;
+  const catchUp = pgLog.catchUp.bind(pgLog);
+  const handler = route.handler;
+  return { ...route, handler: async (ctx) => (await catchUp(), handler(ctx)) };
+}
+
 /** The store under a log handed in by a test. */
 function storeOf(log: EventLog): ServerContext['node']['store'] {
   return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
@@ -168,7 +182,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
   routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
-  for (const m of modules.values()) routes.push(...(m.routes ?? []));
+  for (const m of modules.values()) routes.push(...(m.routes ?? []).map((r) => withReadBarrier(r, log)));
   const wsRoutes: WsRouteDef[] = [wsEchoRoute];
   for (const m of modules.values()) wsRoutes.push(...(m.wsRoutes ?? []));
   // custom routes come last: a custom route with a built-in's method and path is never reached

@@ -34,6 +34,8 @@ export interface MemoryServiceOptions {
   clock?: () => number;
   /** newest messages kept in memory per recently used conversation (default 20; 0 = none) */
   tailMessages?: number;
+  /** the log is shared by several nodes (MemoryStoreOptions.followLog) */
+  followLog?: boolean;
 }
 
 export const EMBEDDER_MISSING = 'Embedding adapter is required for semantic search but not configured';
@@ -62,6 +64,7 @@ export class MemoryService {
       semantic: this.semantic,
       searchUnavailable: !this.embedder ? EMBEDDER_MISSING : !this.index ? VECTOR_MISSING : undefined,
       clock: opts.clock,
+      followLog: opts.followLog,
     });
   }
 

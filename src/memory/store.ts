@@ -62,6 +62,12 @@ export interface MemoryStoreOptions {
   /** why search is unavailable, when it is */
   searchUnavailable?: string;
   clock?: () => number;
+  /**
+   * On a log shared by several nodes: reads first wait until the projection has taken in every
+   * record this node has delivered, so writes made on other nodes show (the request's read
+   * barrier brought `head()` up to the database first).
+   */
+  followLog?: boolean;
 }
 
 /** Which pending writes a read needs: one conversation's, one user's, or (both unset) all. */
@@ -104,8 +110,10 @@ export class MemoryStore {
   readonly semantic: SemanticIndexer | undefined;
   private readonly searchUnavailable: string | undefined;
   private readonly pendingWrites = new Set<(scope: PendingScope) => Promise<void>>();
+  private readonly followLog: boolean;
 
   constructor(opts: MemoryStoreOptions) {
+    this.followLog = opts.followLog === true;
     this.log = opts.log;
     this.projection = opts.projection;
     this.semantic = opts.semantic;
@@ -145,8 +153,13 @@ export class MemoryStore {
     return res.lastSeq;
   }
 
-  private row(cid: string): Promise<ConversationRow | undefined> {
+  private async row(cid: string): Promise<ConversationRow | undefined> {
+    await this.caughtUp();
     return this.projection.conversationRow(cid);
+  }
+
+  private caughtUp(): Promise<void> | undefined {
+    return this.followLog ? this.projection.waitFor(this.log.head()) : undefined;
   }
 
   private async existing(cid: string): Promise<ConversationRow> {
@@ -179,6 +192,7 @@ export class MemoryStore {
 
   async listConversations(q: ListConversationsQuery = {}): Promise<{ conversations: Conversation[]; total: number; limit: number; offset: number }> {
     await this.settlePending(undefined, q.userId);
+    await this.caughtUp();
     const limit = Math.min(Math.max(1, q.limit ?? 50), 500);
     const offset = Math.max(0, q.offset ?? 0);
     const scope = scopeKey({ resourceId: q.resourceId, userId: q.userId });
@@ -337,6 +351,7 @@ export class MemoryStore {
   // ---- working memory -------------------------------------------------------------------------
 
   async getWorkingMemory(target: { scope: WorkingMemoryScope; conversationId?: string; userId?: string }): Promise<WorkingMemoryRow | undefined> {
+    await this.caughtUp();
     if (target.scope === 'user') {
       if (target.userId === undefined) throw badRequest('userId is required for user-scoped working memory');
       return this.log.kv.get<WorkingMemoryRow>(userWorkingMemoryKey(target.userId));

@@ -16,7 +16,7 @@ import { collectSse, type SseFrame } from '../helpers/sse.js';
 
 const cluster = usePostgres();
 const assistant = createAgent({ id: 'assistant', name: 'Assistant', instructions: 'You are a helpful assistant.', tools: [getWeatherTool] });
-const config = { workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: [assistant] };
+const config = { workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: [assistant], memory: {} };
 
 let url = '';
 let a: TestServer;
@@ -111,11 +111,23 @@ describe('two nodes on one database', () => {
     const fromA = (await attach(a, 'echo', id, '1')).frames;
     const fromB = (await attach(b, 'echo', id, '1')).frames;
     expect(fromB.map((f) => [f.id, f.event, f.data])).toEqual(fromA.map((f) => [f.id, f.event, f.data]));
-    const list = async () => (await api(`${b.url}/workflows/executions?workflowId=echo`)).body.data.map((e: { id: string }) => e.id);
-    for (let i = 0; i < 200 && !(await list()).includes(id); i++) await new Promise((res) => setTimeout(res, 10));
-    expect(await list()).toContain(id);
+    // the next read on the other node already shows it: no waiting, no retry
+    const r2 = await post(a, '/workflows/echo/execute', { input: { text: 'listed at once' } });
+    const listed = (await api(`${b.url}/workflows/executions?workflowId=echo`)).body.data.map((e: { id: string }) => e.id);
+    expect(listed).toContain(r2.body.data.executionId);
     const status = await api(`${b.url}/observability/status`);
     expect(status.body.data.node).toMatchObject({ id: 'node-b', store: 'postgres' });
+  });
+
+  it('serves and extends on one node a conversation written on the other, read right after the write', async () => {
+    const created = await post(a, '/api/memory/conversations', { resourceId: 'res', userId: 'u1', title: 'shared' });
+    expect(created.status).toBe(201);
+    const cid = created.body.data.conversation.id;
+    expect((await api(`${b.url}/api/memory/conversations/${cid}`)).body.data).toMatchObject({ conversation: { id: cid, title: 'shared' } });
+    const saved = await post(b, '/api/memory/save-messages', { userId: 'u1', conversationId: cid, messages: [{ role: 'user', content: 'from b' }] });
+    expect(saved.status).toBe(200);
+    const messages = (await api(`${a.url}/api/memory/conversations/${cid}/messages`)).body.data.messages;
+    expect(messages.map((m: { content: unknown }) => m.content)).toEqual(['from b']);
   });
 
   it('resumes on one node an execution suspended on the other', async () => {

@@ -87,10 +87,15 @@ describe('postgres log shared by several nodes', () => {
     await Promise.all([again.close(), bAgain.close()]);
   });
 
-  it('refuses kv keys and checkpoint names with NUL, which PostgreSQL text cannot hold', async () => {
+  it('keeps kv keys with NUL in byte order, and refuses checkpoint names with NUL, which text cannot hold', async () => {
     const log = await openPgLog(await cluster().createDatabase());
-    await expect(log.kv.put('a\u0000b', 1)).rejects.toThrow(/NUL/);
-    await expect(log.kv.get('a\u0000b')).rejects.toThrow(/NUL/);
+    await log.kv.put('a\u0000b', 1);
+    await log.kv.put('a\u0000', 0);
+    await log.kv.put('a\u0001', 2);
+    expect(await log.kv.get('a\u0000b')).toBe(1);
+    expect((await log.kv.range({ gte: 'a\u0000', lt: 'a\u0002' })).map(([k]) => k)).toEqual(['a\u0000', 'a\u0000b', 'a\u0001']);
+    await log.kv.del('a\u0000b');
+    expect(await log.kv.get('a\u0000b')).toBeUndefined();
     await expect(log.setCheckpoint('a\u0000b', 1)).rejects.toThrow(/NUL/);
     await log.close();
   });

@@ -291,6 +291,7 @@ export const memoryModule: ModuleFactory = (ctx, modules): MemoryModule => {
     env: ctx.env,
     logger: ctx.logger.child({ component: 'memory' }),
     agents: () => registeredAgents(modules),
+    followLog: ctx.node.store === 'postgres',
   });
   return {
     name: MEMORY_MODULE,

@@ -194,13 +194,13 @@ export class PgCommitter {
         bodies.push(a.bodies[k]);
       }
     });
-    const putKeys: string[] = [];
+    const putKeys: Buffer[] = [];
     const putValues: string[] = [];
-    const delKeys: string[] = [];
+    const delKeys: Buffer[] = [];
     for (const [k, v] of b.kv) {
-      if (v === undefined) delKeys.push(k);
+      if (v === undefined) delKeys.push(Buffer.from(k, 'utf8'));
       else {
-        putKeys.push(k);
+        putKeys.push(Buffer.from(k, 'utf8'));
         putValues.push(v);
       }
     }

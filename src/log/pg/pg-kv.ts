@@ -2,12 +2,12 @@
  * The kv side store of the PostgreSQL log: `el_kv` rows of this node's scope. Puts and dels ride
  * the next group commit (same transaction as the batch's records); until it commits they sit in an
  * overlay that `get` and `range` consult, so a projection reading right after its own write sees it.
+ * Keys are stored as UTF-8 bytes (`bytea`): read models separate key parts with U+0000.
  */
 import type pg from 'pg';
 import { compareCodePoints } from '../key-codec.js';
 import { assertName, encodeKvValue, normalizeLimit } from '../kv-codec.js';
 import type { KeyValueStore } from '../types.js';
-import { assertNoNul } from './codec.js';
 import type { PgBatch } from './pg-commit.js';
 
 interface OverlayEntry {
@@ -15,10 +15,8 @@ interface OverlayEntry {
   json: string | undefined;
 }
 
-function assertKey(key: unknown, what = 'kv key'): asserts key is string {
-  assertName(key, what);
-  assertNoNul(key, what);
-}
+/** Keys are stored as their UTF-8 bytes: byte order is code point order, and U+0000 is allowed. */
+const bytes = (key: string) => Buffer.from(key, 'utf8');
 
 export class PgKv implements KeyValueStore {
   private readonly overlay = new Map<string, OverlayEntry>();
@@ -32,17 +30,16 @@ export class PgKv implements KeyValueStore {
 
   async get<T = unknown>(key: string): Promise<T | undefined> {
     this.readable();
-    assertKey(key);
+    assertName(key, 'kv key');
     const pending = this.overlay.get(key);
     if (pending) return pending.json === undefined ? undefined : (JSON.parse(pending.json) as T);
-    const r = await this.pool.query<{ value: string }>('SELECT value FROM el_kv WHERE scope = $1 AND key = $2', [this.scope, key]);
+    const r = await this.pool.query<{ value: string }>('SELECT value FROM el_kv WHERE scope = $1 AND key = $2', [this.scope, bytes(key)]);
     return r.rows.length ? (JSON.parse(r.rows[0].value) as T) : undefined;
   }
 
   put(key: string, value: unknown): Promise<void> {
     try {
       const json = encodeKvValue(key, value);
-      assertNoNul(key, 'kv key');
       const batch = this.writable();
       batch.kv.set(key, json);
       return this.track(batch, key, { json });
@@ -53,7 +50,7 @@ export class PgKv implements KeyValueStore {
 
   del(key: string): Promise<void> {
     try {
-      assertKey(key);
+      assertName(key, 'kv key');
       const batch = this.writable();
       batch.kv.set(key, undefined);
       return this.track(batch, key, { json: undefined });
@@ -73,20 +70,20 @@ export class PgKv implements KeyValueStore {
   async range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>> {
     this.readable();
     const { gte, lt } = opts;
-    assertKey(gte, 'kv range bound');
-    assertKey(lt, 'kv range bound');
+    assertName(gte, 'kv range bound');
+    assertName(lt, 'kv range bound');
     const limit = normalizeLimit(opts.limit);
     if (limit === 0 || compareCodePoints(gte, lt) >= 0) return [];
     const pending: Array<[string, OverlayEntry]> = [];
     for (const e of this.overlay) if (compareCodePoints(e[0], gte) >= 0 && compareCodePoints(e[0], lt) < 0) pending.push(e);
     // Each pending entry can hide at most one stored entry: reading that many more is enough.
-    const r = await this.pool.query<[string, string]>({
+    const r = await this.pool.query<[Buffer, string]>({
       text: `SELECT key, value FROM el_kv WHERE scope = $1 AND key >= $2 AND key < $3 ORDER BY key ${opts.reverse ? 'DESC' : 'ASC'} LIMIT $4`,
-      values: [this.scope, gte, lt, limit === Infinity ? null : limit + pending.length],
+      values: [this.scope, bytes(gte), bytes(lt), limit === Infinity ? null : limit + pending.length],
       rowMode: 'array',
     });
-    if (pending.length === 0) return r.rows.map(([k, v]) => [k, JSON.parse(v) as T]);
-    const merged = new Map<string, string>(r.rows);
+    if (pending.length === 0) return r.rows.map(([k, v]) => [k.toString('utf8'), JSON.parse(v) as T]);
+    const merged = new Map<string, string>(r.rows.map(([k, v]) => [k.toString('utf8'), v]));
     for (const [k, e] of pending) {
       if (e.json === undefined) merged.delete(k);
       else merged.set(k, e.json);

@@ -80,6 +80,11 @@ export interface PgEventLog extends EventLog {
    * (takeover); resolves undefined on success, else with the reason it is refused.
    */
   claim(stream: string): Promise<string | undefined>;
+  /**
+   * Resolves once this node has delivered everything committed (by any node) before the call:
+   * after it, `head()` and the read models fed by `subscribe` include every acknowledged write.
+   */
+  catchUp(): Promise<number>;
   /** How many streams under each prefix this node owns now (its epoch). */
   ownedCounts(prefixes: readonly string[]): Promise<number[]>;
   /** Owned streams under `prefix` whose owner's lease lapsed or whose owner registered again (takeover candidates). */
@@ -220,6 +225,22 @@ class PgLog implements PgEventLog {
     if (!who) throw new Error('claim needs the lease option');
     const r = await this.pool.query<{ why: string | null }>('SELECT el_claim($1, $2, $3) AS why', [stream, who.nodeId, who.epoch]);
     return r.rows[0].why ?? undefined;
+  }
+
+  async catchUp(): Promise<number> {
+    this.readable();
+    const head = await readHead(this.pool);
+    if (this.delivered >= head) return head;
+    const reached = new Promise<void>((resolve) => {
+      // keep the waiters in sequence order (appends add theirs in order; this one may land anywhere)
+      const waiters = this.deliveryWaiters;
+      let i = waiters.length;
+      while (i > 0 && waiters[i - 1].seq > head) i--;
+      waiters.splice(i, 0, { seq: head, resolve });
+    });
+    this.noteHead(head);
+    await reached;
+    return head;
   }
 
   async ownedCounts(prefixes: readonly string[]): Promise<number[]> {

@@ -13,7 +13,9 @@
  *   `\u0000`). `(stream, stream_seq)` is unique: the last guard of one writer per stream.
  * - `el_streams`: each stream's head, for expectedStreamSeq checks and listStreams.
  * - `el_kv`, `el_checkpoints`: the read-model side store and projection checkpoints, one `scope` per
- *   node, because each node folds the log into its own read models.
+ *   node, because each node folds the log into its own read models. kv keys are the UTF-8 bytes
+ *   (`bytea`): read models use U+0000 as a separator, which text cannot hold, and byte order is the
+ *   code point order the kv contract promises.
  * - `el_nodes`: one row per node id: its epoch (bumped each time the id registers again, or
  *   re-registers after its lease lapsed) and its lease (`expires_at`, renewed by the node).
  * - `el_owners`: which node (id and epoch) owns a fenced stream (executions, agent runs), with a
@@ -49,7 +51,7 @@ CREATE TABLE IF NOT EXISTS el_events (
   CONSTRAINT el_events_stream_seq UNIQUE (stream, stream_seq)
 );
 CREATE TABLE IF NOT EXISTS el_streams (stream text COLLATE "C" PRIMARY KEY, head int NOT NULL);
-CREATE TABLE IF NOT EXISTS el_kv (scope text COLLATE "C" NOT NULL, key text COLLATE "C" NOT NULL, value text NOT NULL, PRIMARY KEY (scope, key));
+CREATE TABLE IF NOT EXISTS el_kv (scope text COLLATE "C" NOT NULL, key bytea NOT NULL, value text NOT NULL, PRIMARY KEY (scope, key));
 CREATE TABLE IF NOT EXISTS el_checkpoints (scope text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, seq bigint NOT NULL, PRIMARY KEY (scope, name));
 CREATE TABLE IF NOT EXISTS el_nodes (node_id text COLLATE "C" PRIMARY KEY, epoch bigint NOT NULL, expires_at timestamptz NOT NULL);
 CREATE TABLE IF NOT EXISTS el_owners (
@@ -97,7 +99,7 @@ $fn$;
 CREATE OR REPLACE FUNCTION el_commit(
   p_streams text[], p_counts int[], p_expected int[],
   p_rec_append int[], p_rec_offset int[], p_bodies text[],
-  p_kv_put_keys text[], p_kv_put_values text[], p_kv_del_keys text[],
+  p_kv_put_keys bytea[], p_kv_put_values text[], p_kv_del_keys bytea[],
   p_cp_names text[], p_cp_seqs bigint[],
   p_scope text,
   p_fenced boolean[], p_release boolean[], p_node text, p_epoch bigint
