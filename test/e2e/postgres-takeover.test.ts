@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '../helpers/postgres.js';
 import { api } from '../helpers/server.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
 
 const cluster = usePostgres();
 const LEASE_MS = 1500;
@@ -94,10 +95,21 @@ describe('takeover between two server processes', () => {
     expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
   }, 60_000);
 
-  it('takes over an execution of a killed node within the lease plus two seconds', async () => {
+  it('takes over an execution of a killed node within the lease plus two seconds; its SSE reader resumes on the other node', async () => {
     const [a, b] = await startNodes();
     const id = 'killed-owner';
     await startSlowEcho(a, id);
+    // a reader following the execution on the node about to die
+    const seen: SseFrame[] = [];
+    const res = await fetch(`${a.url}/workflows/echo/executions/${id}/stream`);
+    const reading = (async () => {
+      try {
+        for await (const f of readSse(res)) seen.push(f);
+      } catch {
+        // the connection dies with the node
+      }
+    })();
+    await waitFor(async () => seen.length >= 2, 'the reader to get the history');
     a.child.kill('SIGKILL');
     const killedAt = Date.now();
     const done = await waitFor(async () => {
@@ -107,6 +119,12 @@ describe('takeover between two server processes', () => {
     const recovered = done.find((r) => r.type === 'execution.recovered')!;
     expect(recovered.at - killedAt).toBeLessThanOrEqual(LEASE_MS + 2000);
     expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
+    // the reader reconnects to the other node with Last-Event-ID and misses nothing
+    await reading;
+    const rest = await collectSse(`${b.url}/workflows/echo/executions/${id}/stream`, { headers: { 'last-event-id': seen.at(-1)!.id! } });
+    const ids = [...seen, ...rest.frames].map((f) => Number(f.id));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    expect(rest.frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
     const status = await api(`${b.url}/observability/status`);
     expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
   }, 60_000);
