@@ -7,6 +7,7 @@ export { startServer, type StartOptions, type EventloomServer, type ServerModule
 export { startDefaultServer, DEFAULT_MODULES, type DefaultServerOptions } from './server-assembly.js';
 export { openLevelLog, createMemoryLog, checkLogIntegrity } from './log/index.js';
 export type { EventLog, LogRecord, NewRecord, AppendOptions, AppendResult, KeyValueStore, Subscription } from './log/types.js';
+export { openPgLog, DatabaseUnavailableError, StreamFencedError, type PgEventLog, type PgLogOptions } from './log/pg/pg-log.js';
 export { ActorHost, EventRejectedError, MachineVersionError, replayRecords, type ActorKind } from './runtime/actor-host.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 export type { RouteDef, WsRouteDef, RequestContext, RouteResult, SseSink, AuthClass, AuthUser } from './http/route-types.js';

@@ -64,7 +64,14 @@ export function postgresBinDir(): string {
   binDir = findBinDir();
   if (!binDir) {
     if (process.getuid?.() !== 0) throw new Error('PostgreSQL binaries not found (install postgresql or set EVENTLOOM_PG_BIN)');
-    execFileSync('apt-get', ['install', '-y', '-q', 'postgresql'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    const apt = (args: string[]) => execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    try {
+      apt(['install', '-y', '-q', 'postgresql']);
+    } catch {
+      // a fresh machine may have no package lists yet
+      apt(['update', '-q']);
+      apt(['install', '-y', '-q', 'postgresql']);
+    }
     binDir = findBinDir();
     if (!binDir) throw new Error('apt-get install postgresql left no initdb behind');
   }
