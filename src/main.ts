@@ -8,6 +8,8 @@ import { mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { EventLog } from './log/types.js';
 import type { PgEventLog } from './log/pg/pg-log.js';
+import type { CommandInbox } from './cluster/inbox.js';
+import { clusterRoutes } from './cluster/cluster-routes.js';
 import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
@@ -108,6 +110,21 @@ async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<Event
   return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'));
 }
 
+/** The command inbox of a node on the PostgreSQL store (none for a log handed in by a test). */
+async function openInbox(cluster: ResolvedCluster, given: EventLog | undefined, log: EventLog): Promise<CommandInbox | undefined> {
+  if (given || !cluster.databaseUrl) return undefined;
+  const { CommandInbox } = await import('./cluster/inbox.js');
+  const inbox = new CommandInbox(cluster.databaseUrl, { nodeId: cluster.nodeId });
+  try {
+    await inbox.start();
+  } catch (err) {
+    await inbox.close();
+    await log.close();
+    throw err;
+  }
+  return inbox;
+}
+
 /** Stream ownership, when the log holds leases (the PostgreSQL store). */
 function claimOf(log: EventLog): ServerContext['claim'] {
   const pgLog = log as Partial<PgEventLog>;
@@ -124,20 +141,6 @@ function ownsOf(log: EventLog): ServerContext['node']['owns'] {
   };
 }
 
-/**
- * On a store shared by several nodes, a request first waits until this node has taken in
- * everything committed before it (one query of the log's head), so a write acknowledged by any
- * node shows in the next request on every node: projections follow `head()`, which the barrier
- * brings up to date. Writes pass it too: a command checks its target against read models.
- */
-function withReadBarrier(route: RouteDef, log: EventLog): RouteDef {
-  const pgLog = log as Partial<PgEventLog>;
-  if (route.auth === 'documentation' || !pgLog.catchUp) return route;
-  const catchUp = pgLog.catchUp.bind(pgLog);
-  const handler = route.handler;
-  return { ...route, handler: async (ctx) => (await catchUp(), handler(ctx)) };
-}
-
 /** The store under a log handed in by a test. */
 function storeOf(log: EventLog): ServerContext['node']['store'] {
   return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
@@ -151,6 +154,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
   const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
   const log = options.log ?? (await openLog(cluster, dataDir));
+  const inbox = await openInbox(cluster, options.log, log);
   const host = new ActorHost(log);
   let port = 0;
   let wsApp: RunningServer['app'] | undefined;
@@ -182,7 +186,10 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
   routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
-  for (const m of modules.values()) routes.push(...(m.routes ?? []).map((r) => withReadBarrier(r, log)));
+  // several nodes on one store: read barrier, and commands forwarded to their stream's owner
+  const shared = clusterRoutes(log, inbox);
+  for (const m of modules.values()) routes.push(...(m.routes ?? []).map((r) => (shared ? shared.wrap(r) : r)));
+  if (shared) inbox?.serve(shared.serve);
   const wsRoutes: WsRouteDef[] = [wsEchoRoute];
   for (const m of modules.values()) wsRoutes.push(...(m.wsRoutes ?? []));
   // custom routes come last: a custom route with a built-in's method and path is never reached
@@ -210,6 +217,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     server = await listen(edge, options.host ?? config.server?.host ?? '127.0.0.1', options.port ?? config.server?.port ?? 3141);
   } catch (err) {
     for (const m of [...modules.values()].reverse()) await m.stop?.().catch(() => undefined);
+    await inbox?.close();
     await log.close();
     throw err;
   }
@@ -227,6 +235,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
       while (edge.inflightCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       wsApp = undefined;
       server.close();
+      await inbox?.close();
       await log.close();
     })());
 

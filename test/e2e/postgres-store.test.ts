@@ -141,21 +141,39 @@ describe('two nodes on one database', () => {
     expect(frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
   });
 
-  it('refuses with 409 naming the owner a command for an execution running on the other node, which goes on', async () => {
+  it('forwards a command for an execution running on the other node to that node through the database', async () => {
     let id = '';
     const running = collectSse(`${a.url}/workflows/gated/stream`, { method: 'POST', json: { input: { key: 'pg-owned' } } }, (f) => {
       if (f.event === 'step-start' && f.json.from === 'wait') id = f.json.executionId;
       return false;
     });
     for (let i = 0; i < 200 && !id; i++) await new Promise((res) => setTimeout(res, 10));
-    const cancel = await post(b, `/workflows/gated/executions/${id}/cancel`);
-    expect(cancel).toMatchObject({ status: 409, body: { success: false, error: `Stream exec:${id} cannot be appended by this node: owned by node node-a` } });
     // the status of each node says what it owns
     expect((await api(`${a.url}/observability/status`)).body.data.node.owns).toEqual({ executions: 1, agentRuns: 0 });
     expect((await api(`${b.url}/observability/status`)).body.data.node.owns).toEqual({ executions: 0, agentRuns: 0 });
+    const cancel = await post(b, `/workflows/gated/executions/${id}/cancel`, { reason: 'sent to b' });
     release('pg-owned');
+    expect(cancel.status).toBe(200);
+    expect(cancel.body.data).toEqual({ executionId: id, status: 'cancelled', cancelledAt: expect.any(String), reason: 'sent to b' });
     const frames = (await running).frames;
-    expect(frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
+    expect(frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'cancelled' });
+    // errors come back as the owner answered them
+    let other = '';
+    const second = collectSse(`${a.url}/workflows/gated/stream`, { method: 'POST', json: { input: { key: 'pg-owned-2' } } }, (f) => {
+      if (f.event === 'step-start' && f.json.from === 'wait') other = f.json.executionId;
+      return false;
+    });
+    for (let i = 0; i < 200 && !other; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(await post(b, `/workflows/gated/executions/${other}/resume`)).toMatchObject({ status: 404, body: { success: false, error: `Execution ${other} is not suspended (status: running)` } });
+    const suspended = await post(b, `/workflows/gated/executions/${other}/suspend`, { reason: 'from b' });
+    expect(suspended.status).toBe(200);
+    expect(suspended.body.data).toMatchObject({ executionId: other, status: 'suspended' });
+    // suspended: no owner any more, so b resumes it itself and runs it to the end
+    const resumed = post(b, `/workflows/gated/executions/${other}/resume`);
+    for (let i = 0; i < 200 && (await api(`${b.url}/workflows/gated/executions/${other}/state`)).body.data.status !== 'running'; i++) await new Promise((res) => setTimeout(res, 10));
+    release('pg-owned-2');
+    expect((await resumed).body.data).toMatchObject({ executionId: other, status: 'completed' });
+    expect((await second).frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
   });
 });
 

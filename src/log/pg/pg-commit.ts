@@ -32,15 +32,21 @@ export interface PendingAppend {
 
 /**
  * An append refused because this node does not own the stream (its lease lapsed, or another node
- * owns it). A 409 when it reaches a client: commands for a stream another node runs are not
- * forwarded between nodes yet, so the client must send them to that node (or retry once it ends).
+ * owns it). The server forwards a command that met it to the owner (src/cluster/inbox.ts); where
+ * that is not possible it reaches the client as a 409 naming the owner.
  */
 export class StreamFencedError extends AppError {
+  /** the node that owns the stream, when another live node does */
+  readonly owner: string | undefined;
   constructor(readonly stream: string, readonly reason: string) {
     super('CONFLICT', `Stream ${stream} cannot be appended by this node: ${reason}`);
     this.name = 'StreamFencedError';
+    this.owner = reason.startsWith(OWNED_BY) ? reason.slice(OWNED_BY.length) : undefined;
   }
 }
+
+/** How el_claim words a refusal because another live node owns the stream. */
+const OWNED_BY = 'owned by node ';
 
 /** Who appends, for fenced streams: the node id and its current epoch. */
 export interface Fencing {

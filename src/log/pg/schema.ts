@@ -22,6 +22,7 @@
  *   per-stream `epoch` bumped at each change of owner. A stream whose owner's lease lapsed, or whose
  *   owner re-registered, can be claimed by another node (`el_claim`). An append that ends or parks
  *   the stream's actor (completed, suspended, ...) releases it in the same transaction.
+ * - `el_inbox`: commands a node forwards to the owner of their stream, and the owner's answers.
  * - `el_meta`: the schema version.
  *
  * `el_commit(...)` is one group-commit batch: lock the head row, check each append's
@@ -61,6 +62,15 @@ CREATE TABLE IF NOT EXISTS el_owners (
   epoch bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS el_owners_node ON el_owners (node_id);
+CREATE TABLE IF NOT EXISTS el_inbox (
+  id bigserial PRIMARY KEY,
+  target text COLLATE "C" NOT NULL,
+  request text NOT NULL,
+  response text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  taken_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS el_inbox_pending ON el_inbox (target, id) WHERE taken_at IS NULL;
 
 -- Makes p_stream owned by (p_node, p_epoch) when it is free, already ours, or its owner's lease
 -- lapsed or was renewed under a newer epoch; returns NULL on success, else why not.
