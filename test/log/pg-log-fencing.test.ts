@@ -135,3 +135,21 @@ describe('releasing streams', () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
+
+describe('takeover candidates', () => {
+  it('lists the top-level streams of a stopped owner, not its child streams nor a live owner\'s', async () => {
+    const url = await cluster().createDatabase();
+    const a = await openPgLog(url, { scope: 'a', lease: lease('a') });
+    const b = await openPgLog(url, { scope: 'b', lease: lease('b') });
+    await a.append('exec:p', [{ type: 't', data: 1 }]);
+    await a.append('exec:p/child', [{ type: 't', data: 2 }]);
+    await b.append('exec:q', [{ type: 't', data: 3 }]);
+    expect(await b.lapsedStreams('exec:', 10)).toEqual([]);
+    await a.close();
+    expect(await b.lapsedStreams('exec:', 10)).toEqual(['exec:p']);
+    expect(await b.ownedCounts(['exec:', 'run:'])).toEqual([1, 0]);
+    expect(await b.claim('exec:p')).toBeUndefined();
+    expect(await b.lapsedStreams('exec:', 10)).toEqual([]);
+    await b.close();
+  });
+});

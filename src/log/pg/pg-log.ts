@@ -18,6 +18,7 @@
  */
 import os from 'node:os';
 import pg from 'pg';
+import { AppError } from '../../errors.js';
 import { LogFailedError } from '../group-commit.js';
 import { assertStreamId, isStreamId } from '../key-codec.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
@@ -87,7 +88,10 @@ export interface PgEventLog extends EventLog {
   catchUp(): Promise<number>;
   /** How many streams under each prefix this node owns now (its epoch). */
   ownedCounts(prefixes: readonly string[]): Promise<number[]>;
-  /** Owned streams under `prefix` whose owner's lease lapsed or whose owner registered again (takeover candidates). */
+  /**
+   * Top-level owned streams under `prefix` (no `/` after it: child streams go with their parent)
+   * whose owner's lease lapsed or whose owner registered again: the takeover candidates.
+   */
   lapsedStreams(prefix: string, limit: number): Promise<string[]>;
 }
 
@@ -112,6 +116,8 @@ export function redactUrl(url: string): string {
 }
 
 const CHUNK = 1024;
+/** how long a request waits for its node to catch up with the database head */
+const CATCH_UP_TIMEOUT_MS = 10_000;
 
 /** Connects, creates or migrates the schema, and starts the tail. */
 export async function openPgLog(connectionString: string, opts: PgLogOptions = {}): Promise<PgEventLog> {
@@ -239,7 +245,15 @@ class PgLog implements PgEventLog {
       waiters.splice(i, 0, { seq: head, resolve });
     });
     this.noteHead(head);
-    await reached;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AppError('UNAVAILABLE', `This node is behind the event log (at ${this.delivered} of ${head}); retry`)), CATCH_UP_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([reached, late]);
+    } finally {
+      clearTimeout(timer);
+    }
     return head;
   }
 
@@ -260,7 +274,7 @@ class PgLog implements PgEventLog {
     assertName(prefix, 'stream prefix');
     const r = await this.pool.query<{ stream: string }>(
       `SELECT o.stream FROM el_owners o LEFT JOIN el_nodes n ON n.node_id = o.node_id
-       WHERE o.stream >= $1 AND starts_with(o.stream, $1)
+       WHERE o.stream >= $1 AND starts_with(o.stream, $1) AND strpos(substr(o.stream, length($1) + 1), '/') = 0
          AND (n.node_id IS NULL OR n.expires_at <= now() OR n.epoch <> o.node_epoch)
        ORDER BY o.stream LIMIT $2`,
       [prefix, limit],
