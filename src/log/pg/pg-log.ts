@@ -5,12 +5,10 @@
  * reader that asks for `seq > cursor` can never skip a record that commits late.
  *
  * Each node keeps `head()`: the last global sequence it has delivered to its live subscribers, with
- * no gap. It moves forward from three sources, always in order: this node's own commits (their
- * records are published as they are, without a read), NOTIFY payloads from every node's commits,
- * and a poll of `el_head` (pg-tail.ts). Records of other nodes are read from `el_events` before
- * they are published; with no live subscriber the head moves without reading. An append resolves
- * once its records are published, as with the LevelDB log, so a projection fed by `subscribe` has
- * seen them when the appender continues.
+ * no gap (pg-delivery.ts). It moves forward from this node's own commits, NOTIFY payloads from
+ * every node's commits and a poll of `el_head` (pg-tail.ts). An append resolves once its records
+ * are published, as with the LevelDB log, so a projection fed by `subscribe` has seen them when the
+ * appender continues. With the `lease` option the node holds a lease and owns streams (pg-lease.ts).
  *
  * Reads (`readStream`, `readGlobal`, `streamHead`, `listStreams`) query the database, so a write
  * acknowledged by any node is visible to the next read on every node. kv and checkpoints belong
@@ -37,7 +35,9 @@ import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from
 import { PgCommitter, WriterConnection, type CommittedAppend, type Fencing, type PgBatch, type PgCommitStats } from './pg-commit.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
-import { migrate, registerNode, releaseLease, renewLease } from './schema.js';
+import { InOrderDelivery } from './pg-delivery.js';
+import { NodeLease } from './pg-lease.js';
+import { migrate } from './schema.js';
 
 export { StreamFencedError, type Fencing } from './pg-commit.js';
 
@@ -115,7 +115,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-const CHUNK = 1024;
 /** how long a request waits for its node to catch up with the database head */
 const CATCH_UP_TIMEOUT_MS = 10_000;
 
@@ -131,8 +130,8 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
     await writer.get();
     await migrate(pool);
     const head = await readHead(pool);
-    const epoch = opts.lease ? await registerNode(pool, opts.lease.nodeId, opts.lease.leaseMs) : 0;
-    log = new PgLog(connectionString, pool, writer, head, epoch, opts);
+    const lease = opts.lease ? await NodeLease.register(pool, opts.lease.nodeId, opts.lease.leaseMs) : undefined;
+    log = new PgLog(connectionString, pool, writer, head, lease, opts);
     await log.start();
     return log;
   } catch (err) {
@@ -150,62 +149,43 @@ async function readHead(pool: pg.Pool): Promise<number> {
   return Number(r.rows[0].seq);
 }
 
-interface OwnBatch {
-  last: number;
-  records: LogRecord[];
-}
-
 class PgLog implements PgEventLog {
   readonly scope: string;
   readonly kv: PgKv;
   private readonly clock: () => number;
   private readonly hub: SubscriptionHub;
+  private readonly delivery: InOrderDelivery;
   private readonly committer: PgCommitter;
   private readonly tail: LogTail;
-  /** last sequence delivered in order (see header) */
-  private delivered: number;
-  /** highest sequence known to be committed */
-  private target: number;
-  /** this node's committed records not yet delivered, by first sequence */
-  private readonly own = new Map<number, OwnBatch>();
-  /** appends waiting for `delivered` to reach their last sequence, in sequence order */
-  private deliveryWaiters: Array<{ seq: number; resolve: () => void }> = [];
-  private pumping = false;
   /** per stream, the promise of this node's latest append (streamHead waits for it) */
   private readonly pendingByStream = new Map<string, Promise<unknown>>();
   private readonly checkpoints = new Map<string, number>();
-  private readonly onSubscriberError: SubscriberErrorHandler;
   private closing = false;
   private closed = false;
   private closePromise: Promise<void> | undefined;
-  /** this node's epoch while it holds a lease (0 without the lease option) */
-  private epoch: number;
-  private renewTimer: NodeJS.Timeout | undefined;
-  /** another process registered this node id: this one never registers again */
-  private superseded = false;
 
   constructor(
     connectionString: string,
     private readonly pool: pg.Pool,
     private readonly writer: WriterConnection,
     head: number,
-    epoch: number,
+    private readonly lease: NodeLease | undefined,
     private readonly opts: PgLogOptions,
   ) {
-    this.epoch = epoch;
     this.scope = opts.scope ?? `${os.hostname()}-${process.pid}`;
     assertName(this.scope, 'scope');
-    this.delivered = head;
-    this.target = head;
     this.clock = opts.clock ?? Date.now;
-    this.onSubscriberError = opts.onSubscriberError ?? reportSubscriberError;
-    this.hub = new SubscriptionHub({ head: () => this.delivered, openReader: (after, upto) => this.reader(after, upto) }, this.onSubscriberError);
+    this.hub = new SubscriptionHub(
+      { head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) },
+      opts.onSubscriberError ?? reportSubscriberError,
+    );
+    this.delivery = new InOrderDelivery(head, this.hub, (after, upto, limit) => this.readRange(after, upto, limit), () => this.closed);
     this.committer = new PgCommitter(writer, this.scope, () => this.ownership(), (c) => this.onCommit(c), () => void this.close());
     this.kv = new PgKv(pool, this.scope, () => this.writable(), () => this.readable());
     this.tail = new LogTail({
       connectionString,
       pollMs: opts.pollMs ?? 250,
-      onHead: (seq) => this.noteHead(seq),
+      onHead: (seq) => this.delivery.noteHead(seq),
       readHead: () => readHead(pool),
       onError: (err) => process.emitWarning(`PostgreSQL log tail: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning'),
     });
@@ -213,98 +193,7 @@ class PgLog implements PgEventLog {
 
   async start(): Promise<void> {
     await this.tail.start();
-    const lease = this.opts.lease;
-    if (lease) {
-      this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(lease.leaseMs / 3)));
-      this.renewTimer.unref();
-    }
-  }
-
-  ownership(): Fencing | undefined {
-    return this.opts.lease ? { nodeId: this.opts.lease.nodeId, epoch: this.epoch } : undefined;
-  }
-
-  async claim(stream: string): Promise<string | undefined> {
-    this.readable();
-    assertStreamId(stream);
-    const who = this.ownership();
-    if (!who) throw new Error('claim needs the lease option');
-    const r = await this.pool.query<{ why: string | null }>('SELECT el_claim($1, $2, $3) AS why', [stream, who.nodeId, who.epoch]);
-    return r.rows[0].why ?? undefined;
-  }
-
-  async catchUp(): Promise<number> {
-    this.readable();
-    const head = await readHead(this.pool);
-    if (this.delivered >= head) return head;
-    const reached = new Promise<void>((resolve) => {
-      // keep the waiters in sequence order (appends add theirs in order; this one may land anywhere)
-      const waiters = this.deliveryWaiters;
-      let i = waiters.length;
-      while (i > 0 && waiters[i - 1].seq > head) i--;
-      waiters.splice(i, 0, { seq: head, resolve });
-    });
-    this.noteHead(head);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AppError('UNAVAILABLE', `This node is behind the event log (at ${this.delivered} of ${head}); retry`)), CATCH_UP_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([reached, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-    return head;
-  }
-
-  async ownedCounts(prefixes: readonly string[]): Promise<number[]> {
-    this.readable();
-    const who = this.ownership();
-    if (!who) return prefixes.map(() => 0);
-    const r = await this.pool.query<{ n: string }>(
-      `SELECT (SELECT count(*) FROM el_owners o WHERE o.node_id = $1 AND o.node_epoch = $2 AND starts_with(o.stream, p)) AS n
-       FROM unnest($3::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i`,
-      [who.nodeId, who.epoch, prefixes],
-    );
-    return r.rows.map((row) => Number(row.n));
-  }
-
-  async lapsedStreams(prefix: string, limit: number): Promise<string[]> {
-    this.readable();
-    assertName(prefix, 'stream prefix');
-    const r = await this.pool.query<{ stream: string }>(
-      `SELECT o.stream FROM el_owners o LEFT JOIN el_nodes n ON n.node_id = o.node_id
-       WHERE o.stream >= $1 AND starts_with(o.stream, $1) AND strpos(substr(o.stream, length($1) + 1), '/') = 0
-         AND (n.node_id IS NULL OR n.expires_at <= now() OR n.epoch <> o.node_epoch)
-       ORDER BY o.stream LIMIT $2`,
-      [prefix, limit],
-    );
-    return r.rows.map((row) => row.stream);
-  }
-
-  /**
-   * Extends the lease; when it had lapsed (the process was paused, the database unreachable) the
-   * node registers again under a new epoch: streams other nodes claimed meanwhile stay theirs, and
-   * this node's appends to them are refused inside the commit. A process whose node id another
-   * process registered since stays fenced for good.
-   */
-  private async renew(): Promise<void> {
-    const lease = this.opts.lease;
-    if (!lease || this.closing || this.superseded) return;
-    try {
-      const outcome = await renewLease(this.pool, lease.nodeId, this.epoch, lease.leaseMs);
-      if (outcome === 'renewed' || this.closing) return;
-      if (outcome === 'superseded') {
-        this.superseded = true;
-        process.emitWarning(`Node id ${lease.nodeId} was registered again by another process; this one (epoch ${this.epoch}) can no longer append to fenced streams`, 'EventLogLeaseWarning');
-        return;
-      }
-      const before = this.epoch;
-      this.epoch = await registerNode(this.pool, lease.nodeId, lease.leaseMs);
-      process.emitWarning(`The lease of node ${lease.nodeId} lapsed (epoch ${before}); registered again as epoch ${this.epoch}`, 'EventLogLeaseWarning');
-    } catch (err) {
-      if (!this.closing) process.emitWarning(`Renewing the lease of node ${lease.nodeId} failed: ${(err as Error)?.message ?? String(err)}`, 'EventLogLeaseWarning');
-    }
+    this.lease?.start();
   }
 
   commitStats(): PgCommitStats {
@@ -312,7 +201,31 @@ class PgLog implements PgEventLog {
   }
 
   head(): number {
-    return this.delivered;
+    return this.delivery.head;
+  }
+
+  // ---- ownership ----------------------------------------------------------------------------
+
+  ownership(): Fencing | undefined {
+    return this.lease?.fencing;
+  }
+
+  async claim(stream: string): Promise<string | undefined> {
+    this.readable();
+    assertStreamId(stream);
+    if (!this.lease) throw new Error('claim needs the lease option');
+    return this.lease.claim(stream);
+  }
+
+  async ownedCounts(prefixes: readonly string[]): Promise<number[]> {
+    this.readable();
+    return this.lease ? this.lease.ownedCounts(prefixes) : prefixes.map(() => 0);
+  }
+
+  async lapsedStreams(prefix: string, limit: number): Promise<string[]> {
+    this.readable();
+    assertName(prefix, 'stream prefix');
+    return this.lease ? this.lease.lapsedStreams(prefix, limit) : [];
   }
 
   // ---- writes -------------------------------------------------------------------------------
@@ -342,7 +255,13 @@ class PgLog implements PgEventLog {
     } catch (err) {
       return Promise.reject(err);
     }
-    const done = committed.then((c) => this.whenDelivered(c));
+    const done = committed.then(async (c) => {
+      const all = recordsOf(c);
+      const last = all[all.length - 1];
+      // resolved once its records went to live subscribers, in order
+      await this.delivery.until(last.seq);
+      return { records: all, lastSeq: last.seq, lastStreamSeq: last.streamSeq };
+    });
     const settled = done.then(noop, noop);
     this.pendingByStream.set(stream, settled);
     void settled.then(() => {
@@ -351,26 +270,12 @@ class PgLog implements PgEventLog {
     return done;
   }
 
-  /** The append's result, once its records are delivered in order to live subscribers. */
-  private whenDelivered(c: CommittedAppend): Promise<AppendResult> {
-    const records = recordsOf(c);
-    const last = records[records.length - 1];
-    const result: AppendResult = { records, lastSeq: last.seq, lastStreamSeq: last.streamSeq };
-    if (this.delivered >= last.seq) return Promise.resolve(result);
-    return new Promise((resolve) => this.deliveryWaiters.push({ seq: last.seq, resolve: () => resolve(result) }));
-  }
-
-  /** A batch committed: its records are delivered in sequence order, after any gap is read. */
+  /** A batch committed: its appends hold consecutive sequences in call order, delivered as one run. */
   private onCommit(appends: CommittedAppend[]): void {
     if (appends.length === 0) return;
-    // appends of one batch have consecutive sequences in call order: one run
     const records: LogRecord[] = [];
     for (const c of appends) for (const r of recordsOf(c)) records.push(r);
-    const last = records[records.length - 1].seq;
-    // the tail may already have delivered part of it (its NOTIFY can overtake our own reply)
-    const pending = records[0].seq > this.delivered ? records : records.filter((r) => r.seq > this.delivered);
-    if (pending.length > 0) this.own.set(pending[0].seq, { last, records: pending });
-    this.noteHead(last);
+    this.delivery.ownCommit(records);
   }
 
   async setCheckpoint(name: string, seq: number): Promise<void> {
@@ -382,62 +287,23 @@ class PgLog implements PgEventLog {
     return batch.wait();
   }
 
-  // ---- delivery -----------------------------------------------------------------------------
-
-  private noteHead(seq: number): void {
-    if (seq > this.target) this.target = seq;
-    if (this.target > this.delivered) void this.pump();
-  }
-
-  /** Moves `delivered` towards `target` in order. One pump at a time. */
-  private async pump(): Promise<void> {
-    if (this.pumping || this.closed) return;
-    this.pumping = true;
-    try {
-      while (this.delivered < this.target && !this.closed) {
-        const mine = this.own.get(this.delivered + 1);
-        if (mine) {
-          this.own.delete(this.delivered + 1);
-          this.advance(mine.records, mine.last);
-          continue;
-        }
-        // read other nodes' records up to this node's next own batch (or the target)
-        let upto = this.target;
-        for (const k of this.own.keys()) if (k > this.delivered && k - 1 < upto) upto = k - 1;
-        if (this.hub.live.size === 0) {
-          this.advance([], upto);
-          continue;
-        }
-        const rows = await this.readRange(this.delivered, upto, CHUNK);
-        if (this.closed) return;
-        if (rows.length === 0 || rows[0].seq !== this.delivered + 1) {
-          // cannot happen while commits hold the head row; say so loudly and retry on the next poll
-          process.emitWarning(`PostgreSQL log: records after ${this.delivered} up to ${upto} are not readable yet`, 'EventLogTailWarning');
-          return;
-        }
-        const fresh = rows.filter((r) => r.seq > this.delivered);
-        this.advance(fresh, fresh[fresh.length - 1].seq);
-      }
-    } catch (err) {
-      if (!this.closed) process.emitWarning(`PostgreSQL log tail read failed: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning');
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  /** Publishes `records` (all of seq delivered+1..to, or none when nobody listens) and moves the head. */
-  private advance(records: LogRecord[], to: number): void {
-    if (records.length > 0) this.hub.publish(records);
-    this.delivered = to;
-    // own batches the tail delivered from the database meanwhile are done
-    for (const [first, batch] of this.own) if (batch.last <= to) this.own.delete(first);
-    let i = 0;
-    const waiters = this.deliveryWaiters;
-    while (i < waiters.length && waiters[i].seq <= to) waiters[i++].resolve();
-    if (i > 0) this.deliveryWaiters = waiters.slice(i);
-  }
-
   // ---- reads --------------------------------------------------------------------------------
+
+  async catchUp(): Promise<number> {
+    this.readable();
+    const head = await readHead(this.pool);
+    if (this.delivery.head >= head) return head;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AppError('UNAVAILABLE', `This node is behind the event log (at ${this.delivery.head} of ${head}); retry`)), CATCH_UP_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([this.delivery.until(head), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return head;
+  }
 
   private async readRange(afterSeq: number, uptoSeq: number, limit: number): Promise<LogRecord[]> {
     const r = await this.pool.query<EventRow>({
@@ -546,21 +412,15 @@ class PgLog implements PgEventLog {
     this.closing = true;
     await this.committer.idle();
     // own commits still waiting for a gap to be read are delivered before subscribers stop
-    const waitDelivered = async () => {
-      for (let i = 0; i < 200 && this.deliveryWaiters.length > 0 && !this.committer.failed; i++) {
-        void this.pump();
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    };
-    await waitDelivered();
+    for (let i = 0; i < 200 && this.delivery.waiting > 0 && !this.committer.failed; i++) {
+      void this.delivery.pump();
+      await new Promise((r) => setTimeout(r, 10));
+    }
     this.closed = true;
     this.hub.closeAll();
     await this.tail.stop();
-    if (this.renewTimer) clearInterval(this.renewTimer);
-    if (this.opts.lease && !this.committer.failed) {
-      // a node stopping on purpose lets the others claim its streams at once
-      await releaseLease(this.pool, this.opts.lease.nodeId, this.epoch).catch(() => undefined);
-    }
+    // a node stopping on purpose lets the others claim its streams at once
+    await this.lease?.stop(!this.committer.failed);
     if (this.opts.dropScopeOnClose && !this.committer.failed) {
       await this.pool.query('DELETE FROM el_kv WHERE scope = $1', [this.scope]).catch(() => undefined);
       await this.pool.query('DELETE FROM el_checkpoints WHERE scope = $1', [this.scope]).catch(() => undefined);
