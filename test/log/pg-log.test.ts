@@ -116,6 +116,24 @@ describe('postgres log shared by several nodes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('keeps (stream, streamSeq) unique as the last guard: a batch that would break it fails alone and the log goes on', async () => {
+    const url = await cluster().createDatabase();
+    const log = await openPgLog(url, { scope: 'a' });
+    await log.append('s', [{ type: 't', data: 1 }]);
+    // a writer that went around the log took streamSeq 2 of 's' without moving its head
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`INSERT INTO el_events (seq, stream, stream_seq, body) VALUES (1000, 's', 2, '{"type":"rogue","data":null,"at":0}')`);
+    await admin.end();
+    const err = await log.append('s', [{ type: 't', data: 2 }]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: '23505', constraint: 'el_events_stream_seq' });
+    // nothing of the refused batch was written, and the next batch commits at the next sequence
+    const ok = await log.append('u', [{ type: 't', data: 3 }]);
+    expect([ok.lastSeq, ok.lastStreamSeq]).toEqual([2, 1]);
+    expect((await log.readStream('s')).map((r) => r.type)).toEqual(['t', 'rogue']);
+    await log.close();
+  });
+
   it('replaces a writer connection lost while idle, and loses no acknowledged append', async () => {
     const url = await cluster().createDatabase();
     const log = await openPgLog(url, { scope: 'a' });
