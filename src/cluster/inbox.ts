@@ -51,6 +51,7 @@ export class CommandInbox {
   private reconnect: NodeJS.Timeout | undefined;
   private closed = false;
   private taking = false;
+  private ticks = 0;
   private readonly pollMs: number;
   private readonly timeoutMs: number;
 
@@ -68,6 +69,8 @@ export class CommandInbox {
     await this.listen();
     this.timer = setInterval(() => {
       void this.take();
+      // requests whose sender stopped before reading the answer
+      if (++this.ticks % 300 === 0) void this.pool.query(`DELETE FROM el_inbox WHERE created_at < now() - $1 * interval '1 millisecond'`, [10 * STALE_MS]).catch(() => undefined);
       for (const [id, wake] of this.waiting) void this.answered(id).then((yes) => yes && wake());
     }, this.pollMs);
     this.timer.unref();

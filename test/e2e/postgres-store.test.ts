@@ -10,13 +10,16 @@ import { getWeatherTool } from '../../examples/tools/get-weather.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
 import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
 import { freePort, usePostgres } from '../helpers/postgres.js';
+import { openPgLog } from '../../src/log/pg/pg-log.js';
+import { isOwnedStream } from '../../src/config/cluster.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { spawnServer } from '../helpers/spawn-server.js';
 import { collectSse, type SseFrame } from '../helpers/sse.js';
 
 const cluster = usePostgres();
 const assistant = createAgent({ id: 'assistant', name: 'Assistant', instructions: 'You are a helpful assistant.', tools: [getWeatherTool] });
-const config = { workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: [assistant], memory: {} };
+// a short lease: the takeover sweep runs every half second
+const config = { workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: [assistant], memory: {}, cluster: { leaseMs: 2000 } };
 
 let url = '';
 let a: TestServer;
@@ -174,6 +177,21 @@ describe('two nodes on one database', () => {
     release('pg-owned-2');
     expect((await resumed).body.data).toMatchObject({ executionId: other, status: 'completed' });
     expect((await second).frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
+  });
+});
+
+describe('a node that stops', () => {
+  it('leaves its unfinished agent runs to be closed as failed by another node', async () => {
+    const ghost = await openPgLog(url, { scope: 'ghost', lease: { nodeId: 'ghost', leaseMs: 2000, fenced: isOwnedStream } });
+    const started = { runId: 'ghost-1', agentId: 'assistant', operationType: 'stream', input: 'lost', options: {}, model: 'demo (offline)' };
+    await ghost.append('run:ghost-1', [{ type: 'run.started', kind: 'agent-run@1', data: started }], { expectedStreamSeq: 0 });
+    // stopping ends its lease at once; its run has no terminal record
+    await ghost.close();
+    const types = async () => (await a.server.log.readStream('run:ghost-1')).map((r) => r.type);
+    for (let i = 0; i < 300 && (await types()).length < 2; i++) await new Promise((res) => setTimeout(res, 20));
+    expect(await types()).toEqual(['run.started', 'run.failed']);
+    const entry = (await api(`${b.url}/agents/assistant/history`)).body.data.entries.find((e: { id: string }) => e.id === 'ghost-1');
+    expect(entry).toMatchObject({ status: 'error', input: 'lost' });
   });
 });
 

@@ -95,11 +95,14 @@ describe('takeover between two server processes', () => {
     expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
   }, 60_000);
 
-  it('takes over an execution of a killed node within the lease plus two seconds; its SSE reader resumes on the other node', async () => {
+  it('takes over the executions of a killed node within the lease plus two seconds, each finished once; its SSE reader resumes on the other node', async () => {
     const [a, b] = await startNodes();
-    const id = 'killed-owner';
-    await startSlowEcho(a, id);
-    // a reader following the execution on the node about to die
+    const ids = Array.from({ length: 5 }, (_, i) => `killed-owner-${i}`);
+    await Promise.all(ids.map((id) => startSlowEcho(a, id)));
+    // b has work of its own, which the kill must not disturb
+    await startSlowEcho(b, 'own-work');
+    const id = ids[0];
+    // a reader following an execution on the node about to die
     const seen: SseFrame[] = [];
     const res = await fetch(`${a.url}/workflows/echo/executions/${id}/stream`);
     const reading = (async () => {
@@ -112,18 +115,26 @@ describe('takeover between two server processes', () => {
     await waitFor(async () => seen.length >= 2, 'the reader to get the history');
     a.child.kill('SIGKILL');
     const killedAt = Date.now();
-    const done = await waitFor(async () => {
-      const recs = await records(`exec:${id}`);
-      return recs.at(-1)?.type === 'execution.completed' ? recs : undefined;
-    }, 'the other node to finish the execution');
-    const recovered = done.find((r) => r.type === 'execution.recovered')!;
-    expect(recovered.at - killedAt).toBeLessThanOrEqual(LEASE_MS + 2000);
-    expect(done.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
+    const finished = await Promise.all(
+      [...ids, 'own-work'].map((x) =>
+        waitFor(async () => {
+          const recs = await records(`exec:${x}`);
+          return recs.at(-1)?.type === 'execution.completed' ? recs : undefined;
+        }, `execution ${x} to finish`),
+      ),
+    );
+    for (const recs of finished.slice(0, ids.length)) {
+      const recovered = recs.filter((r) => r.type === 'execution.recovered');
+      expect(recovered).toHaveLength(1);
+      expect(recovered[0].at - killedAt).toBeLessThanOrEqual(LEASE_MS + 2000);
+      expect(recs.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
+    }
+    expect(finished.at(-1)!.filter((r) => r.type === 'execution.recovered')).toHaveLength(0);
     // the reader reconnects to the other node with Last-Event-ID and misses nothing
     await reading;
     const rest = await collectSse(`${b.url}/workflows/echo/executions/${id}/stream`, { headers: { 'last-event-id': seen.at(-1)!.id! } });
-    const ids = [...seen, ...rest.frames].map((f) => Number(f.id));
-    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    const frameIds = [...seen, ...rest.frames].map((f) => Number(f.id));
+    expect(frameIds).toEqual(frameIds.map((_, i) => i + 1));
     expect(rest.frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
     const status = await api(`${b.url}/observability/status`);
     expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
