@@ -15,6 +15,7 @@ import { isOwnedStream } from '../../src/config/cluster.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { spawnServer } from '../helpers/spawn-server.js';
 import { collectSse, type SseFrame } from '../helpers/sse.js';
+import { openFeed, wsUrl } from '../observability/ws-client.js';
 
 const cluster = usePostgres();
 const assistant = createAgent({ id: 'assistant', name: 'Assistant', instructions: 'You are a helpful assistant.', tools: [getWeatherTool] });
@@ -131,6 +132,17 @@ describe('two nodes on one database', () => {
     expect(saved.status).toBe(200);
     const messages = (await api(`${a.url}/api/memory/conversations/${cid}/messages`)).body.data.messages;
     expect(messages.map((m: { content: unknown }) => m.content)).toEqual(['from b']);
+  });
+
+  it('shows on one node\'s WebSocket observability feed the spans of an execution run on the other', async () => {
+    const feed = await openFeed(wsUrl(b.url, '/ws/observability?entityType=workflow&entityId=echo'));
+    try {
+      await post(a, '/workflows/echo/execute', { input: { text: 'watched from b' } });
+      const end = await feed.waitFor((m) => m.type === 'OBSERVABILITY_EVENT' && m.data.type === 'span:end' && m.data.span.name === 'workflow:Echo');
+      expect(end.data.span.attributes).toMatchObject({ 'entity.id': 'echo', 'entity.type': 'workflow' });
+    } finally {
+      await feed.close();
+    }
   });
 
   it('resumes on one node an execution suspended on the other', async () => {
