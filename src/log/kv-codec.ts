@@ -2,7 +2,7 @@
  * Validation shared by both EventLog implementations for names (kv keys, checkpoint names) and kv
  * values, so the in-memory log refuses exactly what the LevelDB log refuses.
  */
-import { isWellFormed } from './key-codec.js';
+import { compareCodePoints, isWellFormed } from './key-codec.js';
 
 export function assertName(name: unknown, what: string): asserts name is string {
   if (typeof name !== 'string') throw new TypeError(`A ${what} must be a string`);
@@ -33,4 +33,25 @@ export function assertCheckpoint(name: unknown, seq: unknown): asserts name is s
 /** `limit` as the kv contract means it: undefined or negative = no limit. */
 export function normalizeLimit(limit: number | undefined): number {
   return limit === undefined || limit < 0 ? Infinity : limit;
+}
+
+/** A kv write not yet durable: the JSON of the value, or undefined for a delete. */
+export interface PendingKvEntry {
+  json: string | undefined;
+}
+
+/**
+ * Entries of a kv range as readers must see them: stored entries (`[key, json]`, read with
+ * `limit + pending.length` so that pending deletes cannot starve the page) overlaid with the
+ * pending writes of the range, in code point order (or reverse), at most `limit`.
+ */
+export function mergePending<T>(stored: Array<[string, string]>, pending: Array<[string, PendingKvEntry]>, reverse: boolean, limit: number): Array<[string, T]> {
+  const merged = new Map<string, string>(stored);
+  for (const [k, e] of pending) {
+    if (e.json === undefined) merged.delete(k);
+    else merged.set(k, e.json);
+  }
+  const keys = [...merged.keys()].sort(compareCodePoints);
+  if (reverse) keys.reverse();
+  return keys.slice(0, limit === Infinity ? keys.length : limit).map((k) => [k, JSON.parse(merged.get(k)!) as T]);
 }

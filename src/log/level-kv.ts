@@ -6,7 +6,7 @@
 import type { ClassicLevel } from 'classic-level';
 import type { PendingBatch } from './group-commit.js';
 import { KeySpace, compareCodePoints, decodeStringKey, stringKey } from './key-codec.js';
-import { assertName, encodeKvValue, normalizeLimit } from './kv-codec.js';
+import { assertName, encodeKvValue, mergePending, normalizeLimit } from './kv-codec.js';
 import type { KeyValueStore } from './types.js';
 
 interface OverlayEntry {
@@ -82,14 +82,6 @@ export class LevelKv implements KeyValueStore {
       })
       .all();
     if (pending.length === 0) return stored.map(([k, v]) => [decodeStringKey(k), JSON.parse(v) as T]);
-    const merged = new Map<string, string>();
-    for (const [k, v] of stored) merged.set(decodeStringKey(k), v);
-    for (const [k, e] of pending) {
-      if (e.json === undefined) merged.delete(k);
-      else merged.set(k, e.json);
-    }
-    const keys = [...merged.keys()].sort(compareCodePoints);
-    if (opts.reverse) keys.reverse();
-    return keys.slice(0, limit === Infinity ? keys.length : limit).map((k) => [k, JSON.parse(merged.get(k)!) as T]);
+    return mergePending<T>(stored.map(([k, v]) => [decodeStringKey(k), v]), pending, opts.reverse === true, limit);
   }
 }

@@ -6,14 +6,11 @@
  */
 import type pg from 'pg';
 import { compareCodePoints } from '../key-codec.js';
-import { assertName, encodeKvValue, normalizeLimit } from '../kv-codec.js';
+import { assertName, encodeKvValue, mergePending, normalizeLimit, type PendingKvEntry } from '../kv-codec.js';
 import type { KeyValueStore } from '../types.js';
 import type { PgBatch } from './pg-commit.js';
 
-interface OverlayEntry {
-  /** JSON of the pending value, undefined for a pending delete */
-  json: string | undefined;
-}
+type OverlayEntry = PendingKvEntry;
 
 /** Keys are stored as their UTF-8 bytes: byte order is code point order, and U+0000 is allowed. */
 const bytes = (key: string) => Buffer.from(key, 'utf8');
@@ -83,13 +80,6 @@ export class PgKv implements KeyValueStore {
       rowMode: 'array',
     });
     if (pending.length === 0) return r.rows.map(([k, v]) => [k.toString('utf8'), JSON.parse(v) as T]);
-    const merged = new Map<string, string>(r.rows.map(([k, v]) => [k.toString('utf8'), v]));
-    for (const [k, e] of pending) {
-      if (e.json === undefined) merged.delete(k);
-      else merged.set(k, e.json);
-    }
-    const keys = [...merged.keys()].sort(compareCodePoints);
-    if (opts.reverse) keys.reverse();
-    return keys.slice(0, limit === Infinity ? keys.length : limit).map((k) => [k, JSON.parse(merged.get(k)!) as T]);
+    return mergePending<T>(r.rows.map(([k, v]) => [k.toString('utf8'), v]), pending, opts.reverse === true, limit);
   }
 }
