@@ -46,6 +46,21 @@ describe('postgres log shared by several nodes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('catches a node up with every commit made before the call, for many concurrent callers at once', async () => {
+    const url = await cluster().createDatabase();
+    const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b', pollMs: 60_000 })]);
+    const seen: number[] = [];
+    b.subscribe(0, (r) => seen.push(r.seq));
+    for (let round = 0; round < 5; round++) {
+      const r = await a.append('exec:c', [{ type: 't', data: round }]);
+      const heads = await Promise.all(Array.from({ length: 20 }, () => b.catchUp()));
+      for (const h of heads) expect(h).toBeGreaterThanOrEqual(r.lastSeq);
+      expect(b.head()).toBeGreaterThanOrEqual(r.lastSeq);
+      expect(seen.at(-1)).toBeGreaterThanOrEqual(r.lastSeq);
+    }
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('lets only one of two nodes racing on the same stream head win', async () => {
     const url = await cluster().createDatabase();
     const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b' })]);

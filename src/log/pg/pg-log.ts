@@ -289,9 +289,31 @@ class PgLog implements PgEventLog {
 
   // ---- reads --------------------------------------------------------------------------------
 
+  private headQuery: Promise<number> | undefined;
+  private nextHeadQuery: Promise<number> | undefined;
+
+  /**
+   * The database head as of a query sent after this call. Concurrent callers share queries: one
+   * arriving while a query is in flight joins the next one (the one in flight may predate it).
+   */
+  private freshHead(): Promise<number> {
+    if (!this.headQuery) {
+      const q = readHead(this.pool).finally(() => {
+        if (this.headQuery === q) this.headQuery = undefined;
+      });
+      this.headQuery = q;
+      return q;
+    }
+    this.nextHeadQuery ??= this.headQuery.then(noop, noop).then(() => {
+      this.nextHeadQuery = undefined;
+      return this.freshHead();
+    });
+    return this.nextHeadQuery;
+  }
+
   async catchUp(): Promise<number> {
     this.readable();
-    const head = await readHead(this.pool);
+    const head = await this.freshHead();
     if (this.delivery.head >= head) return head;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
