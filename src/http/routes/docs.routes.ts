@@ -34,6 +34,9 @@ function swaggerDir(): string {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** `<strong>1</strong> agent`, `<strong>2</strong> agents` */
+const counted = (n: number, noun: string) => `<strong>${n}</strong> ${noun}${n === 1 ? '' : 's'}`;
+
 function landingPage(deps: DocsDeps): string {
   const c = deps.counts();
   return `<!doctype html>
@@ -44,7 +47,7 @@ h1{font-size:1.6rem}ul.counts{display:flex;gap:1.5rem;list-style:none;padding:0}
 code{background:#f3f3f6;padding:.1rem .3rem;border-radius:.2rem}</style></head>
 <body><h1>${API_TITLE}</h1>
 <p>This eventloom server (version ${escapeHtml(deps.version)}) hosts AI agents and durable workflows. Every workflow execution and agent run is recorded in a durable event log, so streams can be resumed and executions replayed.</p>
-<ul class="counts"><li><strong>${c.agents}</strong> agents</li><li><strong>${c.workflows}</strong> workflows</li><li><strong>${c.tools}</strong> tools</li></ul>
+<ul class="counts"><li>${counted(c.agents, 'agent')}</li><li>${counted(c.workflows, 'workflow')}</li><li>${counted(c.tools, 'tool')}</li></ul>
 <ul>
 <li><a href="/ui">Interactive API explorer</a> (<code>/ui</code>)</li>
 <li><a href="/doc">OpenAPI 3.1 document</a> (<code>/doc</code>)</li>

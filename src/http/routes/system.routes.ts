@@ -33,6 +33,9 @@ export function systemRoutes(deps: SystemRouteDeps): RouteDef[] {
   const log = deps.logger.child({ component: 'system' });
 
   const install = async (packageName: unknown): Promise<void> => {
+    // a malformed name is refused before the project is read or anything runs
+    const name = packageName === undefined ? undefined : typeof packageName === 'string' ? packageName : JSON.stringify(packageName);
+    if (name !== undefined && (typeof packageName !== 'string' || !isValidPackageName(name))) throw new AppError('BAD_REQUEST', `Invalid package name: ${name}`);
     let tracked;
     try {
       tracked = trackedPackages(deps.updates.packageJson);
@@ -41,9 +44,8 @@ export function systemRoutes(deps: SystemRouteDeps): RouteDef[] {
       throw new AppError('INTERNAL', 'Failed to install updates');
     }
     let targets = tracked;
-    if (packageName !== undefined) {
-      const name = typeof packageName === 'string' ? packageName : JSON.stringify(packageName);
-      const pkg = typeof packageName === 'string' && isValidPackageName(name) ? tracked.find((p) => p.name === name) : undefined;
+    if (name !== undefined) {
+      const pkg = tracked.find((p) => p.name === name);
       if (!pkg) throw new AppError('BAD_REQUEST', `Invalid package name: ${name}`);
       targets = [pkg];
     } else {
