@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 /**
  * Transpiles src/, machines/ and examples/ to dist/ (same layout, ESM, Node 20) with esbuild, so
- * `npm start` runs plain JavaScript: no TypeScript loader in the process means a faster start and a
- * smaller heap. Type checking is `npm run typecheck`'s job, not the build's. Runs on `npm install`
- * (prepare) and before `npm start` when dist/ is older than the sources.
+ * `npm start` and the published package run plain JavaScript: no TypeScript loader in the process means
+ * a faster start and a smaller heap. The full build (`npm run build`, run by `prepare` on `npm install`
+ * and `npm pack`) also emits the .d.ts files the package's `exports` map points at (tsc,
+ * tsconfig.build.json); the quick rebuild before `npm start` when dist/ is older than the sources
+ * transpiles only. Type checking is `npm run typecheck`'s job, not the build's.
  */
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,10 +33,11 @@ export function newestSourceMtime() {
   return newest;
 }
 
-export async function buildDist() {
+/** `declarations`: a clean build with .d.ts files; without, the JavaScript is rewritten in place (fast). */
+export async function buildDist({ declarations = false } = {}) {
   // esbuild is loaded only when a build runs, so the staleness check at start-up stays cheap
   const { build } = await import('esbuild');
-  rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+  if (declarations) rmSync(path.join(root, 'dist'), { recursive: true, force: true });
   const entryPoints = SOURCES.flatMap((s) => tsFiles(path.join(root, s)));
   await build({
     entryPoints,
@@ -44,10 +49,14 @@ export async function buildDist() {
     bundle: false,
     logLevel: 'warning',
   });
+  if (declarations) {
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  }
   return entryPoints.length;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const n = await buildDist();
-  console.log(`eventloom: built ${n} modules into dist/`);
+  const n = await buildDist({ declarations: true });
+  console.log(`eventloom: built ${n} modules and their declarations into dist/`);
 }

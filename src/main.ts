@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { EventLog } from './log/types.js';
 import { ActorHost } from './runtime/actor-host.js';
-import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
+import { HttpEdge, listen, type AccessEntry, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
@@ -58,6 +58,8 @@ export interface StartOptions {
   authenticator?: (ctx: ServerContext, routes: readonly RouteDef[]) => Authenticator | undefined | Promise<Authenticator | undefined>;
   /** an already-open log (tests); otherwise a LevelDB log in `<dataDir>/log` */
   log?: EventLog;
+  /** one info line per answered request (`--access-log`) */
+  accessLog?: boolean;
 }
 
 export interface EventloomServer {
@@ -71,6 +73,11 @@ export interface EventloomServer {
   logger: Logger;
   /** graceful: stop accepting, let in-flight work finish (bounded), close the log */
   close(): Promise<void>;
+}
+
+function accessLogger(logger: Logger): (entry: AccessEntry) => void {
+  const access = logger.child({ component: 'access' });
+  return (e) => access.info(e, `${e.method} ${e.path} ${e.status} ${e.ms} ms`);
 }
 
 export async function startServer(options: StartOptions): Promise<EventloomServer> {
@@ -131,6 +138,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     maxBodyBytes: config.server?.maxBodyBytes,
     authenticate: await options.authenticator?.(ctx, routes),
     onError: (err, where) => logger.error({ err, ...where }, 'request failed'),
+    onResponse: options.accessLog ? accessLogger(logger) : undefined,
   });
   let server: RunningServer;
   try {

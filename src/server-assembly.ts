@@ -19,17 +19,23 @@ export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'au
   defaultPrivate?: boolean;
 }
 
-export function startDefaultServer(options: DefaultServerOptions): Promise<EventloomServer> {
+/** The server, and in words how it authenticates requests (for the start-up banner). */
+export type DefaultServer = EventloomServer & { auth: string };
+
+export async function startDefaultServer(options: DefaultServerOptions): Promise<DefaultServer> {
   const { defaultPrivate, ...rest } = options;
-  return startServer({
+  let authDescription = describeAuth(undefined);
+  const server = await startServer({
     ...rest,
     modules: DEFAULT_MODULES,
     authenticator: async (ctx) => {
       const auth = await resolveAuthConfig(ctx.config.auth as AuthConfig | undefined, ctx.env, defaultPrivate ? { defaultPrivate } : undefined);
+      authDescription = describeAuth(auth);
       if (auth) ctx.logger.info({ auth: describeAuth(auth) }, describeAuth(auth));
       // with no JWT auth and no console key every route is public: skip the per-request check entirely
       if (!auth && !ctx.env.SERVICE_CONSOLE_ACCESS_KEY && ctx.env.NODE_ENV !== 'production') return undefined;
       return createAuthenticator(auth, ctx.env);
     },
   });
+  return Object.assign(server, { auth: authDescription });
 }

@@ -3,7 +3,7 @@
  * abortable by the step's signal, so a running execution can be suspended or cancelled mid-step.
  */
 import { z } from 'zod';
-import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { andThen, createWorkflow } from 'eventloom';
 
 export const ECHO_MAX_DELAY_MS = 30_000;
 

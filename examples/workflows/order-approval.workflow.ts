@@ -4,7 +4,7 @@
  * parallel, logs them, races two shipping routes, and finishes with the decision and the total.
  */
 import { z } from 'zod';
-import { andAll, andRace, andTap, andThen, andWhen, createWorkflow } from '../../src/workflows/builder.js';
+import { andAll, andRace, andTap, andThen, andWhen, createWorkflow } from 'eventloom';
 import { sleep } from './echo.workflow.js';
 
 type Order = { items: Array<{ price: number; qty: number }> };

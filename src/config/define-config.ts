@@ -47,10 +47,24 @@ export function defineConfig<T extends EventloomConfig>(config: T): T {
   return config;
 }
 
+let typeScriptLoader: Promise<void> | undefined;
+
+/**
+ * A TypeScript config is imported through tsx, registered once in this process. Only the transpiled
+ * build registers it: under tsx (tests, `tsx src/cli.ts`) a loader is active already.
+ */
+function ensureTypeScriptLoader(file: string): Promise<void> {
+  if (!/\.[cm]?tsx?$/.test(file) || !import.meta.url.endsWith('.js')) return Promise.resolve();
+  return (typeScriptLoader ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  }));
+}
+
 /** Imports a config module (default export, or named `config`). */
 export async function loadConfig(file: string): Promise<EventloomConfig> {
   const abs = path.resolve(file);
   if (!existsSync(abs)) throw new Error(`Config file not found: ${abs}`);
+  await ensureTypeScriptLoader(abs);
   const mod = (await import(pathToFileURL(abs).href)) as { default?: EventloomConfig; config?: EventloomConfig };
   const config = mod.default ?? mod.config;
   if (!config || typeof config !== 'object') throw new Error(`Config file ${abs} must export a config object (export default defineConfig({...}))`);

@@ -63,6 +63,16 @@ export interface ServerOptions {
   authenticate?: Authenticator;
   /** called with errors that became 500s, for logging */
   onError?: (err: unknown, ctx: { method: string; path: string }) => void;
+  /** called once per answered request (the access log); a stream counts as answered when it opens */
+  onResponse?: (entry: AccessEntry) => void;
+}
+
+export interface AccessEntry {
+  method: string;
+  path: string;
+  status: number;
+  /** from the request's arrival to the answer's head, in milliseconds */
+  ms: number;
 }
 
 export interface RunningServer {
@@ -167,6 +177,8 @@ export class HttpEdge {
   private handle(res: HttpResponse, req: HttpRequest): void {
     const raw = readRequest(req);
     const state = { aborted: false, done: false };
+    const started = this.options.onResponse ? performance.now() : 0;
+    const logAccess = (status: number) => this.options.onResponse?.({ method: raw.method, path: raw.path, status, ms: Math.round((performance.now() - started) * 10) / 10 });
     // an AbortController costs more than a simple GET: create it only when a handler asks for the signal
     let abort: AbortController | undefined;
     const signal = () => {
@@ -190,6 +202,7 @@ export class HttpEdge {
       if (state.aborted || state.done) return;
       state.done = true;
       this.inflight.delete(res);
+      logAccess(status);
       res.cork(() => {
         res.writeStatus(statusLine(status));
         for (const [k, v] of corsHeaders) res.writeHeader(k, v);
@@ -217,6 +230,7 @@ export class HttpEdge {
       const h = this.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');
       state.done = true;
       this.inflight.delete(res);
+      logAccess(204);
       res.cork(() => {
         res.writeStatus('204 No Content');
         for (const [k, v] of h) res.writeHeader(k, v);
@@ -241,7 +255,7 @@ export class HttpEdge {
     const { route, params } = match;
 
     const run = (bodyBytes: Buffer | undefined) => {
-      this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders).catch(fail);
+      this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders, logAccess).catch(fail);
     };
     if (hasBody) return this.readBody(res, state, run, fail);
     if (carriesBody) return this.readBody(res, state, () => run(undefined), fail);
@@ -287,6 +301,7 @@ export class HttpEdge {
     fail: (e: unknown) => void,
     res: HttpResponse,
     corsHeaders: Array<[string, string]>,
+    logAccess: (status: number) => void,
   ): Promise<void> {
     let body: unknown = {};
     if (bodyBytes && bodyBytes.length > 0) {
@@ -351,6 +366,7 @@ export class HttpEdge {
         this.inflight.delete(res);
         const sink = new UwsSseSink(res);
         (res as { sse?: UwsSseSink }).sse = sink;
+        logAccess(200);
         res.cork(() => {
           res.writeStatus('200 OK');
           for (const [k, v] of corsHeaders) res.writeHeader(k, v);

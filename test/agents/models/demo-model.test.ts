@@ -385,16 +385,20 @@ describe("demo model with the agent's own tools", () => {
     expect(result.text).toBe('You said: hello there');
   });
 
-  it("reports the weather getWeather returned, conditions included", async () => {
+  it('reports the weather getWeather returned, conditions included', async () => {
     const weather = tool({ description: 'Current weather for a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, tempC: -3, conditions: 'snow' }) });
     const result = await generateText({ model: createDemoModel(), prompt: 'What is the weather in Oslo?', tools: { getWeather: weather }, stopWhen: stepCountIs(3) });
     expect(result.text).toBe('The weather in Oslo is -3°C, snow.');
   });
 
   it('says a tool failed when it throws', async () => {
-    const broken = tool({ description: 'Convert an amount of money', inputSchema: z.object({ amount: z.number() }), execute: async () => {
-      throw new Error('rates unavailable');
-    } });
+    const broken = tool({
+      description: 'Convert an amount of money',
+      inputSchema: z.object({ amount: z.number() }),
+      execute: async ({ amount }): Promise<{ amount: number }> => {
+        throw new Error(`rates unavailable for ${amount}`);
+      },
+    });
     const result = await generateText({ model: createDemoModel(), prompt: 'convert 5 money', tools: { broken }, stopWhen: stepCountIs(3) });
     expect(result.text).toMatch(/^broken failed .*rates unavailable/);
   });
