@@ -64,7 +64,7 @@ export function renderBanner(s: ServerSummary): string {
     ['Tools', list(s.tools)],
     ['Model', models.length === 0 ? '(no agents)' : models.join(', ')],
     ['Data', s.data],
-    ['Auth', s.auth],
+    ['Auth', s.auth.replace(/^authentication: /, '')],
     ['Config', s.config],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
