@@ -11,6 +11,7 @@ import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type AccessEntry, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
+import { docsCatalog } from './http/openapi-examples.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
@@ -115,7 +116,8 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     return c;
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
-  routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
+  const bearer = config.auth !== undefined || Boolean(env.JWT_SECRET);
+  routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi, bearer, catalog: () => docsCatalog(modules) }));
   for (const m of modules.values()) routes.push(...(m.routes ?? []));
   const wsRoutes: WsRouteDef[] = [wsEchoRoute];
   for (const m of modules.values()) wsRoutes.push(...(m.wsRoutes ?? []));

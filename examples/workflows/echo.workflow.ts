@@ -28,7 +28,8 @@ export const echoWorkflow = createWorkflow(
     id: 'echo',
     name: 'Echo',
     purpose: 'Returns its input text, optionally after a delay',
-    input: z.object({ text: z.string(), delayMs: z.number().int().min(0).optional() }),
+    // examples show in the API explorer as the body to try
+    input: z.object({ text: z.string(), delayMs: z.number().int().min(0).optional() }).meta({ examples: [{ text: 'Hello, eventloom!' }] }),
     result: z.object({ text: z.string() }),
   },
   andThen({

@@ -159,7 +159,7 @@ describe('documentation routes', () => {
     expect(r.status).toBe(200);
     expect(r.body.openapi).toBe('3.1.0');
     expect(r.body.info.title).toBe('Agent and Workflow Server API');
-    expect(r.body.servers).toEqual([{ url: `http://localhost:${server.port}` }]);
+    expect(r.body.servers).toEqual([{ url: `http://127.0.0.1:${server.port}` }]);
     expect(r.body.paths['/hello/{name}'].get.tags).toEqual(['Custom Endpoints']);
     expect(r.body.paths['/hello/{name}'].get.summary).toBe('Say hello');
     expect(r.body.paths['/echo'].post.summary).toBe('POST /echo');

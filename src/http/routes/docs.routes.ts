@@ -9,6 +9,7 @@ import path from 'node:path';
 import { AppError } from '../../errors.js';
 import { html, type RouteDef } from '../route-types.js';
 import { API_TITLE, buildOpenApi } from '../openapi.js';
+import type { DocsCatalog } from '../openapi-examples.js';
 
 export interface DocsDeps {
   version: string;
@@ -16,6 +17,10 @@ export interface DocsDeps {
   routes: () => readonly RouteDef[];
   port: () => number;
   counts: () => { agents: number; workflows: number; tools: number };
+  /** registered agents, workflows and tools, for path ids and example bodies in the document */
+  catalog?: () => DocsCatalog;
+  /** JWT auth is on (the document then offers a bearer scheme) */
+  bearer?: boolean;
   /** the explorer is on unless NODE_ENV=production; `enableSwaggerUI` overrides */
   enableUi: boolean;
 }
@@ -85,7 +90,11 @@ export function docsRoutes(deps: DocsDeps): RouteDef[] {
       summary: 'OpenAPI 3.1 document of this server',
       tags: ['Documentation'],
       produces: 'bare-json',
-      handler: () => ({ kind: 'bare-json', body: buildOpenApi(deps.routes(), { version: deps.version, port: deps.port() }) }),
+      handler: (ctx) => ({
+        kind: 'bare-json',
+        // the address the client used, so "Try it out" works with --host 0.0.0.0 and behind a proxy
+        body: buildOpenApi(deps.routes(), { version: deps.version, port: deps.port(), origin: ctx.origin, bearer: deps.bearer, catalog: deps.catalog?.() }),
+      }),
     },
   ];
   if (!deps.enableUi) return routes;
