@@ -53,7 +53,7 @@ export interface SseSink {
 
 export type RouteResult =
   /** `{success: true, data, ...extra}` with `status` (default 200) */
-  | { kind: 'json'; status?: number; data: unknown; extra?: Record<string, unknown> }
+  | { kind: 'json'; status?: number; data: unknown; extra?: Record<string, unknown>; headers?: Record<string, string> }
   /** a JSON body without the envelope (e.g. the well-known agent card) */
   | { kind: 'bare-json'; status?: number; body: unknown }
   | { kind: 'body'; status?: number; contentType: string; body: string | Uint8Array; headers?: Record<string, string> }

@@ -353,7 +353,7 @@ export class HttpEdge {
     switch (result.kind) {
       case 'json': {
         const env = result.extra ? { success: true, data: result.data, ...result.extra } : { success: true, data: result.data };
-        return respond(result.status ?? 200, 'application/json', JSON.stringify(env));
+        return respond(result.status ?? 200, 'application/json', JSON.stringify(env), result.headers ? Object.entries(result.headers) : undefined);
       }
       case 'bare-json':
         return respond(result.status ?? 200, 'application/json', JSON.stringify(result.body));

@@ -11,7 +11,7 @@ import type { AgentRuns } from '../../agents/agent-runs.js';
 import { newRunId } from '../../agents/agent-runs.js';
 import { resolveCallOptions } from '../../agents/call-options.js';
 import { agentCard, agentDetail, agentListItem, type DescribeEnv } from '../../agents/describe.js';
-import { ObjectRequest, TextRequest } from '../../agents/request-schema.js';
+import { chatAsTextRequest, ChatRequest, ObjectRequest, TextRequest } from '../../agents/request-schema.js';
 import { runText } from '../../agents/ops-text.js';
 import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from '../../agents/ops-stream.js';
 import { ResumableChats } from '../../agents/resumable-chat.js';
@@ -48,6 +48,13 @@ async function prepare(deps: AgentRouteDeps, ctx: RequestContext, agent: Agent, 
     if (err instanceof AppError) throw err;
     throw new AppError('EXECUTION_FAILED', err instanceof Error ? err.message : String(err));
   }
+}
+
+/** The conversation a call belongs to (given, or created by the server for memory), as a response header. */
+export const CONVERSATION_HEADER = 'X-Conversation-Id';
+function conversationHeader(prepared: PreparedCall): Record<string, string> {
+  const id = prepared.callContext.conversationId;
+  return id === undefined ? {} : { [CONVERSATION_HEADER]: id };
 }
 
 /** `?page=&limit=` of the history route: integers, page ≥ 0, 1 ≤ limit (above 100 is lowered to 100). */
@@ -97,7 +104,10 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
-        return ok(await runText(deps.runs, prepared, ctx.body.input, ctx.signal, { output: prepared.options.output }));
+        const result = await runText(deps.runs, prepared, ctx.body.input, ctx.signal, { output: prepared.options.output });
+        const conversationId = prepared.callContext.conversationId;
+        // a conversation the server created is named, so the client can continue it
+        return { ...ok(conversationId === undefined ? result : { ...result, conversationId }), headers: conversationHeader(prepared) };
       },
     },
     {
@@ -112,7 +122,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
-        return { kind: 'sse', start: (sink) => runRawStream(deps.runs, prepared, ctx.body.input, ctx.signal, sink) };
+        return { kind: 'sse', headers: conversationHeader(prepared), start: (sink) => runRawStream(deps.runs, prepared, ctx.body.input, ctx.signal, sink) };
       },
     },
     {
@@ -121,13 +131,14 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'execution',
       summary: 'Chat: UI message stream (SSE)',
       tags,
-      body: TextRequest,
+      body: ChatRequest,
       mergeUser: 'agent',
       produces: 'sse',
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
-        const prepared = await prepare(deps, ctx, agent, ctx.body);
-        return { kind: 'sse', headers: CHAT_HEADERS, start: (sink) => runChat(deps.runs, prepared, ctx.body.input, ctx.signal, sink) };
+        const body = chatAsTextRequest(ctx.body, (options) => agent.memory !== null && resolveCallOptions(options, agent).memory.userId !== undefined);
+        const prepared = await prepare(deps, ctx, agent, body);
+        return { kind: 'sse', headers: { ...CHAT_HEADERS, ...conversationHeader(prepared) }, start: (sink) => runChat(deps.runs, prepared, body.input, ctx.signal, sink) };
       },
     },
     {
@@ -161,7 +172,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
-        return ok(await runObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal));
+        return { ...ok(await runObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal)), headers: conversationHeader(prepared) };
       },
     },
     {
@@ -176,7 +187,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
-        return { kind: 'sse', start: (sink) => runStreamObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal, sink) };
+        return { kind: 'sse', headers: conversationHeader(prepared), start: (sink) => runStreamObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal, sink) };
       },
     },
     {
