@@ -3,7 +3,8 @@
  * agent with one tool, one workflow that suspends for a person's approval), tsconfig.json, a
  * package.json with `start` and `typecheck` scripts, and a .gitignore. An existing file is never
  * overwritten: an existing package.json only gains the scripts, dependencies and `"type": "module"`
- * it lacks (values already there are kept), and every other existing file is left as it is.
+ * it lacks (values already there are kept; a project that declares CommonJS keeps it and gets
+ * eventloom.config.mts), and every other existing file is left as it is.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -120,6 +121,16 @@ function wanted(): { scripts: Record<string, string>; dependencies: Record<strin
   };
 }
 
+function readPackageJson(file: string): Record<string, unknown> {
+  try {
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (pkg === null || typeof pkg !== 'object' || Array.isArray(pkg)) throw new Error('not an object');
+    return pkg as Record<string, unknown>;
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON (${(err as Error).message}); fix it and run init again`);
+  }
+}
+
 const packageName = (dir: string) =>
   path
     .basename(dir)
@@ -150,24 +161,21 @@ export function scaffold(dirArg: string, cwd: string): InitResult {
       result.written.push(name);
     }
   };
-  writeNew('eventloom.config.ts', CONFIG_TEMPLATE);
-  writeNew('tsconfig.json', TSCONFIG_TEMPLATE);
-  writeNew('.gitignore', GITIGNORE_TEMPLATE);
-
   const want = wanted();
   const pkgFile = path.join(dir, 'package.json');
-  if (!existsSync(pkgFile)) {
+  const existing = existsSync(pkgFile) ? readPackageJson(pkgFile) : undefined;
+  // a project that declares CommonJS keeps it; its config is then an .mts file (an ES module by name)
+  const configName = existing !== undefined && existing.type !== undefined && existing.type !== 'module' ? 'eventloom.config.mts' : 'eventloom.config.ts';
+  writeNew(configName, CONFIG_TEMPLATE);
+  writeNew('tsconfig.json', configName === 'eventloom.config.ts' ? TSCONFIG_TEMPLATE : TSCONFIG_TEMPLATE.replace('"eventloom.config.ts"', '"eventloom.config.mts"'));
+  writeNew('.gitignore', GITIGNORE_TEMPLATE);
+
+  if (existing === undefined) {
     const pkg = { name: packageName(dir), version: '0.1.0', private: true, type: 'module', ...want };
     writeFileSync(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`, { flag: 'wx' });
     result.written.push('package.json');
   } else {
-    const text = readFileSync(pkgFile, 'utf8');
-    let pkg: Record<string, unknown>;
-    try {
-      pkg = JSON.parse(text) as Record<string, unknown>;
-    } catch (err) {
-      throw new Error(`${pkgFile} is not valid JSON (${(err as Error).message}); fix it and run init again`);
-    }
+    const pkg = existing;
     // the config is an ES module importing eventloom (ESM only): a project without a "type" gets "module"
     if (pkg.type === undefined) {
       pkg.type = 'module';

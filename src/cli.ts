@@ -4,7 +4,7 @@
  *
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
  * [--log-format pretty|json] [--access-log]`. Defaults: port 3141, host 127.0.0.1, data ./.eventloom,
- * config ./eventloom.config.ts when present, else the bundled examples; readable logs after a
+ * config ./eventloom.config.ts (or .mts) when present, else the bundled examples; readable logs after a
  * banner on a terminal, JSON lines otherwise. Exit code 1 with a clear message when the server
  * cannot start (busy port, locked data directory, bad config).
  */
@@ -19,8 +19,11 @@ process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 const BUNDLED_EXAMPLE = 'bundled example';
 
 function defaultConfigFile(): { file: string; shown: string } {
-  const local = path.resolve('eventloom.config.ts');
-  if (existsSync(local)) return { file: local, shown: local };
+  // .mts: the name a CommonJS project gives an ES module config (eventloom init writes it there)
+  for (const name of ['eventloom.config.ts', 'eventloom.config.mts']) {
+    const local = path.resolve(name);
+    if (existsSync(local)) return { file: local, shown: local };
+  }
   // the bundled examples sit beside this module's tree: examples/*.ts under tsx, dist/examples/*.js when transpiled
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = import.meta.url.endsWith('.js') ? 'js' : 'ts';

@@ -60,12 +60,26 @@ function ensureTypeScriptLoader(file: string): Promise<void> {
   }));
 }
 
+type ConfigModule = { default?: EventloomConfig; config?: EventloomConfig };
+
+async function importConfig(abs: string): Promise<ConfigModule> {
+  try {
+    return (await import(pathToFileURL(abs).href)) as ConfigModule;
+  } catch (err) {
+    // a .ts file in a CommonJS package is compiled as CommonJS, and eventloom is an ES module
+    if ((err as { code?: unknown }).code === 'ERR_REQUIRE_CYCLE_MODULE' && /\.tsx?$/.test(abs)) {
+      throw new Error(`${abs} is an ES module but its package.json makes .ts files CommonJS: rename it to ${abs.replace(/\.tsx?$/, '.mts')} or set "type": "module" in package.json`);
+    }
+    throw err;
+  }
+}
+
 /** Imports a config module (default export, or named `config`). */
 export async function loadConfig(file: string): Promise<EventloomConfig> {
   const abs = path.resolve(file);
   if (!existsSync(abs)) throw new Error(`Config file not found: ${abs}`);
   await ensureTypeScriptLoader(abs);
-  const mod = (await import(pathToFileURL(abs).href)) as { default?: EventloomConfig; config?: EventloomConfig };
+  const mod = await importConfig(abs);
   const config = mod.default ?? mod.config;
   if (!config || typeof config !== 'object') throw new Error(`Config file ${abs} must export a config object (export default defineConfig({...}))`);
   return config;

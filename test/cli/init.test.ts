@@ -68,7 +68,18 @@ describe('eventloom init', () => {
     writeFileSync(path.join(dir, 'package.json'), '{ broken');
     expect(() => scaffold('.', dir)).toThrow(/package.json is not valid JSON/);
     expect(readFileSync(path.join(dir, 'package.json'), 'utf8')).toBe('{ broken');
-    expect(existsSync(path.join(dir, 'eventloom.config.ts'))).toBe(true);
+    // nothing is written before the project is understood
+    expect(existsSync(path.join(dir, 'eventloom.config.ts'))).toBe(false);
+  });
+
+  it('keeps a CommonJS project CommonJS and writes the config as an .mts module', () => {
+    const dir = tmp();
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'legacy', type: 'commonjs' }));
+    const r = scaffold('.', dir);
+    expect(r.written).toContain('eventloom.config.mts');
+    expect(existsSync(path.join(dir, 'eventloom.config.ts'))).toBe(false);
+    expect(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).type).toBe('commonjs');
+    expect(JSON.parse(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).include).toEqual(['eventloom.config.mts', 'src']);
   });
 
   it('scaffolds a config whose agent, tool and workflow work on the real server', async () => {

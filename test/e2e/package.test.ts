@@ -90,6 +90,27 @@ describe('eventloom installed from its tarball into a new project', () => {
     expect(await s.exited).toBe(0);
   });
 
+  it('serves a CommonJS project from its .mts config, and names the fix for a .ts config there', async () => {
+    const legacy = path.join(project, 'legacy');
+    cpSync(path.join(ROOT, 'test', 'fixtures', 'empty-project'), legacy, { recursive: true });
+    writeFileSync(path.join(legacy, 'package.json'), JSON.stringify({ name: 'legacy', version: '1.0.0', private: true, type: 'commonjs' }));
+    const init = await run(bin(), ['init'], { cwd: legacy });
+    expect(init.stdout).toContain('created  eventloom.config.mts');
+    const s = await spawnServer(['--port', '0', '--data', path.join(work, 'data-legacy')], {}, 30_000, [], { entry: bin(), cwd: legacy });
+    servers.push(s);
+    expect((await api(`${s.url}/agents`)).body.data.map((a: { id: string }) => a.id)).toEqual(['assistant']);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+
+    cpSync(path.join(legacy, 'eventloom.config.mts'), path.join(legacy, 'as-ts.config.ts'));
+    const failed = await run(bin(), ['start', '--port', '0', '--data', path.join(work, 'data-legacy-ts'), '--config', 'as-ts.config.ts'], { cwd: legacy }).then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain(`rename it to ${path.join(legacy, 'as-ts.config.mts')} or set "type": "module" in package.json`);
+  });
+
   it('serves the bundled example config copied verbatim into the project', async () => {
     const copy = path.join(project, 'example');
     cpSync(path.join(project, 'node_modules', 'eventloom', 'examples'), copy, { recursive: true });
