@@ -35,7 +35,7 @@ function keywords(text: string): Set<string> {
   return new Set(wordsOf(text).filter((w) => w.length >= 4 && !STOP_WORDS.has(w)));
 }
 
-/** A word of the prompt matches a keyword when equal or a plural/verb form of it (city/cities aside). */
+/** A prompt word matches a keyword when equal to it or a short inflection of it (convert → converts, converted). */
 const matches = (word: string, key: string) => word === key || (word.startsWith(key) && word.length - key.length <= 2);
 
 export function offeredTools(options: LanguageModelV3CallOptions): OfferedTool[] {
