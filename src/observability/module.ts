@@ -15,7 +15,6 @@
  */
 import path from 'node:path';
 import type { ModuleFactory, ServerContext, ServerModule } from '../main.js';
-import type { Subscription } from '../log/types.js';
 import type { LevelEventLog } from '../log/level-log.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
@@ -28,6 +27,7 @@ import type { OtlpSpanExporter } from './otlp-export.js';
 import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
 import { TraceProjection } from '../projections/traces.js';
+import { ProjectionRunner } from '../projections/runner.js';
 import { SPAN_CAPACITY, TraceStore } from '../projections/traces-store.js';
 import { logsRoutes } from '../http/routes/logs.routes.js';
 import { observabilityRoutes } from '../http/routes/observability.routes.js';
@@ -95,10 +95,31 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     linker.push(log);
   });
 
-  let sub: Subscription | undefined;
-  const waiters: Array<{ seq: number; resolve: () => void }> = [];
-  const waitFor = (seq: number) =>
-    traces.lastSeq >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ seq, resolve }));
+  // spans are an in-memory read model: the runner replays the recent part of the log on every boot
+  const spans = new ProjectionRunner(
+    ctx.log,
+    {
+      name: 'spans',
+      // the store keeps the last 10,000 spans: replaying more than the recent part of a long log only churns
+      startAfter: (head) => Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS)),
+      accepts: () => true,
+      apply(records) {
+        for (const record of records) {
+          try {
+            traces.apply(record);
+          } catch (err) {
+            logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
+            traces.lastSeq = Math.max(traces.lastSeq, record.seq);
+          }
+        }
+      },
+      committed() {
+        if (linker.pending) linker.flush();
+      },
+    },
+    { onError: (err) => logger.error({ err }, 'span projection stopped') },
+  );
+  const waitFor = (seq: number) => spans.waitFor(seq);
 
   const logs = logsRoutes({ capture, feed: logsFeed, guard });
   // the LevelDB log has storage figures; the in-memory one (tests) has none
@@ -128,27 +149,13 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     wsRoutes: [...logs.wsRoutes, ...obs.wsRoutes],
     async start() {
       traces.liveAfter = ctx.log.head();
-      // the store keeps the last 10,000 spans: replaying more than the recent part of a long log only churns
-      const from = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
-      traces.lastSeq = from;
-      sub = ctx.log.subscribe(from, (record) => {
-        try {
-          traces.apply(record);
-        } catch (err) {
-          logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
-          traces.lastSeq = Math.max(traces.lastSeq, record.seq);
-        }
-        if (linker.pending) linker.flush();
-        for (let i = waiters.length - 1; i >= 0; i--) {
-          if (traces.lastSeq >= waiters[i].seq) waiters.splice(i, 1)[0].resolve();
-        }
-      });
+      traces.lastSeq = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
       // the span store is complete for everything committed before boot once start() returns
-      await waitFor(traces.liveAfter);
+      await spans.start();
       logger.debug({ spans: store.spanCount, traces: store.traceCount, otlp: otlpConfig?.endpoint }, 'observability ready');
     },
     async stop() {
-      sub?.unsubscribe();
+      await spans.stop();
       linker.stop();
       guard.stop();
       await exporter?.shutdown().catch(() => undefined);

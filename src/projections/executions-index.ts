@@ -15,7 +15,8 @@
  * Every write of one drained batch, the counts and the checkpoint are issued in one synchronous
  * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
  */
-import type { EventLog, LogRecord, Subscription } from '../log/types.js';
+import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from './runner.js';
 import type { ExecutionInput, ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../workflows/events.js';
 
@@ -26,6 +27,8 @@ const COUNTS_KEY = `${P}counts`;
 const CHUNK = 1000;
 const CHECKPOINT_EVERY = 10_000;
 const MAX_TS = 999_999_999_999_999;
+/** the records that change an index row */
+const STATUS_RECORDS = new Set(['execution.started', 'execution.suspended', 'execution.resumed', 'execution.recovered', 'execution.completed', 'execution.failed', 'execution.cancelled']);
 
 export interface IndexDoc {
   id: string;
@@ -78,83 +81,60 @@ export function matches(d: IndexDoc, f: ExecutionsFilter): boolean {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export class ExecutionsIndex {
-  private subscription: Subscription | undefined;
-  private queue: LogRecord[] = [];
-  private draining = false;
-  private stopped = false;
-  private applied = 0;
-  private checkpointed = 0;
-  private waiters: Array<{ seq: number; resolve: () => void }> = [];
-  private counts: Record<string, number> = {};
+/**
+ * The index as a projection definition: folds a batch of execution records into the changed docs,
+ * then emits each changed doc's old keys as deletes and new keys as puts, and the counts.
+ */
+class ExecutionsIndexDefinition implements ProjectionDefinition {
+  readonly name = EXECUTIONS_INDEX_NAME;
+  readonly checkpointEvery = CHECKPOINT_EVERY;
+  readonly keyRange = { gte: P, lt: `${P.slice(0, -1)}0` };
+  counts: Record<string, number> = {};
   /** docs of running executions (bounded by what runs now); others are read from kv */
   private readonly running = new Map<string, IndexDoc>();
 
-  constructor(
-    private readonly log: EventLog,
-    private readonly onError: (err: unknown) => void = () => undefined,
-  ) {}
-
-  /** Loads the checkpoint, catches up with the log and follows it. */
-  async start(): Promise<void> {
-    const checkpoint = await this.log.getCheckpoint(EXECUTIONS_INDEX_NAME);
-    this.counts = (await this.log.kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
-    this.applied = checkpoint;
-    this.checkpointed = checkpoint;
-    this.subscription = this.log.subscribe(checkpoint, (rec) => {
-      if (this.stopped) return;
-      this.queue.push(rec);
-      if (!this.draining) void this.drain();
-    });
-    await this.waitFor(this.log.head());
+  accepts(rec: LogRecord): boolean {
+    return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && STATUS_RECORDS.has(rec.type);
   }
 
-  /** Stops following the log; records not yet written are left for the next start (from the checkpoint). */
-  stop(): void {
-    this.stopped = true;
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
-    this.queue = [];
+  async load(kv: KeyValueStore): Promise<void> {
+    this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
   }
 
-  /** Resolves once every record up to `seq` is applied (read-your-writes for queries). */
-  waitFor(seq: number): Promise<void> {
-    if (this.applied >= seq) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  reset(): void {
+    this.counts = {};
+    this.running.clear();
   }
 
-  get appliedSeq(): number {
-    return this.applied;
-  }
-
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue;
-        this.queue = [];
-        const docs = new Map<string, IndexDoc | null>();
-        const before = new Map<string, IndexDoc | null>();
-        for (const rec of batch) if (rec.stream.startsWith(EXECUTION_STREAM_PREFIX)) await this.apply(rec, docs, before);
-        if (this.stopped) return;
-        this.write(docs, before, batch[batch.length - 1].seq);
+  async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
+    const docs = new Map<string, IndexDoc | null>();
+    const before = new Map<string, IndexDoc | null>();
+    for (const rec of records) await this.fold(rec, docs, before, kv);
+    for (const [id, doc] of docs) {
+      const old = before.get(id) ?? null;
+      if (!doc || doc === old) continue;
+      if (old) {
+        for (const k of indexKeys(old)) writes.del(k);
+        for (const b of bucketKeys(old)) this.counts[b] = (this.counts[b] ?? 1) - 1;
       }
-    } catch (err) {
-      this.onError(err);
-    } finally {
-      this.draining = false;
+      writes.put(`${P}r/${id}`, doc);
+      for (const k of indexKeys(doc)) writes.put(k, doc);
+      for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
+      if (doc.status === 'running') this.running.set(id, doc);
+      else this.running.delete(id);
     }
+    if (writes.size > 0) writes.put(COUNTS_KEY, { ...this.counts });
   }
 
-  private async load(id: string, docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>): Promise<IndexDoc | null> {
+  private async load1(id: string, docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>, kv: KeyValueStore): Promise<IndexDoc | null> {
     if (docs.has(id)) return docs.get(id)!;
-    const doc = this.running.get(id) ?? (await this.log.kv.get<IndexDoc>(`${P}r/${id}`)) ?? null;
+    const doc = this.running.get(id) ?? (await kv.get<IndexDoc>(`${P}r/${id}`)) ?? null;
     if (!before.has(id)) before.set(id, doc);
     docs.set(id, doc);
     return doc;
   }
 
-  private async apply(rec: LogRecord, docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>): Promise<void> {
+  private async fold(rec: LogRecord, docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>, kv: KeyValueStore): Promise<void> {
     const id = executionIdOf(rec.stream);
     const d = rec.data as Record<string, any>;
     if (rec.type === 'execution.started') {
@@ -191,41 +171,49 @@ export class ExecutionsIndex {
         return;
     }
     if (rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) >= 0) return; // a child stream
-    const doc = await this.load(id, docs, before);
+    const doc = await this.load1(id, docs, before, kv);
     if (!doc) return;
     docs.set(id, { ...doc, ...(status ? { status } : {}), metadata: meta ? { ...doc.metadata, ...meta } : doc.metadata });
   }
+}
 
-  /** Issues every write of a batch in one synchronous turn (one group commit). */
-  private write(docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>, lastSeq: number): void {
-    const kv = this.log.kv;
-    const fail = (err: unknown) => this.onError(err);
-    for (const [id, doc] of docs) {
-      const old = before.get(id) ?? null;
-      if (!doc || doc === old) continue;
-      if (old) {
-        for (const k of indexKeys(old)) kv.del(k).catch(fail);
-        for (const b of bucketKeys(old)) this.counts[b] = (this.counts[b] ?? 1) - 1;
-      }
-      kv.put(`${P}r/${id}`, doc).catch(fail);
-      for (const k of indexKeys(doc)) kv.put(k, doc).catch(fail);
-      for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
-      if (doc.status === 'running') this.running.set(id, doc);
-      else this.running.delete(id);
-    }
-    // the checkpoint rides with the batch's writes; batches without changes only move it now and then
-    // (re-applying records that change nothing is harmless)
-    if (docs.size > 0 || lastSeq - this.checkpointed >= CHECKPOINT_EVERY) {
-      if (docs.size > 0) kv.put(COUNTS_KEY, this.counts).catch(fail);
-      this.log.setCheckpoint(EXECUTIONS_INDEX_NAME, lastSeq).catch(fail);
-      this.checkpointed = lastSeq;
-    }
-    this.applied = lastSeq;
-    if (this.waiters.length > 0) {
-      const ready = this.waiters.filter((w) => w.seq <= lastSeq);
-      this.waiters = this.waiters.filter((w) => w.seq > lastSeq);
-      for (const w of ready) w.resolve();
-    }
+export class ExecutionsIndex {
+  private readonly definition = new ExecutionsIndexDefinition();
+  private readonly runner: ProjectionRunner;
+
+  constructor(
+    private readonly log: EventLog,
+    onError: (err: unknown) => void = () => undefined,
+  ) {
+    this.runner = new ProjectionRunner(log, this.definition, { onError });
+  }
+
+  /** Loads the checkpoint, catches up with the log and follows it. */
+  start(): Promise<void> {
+    return this.runner.start();
+  }
+
+  /** Stops following the log; records not yet folded are left for the next start (from the checkpoint). */
+  stop(): Promise<void> {
+    return this.runner.stop();
+  }
+
+  /** Resolves once every record up to `seq` is applied (read-your-writes for queries). */
+  waitFor(seq: number): Promise<void> {
+    return this.runner.waitFor(seq);
+  }
+
+  get appliedSeq(): number {
+    return this.runner.appliedSeq;
+  }
+
+  /** Clears the index and folds the whole log again. */
+  rebuild(): Promise<void> {
+    return this.runner.rebuild();
+  }
+
+  private get counts(): Record<string, number> {
+    return this.definition.counts;
   }
 
   private prefixFor(f: ExecutionsFilter): string {

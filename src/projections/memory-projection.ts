@@ -1,15 +1,16 @@
 /**
- * The memory projection: follows the event log from its checkpoint (catch-up, then live), folds
- * every record of a memory stream into the kv store (memory-apply.ts) and tells listeners (the
- * vector index) what changed. Records are applied strictly one after another; each record's
- * writes and the checkpoint go out in one synchronous block, hence in one group commit.
+ * The memory projection: a definition the projection runner runs (catch-up from its checkpoint,
+ * then live). It folds every record of a memory stream into the kv store (memory-apply.ts) and
+ * tells listeners (the vector index) what changed. Records are folded strictly one after another;
+ * each record's writes and the checkpoint go out in one synchronous block, hence in one group commit.
  *
  * Read your writes: a writer appends, then `waitFor(seq)`; the log hands durable records to its
  * live subscribers before the append resolves, so the wait is the fold of that record only. The
  * kv store shows pending writes to readers at once, so nothing waits for a second fsync.
  */
-import type { EventLog, LogRecord, Subscription } from '../log/types.js';
-import { isMemoryStream, planMemoryRecord, type MemoryChange, type MemoryPlan } from './memory-apply.js';
+import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from './runner.js';
+import { isMemoryStream, planMemoryRecord, type MemoryChange } from './memory-apply.js';
 import type { StoredMessage } from '../memory/types.js';
 import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, messageRange, ordOfMessageKey, type ConversationRow } from './memory-keys.js';
 import { TailCache } from './memory-tails.js';
@@ -35,18 +36,16 @@ export interface MemoryProjectionOptions {
   tailMessages?: number;
 }
 
-export class MemoryProjection {
-  private applied = 0;
-  private checkpointed = 0;
-  private queue: LogRecord[] = [];
-  private next = 0;
-  private draining = false;
-  private waiters: Waiter[] = [];
-  private idleWaiters: Array<() => void> = [];
-  private sub: Subscription | undefined;
-  private failure: unknown;
-  private stopped = false;
+export class MemoryProjection implements ProjectionDefinition {
+  readonly name = MEMORY_CHECKPOINT;
+  /** one record per fold: a record's plan reads (ranges included) what the previous one wrote */
+  readonly unit = 'record';
+  readonly checkpointEvery = CHECKPOINT_EVERY;
+  readonly keyRange = MEMORY_RANGE;
+  private readonly runner: ProjectionRunner;
   private readonly listeners = new Set<MemoryChangeListener>();
+  /** changes of the record being folded, told to listeners once its writes are issued */
+  private pending: MemoryChange[] = [];
   /** write-through cache of conversation rows (`null` = known absent); this class is their only writer */
   private readonly rows = new Map<string, ConversationRow | null>();
   /** bumped by every row write, so a read that raced one does not cache what it read */
@@ -62,38 +61,35 @@ export class MemoryProjection {
     this.onError = opts.onError ?? ((err) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? err}`));
     const tail = opts.tailMessages ?? 20;
     this.tails = tail > 0 ? new TailCache(tail) : undefined;
+    this.runner = new ProjectionRunner(log, this, { onError: this.onError });
   }
 
   /** Last global sequence folded (memory record or not). */
   get appliedSeq(): number {
-    return this.applied;
+    return this.runner.appliedSeq;
   }
 
   /** Catches up from the checkpoint to the log's head, then follows it live. */
-  async start(): Promise<void> {
-    const cp = await this.log.getCheckpoint(MEMORY_CHECKPOINT);
-    this.stopped = false;
-    this.applied = this.checkpointed = cp;
-    this.follow(cp);
-    await this.waitFor(this.log.head());
+  start(): Promise<void> {
+    return this.runner.start();
   }
 
   /**
    * Stops following the log and saves the checkpoint. Writers still waiting to read their write
    * are rejected (their records are durable and are folded on the next start).
    */
-  async stop(): Promise<void> {
-    this.sub?.unsubscribe();
-    this.sub = undefined;
-    await this.idle();
-    this.stopped = true;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(new Error('The memory projection is stopped'));
-    if (this.failure === undefined && this.applied > this.checkpointed) {
-      this.checkpointed = this.applied;
-      await this.log.setCheckpoint(MEMORY_CHECKPOINT, this.applied).catch(() => undefined);
-    }
+  stop(): Promise<void> {
+    return this.runner.stop();
+  }
+
+  /** Resolves once every record up to `seq` is folded (read your writes). */
+  waitFor(seq: number): Promise<void> {
+    return this.runner.waitFor(seq);
+  }
+
+  /** Clears the projection and folds the whole log again (also the vector index, via `reset`). */
+  rebuild(): Promise<void> {
+    return this.runner.rebuild();
   }
 
   onChange(listener: MemoryChangeListener): () => void {
@@ -129,106 +125,47 @@ export class MemoryProjection {
     this.rows.set(cid, row);
   }
 
-  /** Resolves once every record up to `seq` is folded (read your writes). */
-  waitFor(seq: number): Promise<void> {
-    if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.applied >= seq) return Promise.resolve();
-    if (this.stopped) return Promise.reject(new Error('The memory projection is stopped'));
-    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  // ---- the projection definition (run by `runner`) ----
+
+  accepts(r: LogRecord): boolean {
+    return isMemoryStream(r.stream);
   }
 
-  /** Clears the projection and folds the whole log again (also the vector index, via `reset`). */
-  async rebuild(): Promise<void> {
-    this.sub?.unsubscribe();
-    this.sub = undefined;
-    await this.idle();
-    this.queue = [];
-    this.next = 0;
+  async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
+    for (const r of records) {
+      const plan = await planMemoryRecord(kv, r);
+      if (!plan) continue;
+      for (const [key, value] of plan.writes) {
+        if (value === undefined) writes.del(key);
+        else writes.put(key, value);
+      }
+      this.pending.push(...plan.changes);
+    }
+  }
+
+  /** Keeps the caches in step with the writes just issued, then tells listeners what changed. */
+  committed(writes: ProjectionWrites): void {
+    for (const [key, value] of writes.entries) {
+      if (key.startsWith(MESSAGE_PREFIX)) {
+        this.tails?.onMessage(key.slice(MESSAGE_PREFIX.length, key.length - 13), ordOfMessageKey(key), value as StoredMessage | undefined);
+      } else if (key.startsWith(CONV_PREFIX)) {
+        this.rowWrites++;
+        const cid = key.slice(CONV_PREFIX.length);
+        this.cacheRow(cid, (value as ConversationRow | undefined) ?? null);
+        this.tails?.onConversation(cid, value as ConversationRow | undefined);
+      }
+    }
+    const changes = this.pending;
+    this.pending = [];
+    for (const change of changes) this.emit(change);
+  }
+
+  reset(): void {
+    this.pending = [];
     this.rows.clear();
     this.rowWrites++;
     this.tails?.clear();
-    const kv = this.log.kv;
-    for (;;) {
-      const keys = await kv.range({ ...MEMORY_RANGE, limit: 4096 });
-      if (keys.length === 0) break;
-      let last: Promise<void> | undefined;
-      for (const [k] of keys) last = kv.del(k);
-      await last;
-    }
-    await this.log.setCheckpoint(MEMORY_CHECKPOINT, 0);
-    this.applied = this.checkpointed = 0;
-    this.failure = undefined;
     this.emit({ type: 'reset' });
-    this.follow(0);
-    await this.waitFor(this.log.head());
-  }
-
-  private follow(afterSeq: number): void {
-    this.sub = this.log.subscribe(afterSeq, (r) => {
-      this.queue.push(r);
-      if (!this.draining) {
-        this.draining = true;
-        void this.drain();
-      }
-    });
-  }
-
-  private idle(): Promise<void> {
-    if (!this.draining) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.next < this.queue.length) {
-        const r = this.queue[this.next++];
-        if (isMemoryStream(r.stream)) {
-          const plan = await planMemoryRecord(this.log.kv, r);
-          this.commit(plan, r.seq);
-        }
-        this.applied = r.seq;
-        this.settle();
-        if (this.next > 4096 && this.next * 2 > this.queue.length) {
-          this.queue = this.queue.slice(this.next);
-          this.next = 0;
-        }
-      }
-      this.queue = [];
-      this.next = 0;
-      if (this.applied - this.checkpointed >= CHECKPOINT_EVERY) {
-        this.checkpointed = this.applied;
-        this.log.setCheckpoint(MEMORY_CHECKPOINT, this.applied).catch((err) => this.fail(err));
-      }
-    } catch (err) {
-      this.fail(err);
-    } finally {
-      this.draining = false;
-      const idle = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of idle) resolve();
-    }
-  }
-
-  /** Issues a record's writes and the checkpoint in one synchronous block (one group commit). */
-  private commit(plan: MemoryPlan | undefined, seq: number): void {
-    const kv = this.log.kv;
-    const onFail = (err: unknown) => this.fail(err);
-    if (plan) {
-      for (const [key, value] of plan.writes) {
-        (value === undefined ? kv.del(key) : kv.put(key, value)).catch(onFail);
-        if (key.startsWith(MESSAGE_PREFIX)) {
-          this.tails?.onMessage(key.slice(MESSAGE_PREFIX.length, key.length - 13), ordOfMessageKey(key), value as StoredMessage | undefined);
-        } else if (key.startsWith(CONV_PREFIX)) {
-          this.rowWrites++;
-          const cid = key.slice(CONV_PREFIX.length);
-          this.cacheRow(cid, (value as ConversationRow | undefined) ?? null);
-          this.tails?.onConversation(cid, value as ConversationRow | undefined);
-        }
-      }
-    }
-    this.checkpointed = seq;
-    this.log.setCheckpoint(MEMORY_CHECKPOINT, seq).catch(onFail);
-    if (plan) for (const change of plan.changes) this.emit(change);
   }
 
   private emit(change: MemoryChange | { type: 'reset' }): void {
@@ -239,26 +176,5 @@ export class MemoryProjection {
         this.onError(err);
       }
     }
-  }
-
-  private settle(): void {
-    if (this.waiters.length === 0) return;
-    const still: Waiter[] = [];
-    for (const w of this.waiters) {
-      if (w.seq <= this.applied) w.resolve();
-      else still.push(w);
-    }
-    this.waiters = still;
-  }
-
-  private fail(err: unknown): void {
-    if (this.failure !== undefined) return;
-    this.failure = err;
-    this.sub?.unsubscribe();
-    this.sub = undefined;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w.reject(err);
-    this.onError(err);
   }
 }
