@@ -17,7 +17,8 @@
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from './runner.js';
-import type { ExecutionInput, ExecutionStatus } from '../../machines/workflow-execution.machine.js';
+import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
+import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../workflows/events.js';
 
 export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
@@ -27,8 +28,6 @@ const COUNTS_KEY = `${P}counts`;
 const CHUNK = 1000;
 const CHECKPOINT_EVERY = 10_000;
 const MAX_TS = 999_999_999_999_999;
-/** the records that change an index row */
-const STATUS_RECORDS = new Set(['execution.started', 'execution.suspended', 'execution.resumed', 'execution.recovered', 'execution.completed', 'execution.failed', 'execution.cancelled']);
 
 export interface IndexDoc {
   id: string;
@@ -79,22 +78,34 @@ export function matches(d: IndexDoc, f: ExecutionsFilter): boolean {
   return true;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/** The slim row of the secondary keys (what filters read). */
+function indexDocOf(v: ExecutionRecordView): IndexDoc {
+  return { id: v.id, workflowId: v.workflowId, status: v.status, createdAt: Date.parse(v.createdAt), ...(v.userId !== undefined ? { userId: v.userId } : {}), metadata: v.metadata };
+}
+
+/** Whether two slim rows have the same keys and filterable content (then the secondary keys stay). */
+const sameRow = (a: IndexDoc, b: IndexDoc) => a.status === b.status && deepEqual(a.metadata, b.metadata);
 
 /**
- * The index as a projection definition: folds a batch of execution records into the changed docs,
- * then emits each changed doc's old keys as deletes and new keys as puts, and the counts.
+ * The index as a projection definition. Every record of a top-level execution is folded into its
+ * summary view (executions-view.ts, execution-level events only); the kv store is written only
+ * when the status changes (or on start and recovery), so a step costs no index write. Summaries
+ * of running executions live in memory and are always current; the stored one is current for
+ * every settled execution, because its settling record is its last.
  */
 class ExecutionsIndexDefinition implements ProjectionDefinition {
   readonly name = EXECUTIONS_INDEX_NAME;
   readonly checkpointEvery = CHECKPOINT_EVERY;
   readonly keyRange = { gte: P, lt: `${P.slice(0, -1)}0` };
   counts: Record<string, number> = {};
-  /** docs of running executions (bounded by what runs now); others are read from kv */
-  private readonly running = new Map<string, IndexDoc>();
+  /** summaries of running executions (bounded by what runs now); others are read from kv */
+  readonly running = new Map<string, ExecutionRecordView>();
+
+  constructor(private readonly log: EventLog) {}
 
   accepts(rec: LogRecord): boolean {
-    return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && STATUS_RECORDS.has(rec.type);
+    // top-level execution streams only: child executions are part of their parent
+    return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) < 0;
   }
 
   async load(kv: KeyValueStore): Promise<void> {
@@ -107,84 +118,72 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
   }
 
   async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
-    const docs = new Map<string, IndexDoc | null>();
+    const views = new Map<string, ExecutionRecordView>();
     const before = new Map<string, IndexDoc | null>();
-    for (const rec of records) await this.fold(rec, docs, before, kv);
-    for (const [id, doc] of docs) {
+    const changed = new Set<string>();
+    for (const rec of records) {
+      const id = executionIdOf(rec.stream);
+      if (rec.type === 'execution.started') {
+        if ((rec.data as ExecutionInput).parentExecutionId) continue;
+        if (!before.has(id)) before.set(id, null);
+        const view = startView(rec);
+        applyRecord(view, rec, 'execution');
+        views.set(id, view);
+        changed.add(id);
+        continue;
+      }
+      const view = views.get(id) ?? (await this.loadView(id, rec, kv, before));
+      if (!view) continue;
+      views.set(id, view);
+      applyRecord(view, rec, 'execution');
+      if (statusAfterRecord(rec.type) !== undefined || rec.type === 'execution.recovered') changed.add(id);
+    }
+    for (const [id, view] of views) {
+      if (view.status === 'running') this.running.set(id, view);
+      else this.running.delete(id);
+    }
+    for (const id of changed) {
+      const view = views.get(id)!;
+      const doc = indexDocOf(view);
       const old = before.get(id) ?? null;
-      if (!doc || doc === old) continue;
+      writes.put(`${P}r/${id}`, view);
+      if (old && sameRow(old, doc)) continue;
       if (old) {
         for (const k of indexKeys(old)) writes.del(k);
         for (const b of bucketKeys(old)) this.counts[b] = (this.counts[b] ?? 1) - 1;
       }
-      writes.put(`${P}r/${id}`, doc);
       for (const k of indexKeys(doc)) writes.put(k, doc);
       for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
-      if (doc.status === 'running') this.running.set(id, doc);
-      else this.running.delete(id);
     }
     if (writes.size > 0) writes.put(COUNTS_KEY, { ...this.counts });
   }
 
-  private async load1(id: string, docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>, kv: KeyValueStore): Promise<IndexDoc | null> {
-    if (docs.has(id)) return docs.get(id)!;
-    const doc = this.running.get(id) ?? (await kv.get<IndexDoc>(`${P}r/${id}`)) ?? null;
-    if (!before.has(id)) before.set(id, doc);
-    docs.set(id, doc);
-    return doc;
-  }
-
-  private async fold(rec: LogRecord, docs: Map<string, IndexDoc | null>, before: Map<string, IndexDoc | null>, kv: KeyValueStore): Promise<void> {
-    const id = executionIdOf(rec.stream);
-    const d = rec.data as Record<string, any>;
-    if (rec.type === 'execution.started') {
-      const s = d as ExecutionInput;
-      if (s.parentExecutionId) return; // child executions are part of their parent
-      const metadata = { ...(s.metadata ?? {}) };
-      if (s.replay) Object.assign(metadata, { replayedFromExecutionId: s.replay.fromExecutionId, replayFromStepId: s.replay.fromStepId, replayedAt: iso(s.replay.replayedAt) });
-      if (!before.has(id)) before.set(id, null);
-      docs.set(id, { id, workflowId: s.workflowId, status: 'running', createdAt: s.createdAt ?? rec.at, ...(s.userId !== undefined ? { userId: s.userId } : {}), metadata });
-      return;
+  /**
+   * A summary to fold `rec` into: the in-memory one of a running execution, else the stored one.
+   * A stored summary can lag its stream (steps since its last status change were folded in memory
+   * before a restart): the records in between are read from the log and folded first.
+   */
+  private async loadView(id: string, rec: LogRecord, kv: KeyValueStore, before: Map<string, IndexDoc | null>): Promise<ExecutionRecordView | undefined> {
+    const view = this.running.get(id) ?? (await kv.get<ExecutionRecordView>(`${P}r/${id}`));
+    // the row as it was (metadata copied: folding changes the view's in place)
+    if (!before.has(id)) before.set(id, view ? { ...indexDocOf(view), metadata: structuredClone(view.metadata) } : null);
+    if (!view || rec.streamSeq <= view.lastSequence) return undefined;
+    if (rec.streamSeq > view.lastSequence + 1) {
+      for (const missed of await this.log.readStream(rec.stream, view.lastSequence + 1, rec.streamSeq - 1)) applyRecord(view, missed, 'execution');
     }
-    let status: ExecutionStatus | undefined;
-    let meta: Record<string, unknown> | undefined;
-    switch (rec.type) {
-      case 'execution.suspended':
-        status = 'suspended';
-        break;
-      case 'execution.resumed':
-        [status, meta] = ['running', { resumedAt: iso(rec.at) }];
-        break;
-      case 'execution.recovered':
-        meta = { recoveredAt: iso(rec.at) };
-        break;
-      case 'execution.completed':
-        status = 'completed';
-        break;
-      case 'execution.failed':
-        [status, meta] = ['error', { errorMessage: d.error?.message }];
-        break;
-      case 'execution.cancelled':
-        [status, meta] = ['cancelled', { cancellationReason: d.reason }];
-        break;
-      default:
-        return;
-    }
-    if (rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) >= 0) return; // a child stream
-    const doc = await this.load1(id, docs, before, kv);
-    if (!doc) return;
-    docs.set(id, { ...doc, ...(status ? { status } : {}), metadata: meta ? { ...doc.metadata, ...meta } : doc.metadata });
+    return view;
   }
 }
 
 export class ExecutionsIndex {
-  private readonly definition = new ExecutionsIndexDefinition();
+  private readonly definition: ExecutionsIndexDefinition;
   private readonly runner: ProjectionRunner;
 
   constructor(
     private readonly log: EventLog,
     onError: (err: unknown) => void = () => undefined,
   ) {
+    this.definition = new ExecutionsIndexDefinition(log);
     this.runner = new ProjectionRunner(log, this.definition, { onError });
   }
 
@@ -249,6 +248,15 @@ export class ExecutionsIndex {
       upper = rows[rows.length - 1][0];
     }
     return { docs, total };
+  }
+
+  /**
+   * The summary views of `docs` (rows of `query`): the in-memory view of a running execution,
+   * the stored one of any other. Their `events` are the execution-level ones only.
+   */
+  async summaries(docs: readonly IndexDoc[]): Promise<ExecutionRecordView[]> {
+    const views = await Promise.all(docs.map(async (d) => this.definition.running.get(d.id) ?? (await this.log.kv.get<ExecutionRecordView>(`${P}r/${d.id}`))));
+    return views.filter((v): v is ExecutionRecordView => v !== undefined);
   }
 
   /** Ids of every execution in `status` (boot-time recovery). */

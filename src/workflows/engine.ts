@@ -19,6 +19,7 @@ import {
   type ExecutionEvent,
   type ExecutionInput,
   type WorkflowExecutionMachine,
+  executionStatus,
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
@@ -52,7 +53,7 @@ export interface WorkflowEngineOptions {
   newId?: () => string;
 }
 
-export const statusOf = (snap: ExecSnapshot) => snap.value as ExecSnapshot['value'] & string;
+export const statusOf = (snap: ExecSnapshot) => executionStatus(snap);
 
 export class WorkflowEngine {
   readonly log: EventLog;
