@@ -6,6 +6,7 @@
 import type { LogRecord } from '../log/types.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { executionIdOf, workflowEventOf } from '../workflows/events.js';
+import { iso } from '../schemas/time.js';
 
 export interface ExecutionEventView {
   id: string;
@@ -57,7 +58,6 @@ export interface ExecutionRecordView {
   endAt: string | null;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const EVENT_STATUS: Record<string, string> = {
   'workflow-start': 'running',

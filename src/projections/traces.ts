@@ -12,6 +12,7 @@
 import type { LogRecord } from '../log/types.js';
 import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from '../observability/span-types.js';
 import { TraceStore } from './traces-store.js';
+import { iso } from '../schemas/time.js';
 
 export interface RootEntity {
   type?: string;
@@ -95,7 +96,6 @@ export type SpanHandler = (ops: SpanOps) => void;
 export type SpanMapping = Readonly<Record<string, SpanHandler>>;
 
 const MAX_STREAM_STATES = 20_000;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class TraceProjection {
   private readonly streams = new Map<string, StreamSpans>();

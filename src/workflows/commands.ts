@@ -14,6 +14,7 @@ import { executionStream, suspensionOf } from './events.js';
 import { planReplay, type ReplayRequest } from './replay-plan.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { foldExecution, type ExecutionRecordView } from '../projections/executions-view.js';
+import { iso } from '../schemas/time.js';
 
 export interface ExecuteOptions {
   userId?: string;
@@ -31,7 +32,6 @@ export interface StartedRun {
   settled: Promise<LogRecord>;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const executionNotFound = (id: string) => notFound(`Execution ${id} not found`);
 
 export function requireWorkflow(engine: WorkflowEngine, workflowId: string): WorkflowDefinition {
