@@ -4,7 +4,7 @@
  */
 import type { ZodType } from 'zod';
 import type { RouteDef } from './route-types.js';
-import { toJsonSchema } from '../schemas/json-schema.js';
+import { toJsonSchema } from '../shared/json-schema.js';
 
 export const API_TITLE = 'Agent and Workflow Server API';
 

@@ -6,7 +6,7 @@
  */
 import type { AgentOperationType, AgentRunStarted, AgentRunUsage, RecordedStep } from '../../machines/agent-run.machine.js';
 import type { LogRecord } from '../log/types.js';
-import { iso } from '../schemas/time.js';
+import { iso } from '../shared/time.js';
 
 export type HistoryStatus = 'working' | 'completed' | 'error' | 'cancelled';
 

@@ -6,7 +6,7 @@
 import type { LogRecord } from '../log/types.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { executionIdOf, workflowEventOf } from '../workflows/events.js';
-import { iso } from '../schemas/time.js';
+import { iso } from '../shared/time.js';
 
 export interface ExecutionEventView {
   id: string;

@@ -9,7 +9,7 @@
  */
 import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
-import { toJsonSchema } from '../schemas/json-schema.js';
+import { toJsonSchema } from '../shared/json-schema.js';
 
 export interface ToolExecuteOptions {
   /** the caller's `options.context` (plus `user` when authenticated); `{}` when none */

@@ -14,7 +14,7 @@ import { executionStream, suspensionOf } from './events.js';
 import { planReplay, type ReplayRequest } from './replay-plan.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { foldExecution, type ExecutionRecordView } from '../projections/executions-view.js';
-import { iso } from '../schemas/time.js';
+import { iso } from '../shared/time.js';
 
 export interface ExecuteOptions {
   userId?: string;

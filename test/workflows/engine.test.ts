@@ -10,7 +10,8 @@ import { foldExecution } from '../../src/projections/executions-view.js';
 import { executionStream } from '../../src/workflows/events.js';
 import type { WorkflowAgentRunner } from '../../src/workflows/agent-bridge.js';
 import { agentStep, branching, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
-import { makeEngine, recordsOf, typesOf, until } from './helpers.js';
+import { makeEngine, recordsOf, typesOf } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 describe('step kinds', () => {
   it('runs andWhen, andAll and andRace: nested output, outputs in declaration order, first settled wins without waiting for the loser', async () => {
@@ -179,7 +180,8 @@ describe('recovery and shutdown', () => {
     const stopped = engine.stop();
     release('stop-1');
     await stopped;
-    await new Promise((r) => setTimeout(r, 20));
+    // a step started after stop would be started by the settled outcome's continuation: let it run
+    await new Promise((r) => setImmediate(r));
     expect(typesOf(await recordsOf(engine, run.executionId))).toEqual(['execution.started', 'step.started', 'step.completed', 'step.started', 'step.completed']);
   });
 });

@@ -21,11 +21,3 @@ export const recordsOf = (engine: WorkflowEngine, executionId: string): Promise<
 
 export const typesOf = (records: LogRecord[]) => records.map((r) => r.type);
 
-/** Waits until `check` holds (polling the event loop, bounded). */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
