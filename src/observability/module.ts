@@ -28,6 +28,7 @@ import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
 import { TraceProjection } from '../projections/traces.js';
 import { ProjectionRunner } from '../projections/runner.js';
+import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './live-runs.js';
 import { SPAN_CAPACITY, TraceStore } from '../projections/traces-store.js';
 import { logsRoutes } from '../http/routes/logs.routes.js';
 import { observabilityRoutes } from '../http/routes/observability.routes.js';
@@ -120,6 +121,8 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     { onError: (err) => logger.error({ err }, 'span projection stopped') },
   );
   const waitFor = (seq: number) => spans.waitFor(seq);
+  const live = createLiveRunsStore();
+  const liveRuns = new ProjectionRunner(ctx.log, liveRunsProjection(live), { onError: (err) => logger.error({ err }, 'live runs projection stopped') });
 
   const logs = logsRoutes({ capture, feed: logsFeed, guard });
   // the LevelDB log has storage figures; the in-memory one (tests) has none
@@ -131,6 +134,7 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     guard,
     logStats: levelLog && (() => levelLog.stats()),
     logHead: () => ctx.log.head(),
+    live: () => describeLiveRuns(live.getSnapshot().context),
   });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),
@@ -152,10 +156,12 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
       traces.lastSeq = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
       // the span store is complete for everything committed before boot once start() returns
       await spans.start();
+      await liveRuns.start();
       logger.debug({ spans: store.spanCount, traces: store.traceCount, otlp: otlpConfig?.endpoint }, 'observability ready');
     },
     async stop() {
       await spans.stop();
+      await liveRuns.stop();
       linker.stop();
       guard.stop();
       await exporter?.shutdown().catch(() => undefined);

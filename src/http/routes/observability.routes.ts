@@ -25,6 +25,8 @@ export interface ObservabilityRouteDeps {
   logStats?: () => LogStats;
   /** the log's durable head */
   logHead: () => number;
+  /** executions and agent runs in flight */
+  live: () => unknown;
 }
 
 /** What the status shows of the event log and the process: enough to watch memory and storage from outside. */
@@ -36,6 +38,7 @@ function runtimeStatus(deps: ObservabilityRouteDeps) {
       head: deps.logHead(),
       ...(s ? { cachedStreams: s.cachedStreams, storageMemoryBytes: s.storageMemoryBytes, tableFiles: s.tableFiles, batches: s.batches } : {}),
     },
+    live: deps.live(),
     process: { rssBytes: m.rss, heapUsedBytes: m.heapUsed, heapTotalBytes: m.heapTotal, externalBytes: m.external, uptimeSeconds: Math.round(process.uptime()) },
   };
 }
