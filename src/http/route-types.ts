@@ -11,7 +11,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * Auth class of a route (decisions.md §12):
  * - `execution`: in the default protected list (protected whenever JWT auth is configured);
  * - `management` / `documentation` / `custom`: public unless `defaultPrivate: true`;
- * - `console`: `/observability/*` and `WS /ws/observability`, guarded by console credentials;
+ * - `console`: `/observability/*` and `WS /ws/observability`, guarded by console credentials in every mode;
  * - `host-changing`: public for JWT, but in production also behind the console guard; in every mode a browser
  *   request from a foreign origin is refused (403), see `refusesForeignOrigin`.
  */

@@ -323,7 +323,9 @@ export class HttpEdge {
     const rawQuery = new URLSearchParams(raw.rawQuery);
     let user: AuthUser | undefined;
     if (this.options.authenticate) {
-      const outcome = await this.options.authenticate({ method: route.method, path: route.path, auth: route.auth }, { path: raw.path, headers: raw.headers, query: rawQuery });
+      const pending = this.options.authenticate({ method: route.method, path: route.path, auth: route.auth }, { path: raw.path, headers: raw.headers, query: rawQuery });
+      // no await when the answer is already there (no JWT to verify): one microtask less per request
+      const outcome = pending instanceof Promise ? await pending : pending;
       if (!outcome.ok) throw new AppError(outcome.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', outcome.error);
       user = outcome.user;
     }
