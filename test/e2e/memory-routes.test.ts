@@ -221,6 +221,9 @@ describe('messages', () => {
     expect(noIds.body.error).toBe('Each message must include conversationId and userId');
     const noArray = await post('/save-messages', { userId: 'gus', conversationId: a.id });
     expect(noArray.body).toEqual({ success: false, error: 'messages array is required' });
+    const emptyArray = await post('/save-messages', { userId: 'gus', conversationId: a.id, messages: [] });
+    expect(emptyArray.status).toBe(400);
+    expect(emptyArray.body).toEqual({ success: false, error: 'messages array is required' });
     const badRole = await post('/save-messages', { userId: 'gus', conversationId: a.id, messages: [{ role: 'robot', content: 'x' }] });
     expect(badRole.status).toBe(400);
     expect(badRole.body.error).toMatch(/^Invalid request: messages\.0\.role: /);
