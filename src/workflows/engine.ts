@@ -25,6 +25,7 @@ import { resolveAgentRunner } from './agent-bridge.js';
 import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
+import { loggerFor } from '../observability/logger-for.js';
 
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
@@ -176,7 +177,7 @@ export class WorkflowEngine {
         signal: controller.signal,
         // created on first use: most steps never log, and a pino child per step is not free
         get logger() {
-          return (stepLogger ??= engineLogger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }));
+          return (stepLogger ??= loggerFor(engineLogger, { workflowId: c.workflowId, executionId: c.executionId, parentExecutionId: c.parentExecutionId, stepId: step.id }));
         },
         retries: def.retries,
         emit: async (stepId, event) => {
