@@ -26,6 +26,7 @@ import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome 
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
+import { traceIdFor } from '../observability/span-types.js';
 
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
@@ -165,6 +166,7 @@ export class WorkflowEngine {
       const outcome = await runTopLevelStep(step, {
         executionId: c.executionId,
         workflowId: c.workflowId,
+        traceId: traceOf(c),
         data: cur.input,
         resumeData: isResume ? c.resume!.resumeData : undefined,
         isResume,
@@ -228,7 +230,9 @@ export class WorkflowEngine {
   async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
     const settled = this.feeds.waitForSettle(stream, 0);
-    const res = await this.host.create(this.kind, stream, input, { ...options, at: input.createdAt });
+    // the trace id is recorded, so the record views and the traces projection agree on it (span-types.ts)
+    const data: ExecutionInput = input.traceId ? input : { ...input, traceId: traceIdFor(stream) };
+    const res = await this.host.create(this.kind, stream, data, { ...options, at: input.createdAt });
     return { settled, seq: res.seq };
   }
 
@@ -256,6 +260,7 @@ export class WorkflowEngine {
         createdAt: this.host.clock(),
         parentExecutionId: pc.executionId,
         parentStepId: topStepId,
+        traceId: traceOf(pc),
       });
       settled = created.settled;
     } else {
@@ -361,6 +366,9 @@ export class WorkflowEngine {
     return this.stopping;
   }
 }
+
+/** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
+const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
 
 /** The events that cancel an execution as it is now: the step in flight, then the run. */
 export function cancelEvents(snap: ExecSnapshot, reason: string, def: WorkflowDefinition | undefined): ExecutionEvent[] {

@@ -34,6 +34,8 @@ export interface ChildRunRequest {
 
 export interface StepRunEnv {
   executionId: string;
+  /** the execution's trace (an agent run of an andAgent step joins it) */
+  traceId?: string;
   workflowId: string;
   data: unknown;
   resumeData: unknown;
@@ -216,7 +218,7 @@ async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: 
         userId: rs.env.userId,
         conversationId: rs.env.conversationId,
         signal,
-        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId },
+        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId, ...(rs.env.traceId ? { traceId: rs.env.traceId } : {}) },
       });
       addUsage(rs, res.usage);
       const raw = step.schema ? res.object : res.text;

@@ -279,6 +279,7 @@ describe('workflow bridge', () => {
     expect(structured.object).toEqual({ title: expect.any(String), count: expect.any(Number) });
     const entries = (await api(url('/agents/plain/history?limit=2'))).body.data.entries;
     expect(entries.map((e: any) => e.operationType)).toEqual(['workflow-step', 'workflow-step']);
+    // the caller named no trace: the entry names none (the projection links the run to the step's span)
     expect(entries[1].metadata).toEqual({ workflowId: 'wf', executionId: 'ex-1', stepId: 's1' });
     expect(entries[0].userId).toBe('wf-user');
   });
