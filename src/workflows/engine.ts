@@ -131,14 +131,20 @@ export class WorkflowEngine {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
       const def = this.definitions.get(c.workflowId);
-      if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
+      if (!def) return this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`);
       if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
       const step = def.steps[c.nextIndex];
       if (!step || step.id !== c.stepIds[c.nextIndex]) {
-        return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
+        return this.engineFailure(c, `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
       }
       return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
     });
+  }
+
+  /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
+  private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
+    this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+    return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   }
 
   private abortStep(actor: ExecActor, status: string): void {
@@ -343,7 +349,7 @@ export class WorkflowEngine {
       if (actor.snapshot.value !== 'running') continue;
       const c = actor.snapshot.context;
       if (!this.definitions.has(c.workflowId)) {
-        this.dispatch(actor, { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName });
+        this.dispatch(actor, this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`));
         continue;
       }
       recovered++;
