@@ -205,6 +205,9 @@ describe('sub-agents', () => {
     const all = await Promise.all(streams.map((s) => server.log.readStream(s.stream, 1, 1)));
     const child = all.map((rs) => rs[0]).find((rec) => (rec.data as any).metadata?.parentRunId === history.id)!;
     expect(child.data).toMatchObject({ agentId: 'researcher', input: 'find the answer', userId: 'boss', metadata: { parentAgentId: 'lead' } });
+    // the sub-agent's run is in its parent's trace, and the parent's history entry names that trace
+    expect(history.metadata.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect((child.data as any).traceId).toBe(history.metadata.traceId);
   });
 
   it('forwards the sub-agent parts into a streaming parent with the sub-agent keys', async () => {
