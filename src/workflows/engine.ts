@@ -22,7 +22,7 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
@@ -409,7 +409,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
       case 'execution.suspended':
         throw new SuspendSignal(d.reason, d.suspendData);
       case 'execution.failed':
-        throw new Error(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
+        throw new SubWorkflowFailedError(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
       default:
         throw new Error(`Sub-workflow ${workflowId} was cancelled`);
     }
@@ -421,7 +421,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
     case 'suspended':
       throw new SuspendSignal(c.suspension!.reason, c.suspension!.suspendData);
     case 'error':
-      throw new Error(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
+      throw new SubWorkflowFailedError(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
     default:
       throw new Error(`Sub-workflow ${workflowId} was cancelled`);
   }

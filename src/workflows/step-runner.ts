@@ -23,6 +23,14 @@ export class SuspendSignal extends Error {
 
 export const DEFAULT_SUSPEND_REASON = 'Step requested suspension';
 
+/** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
+export class SubWorkflowFailedError extends Error {
+  constructor(message: string) {
+    super(message);
+    // recorded as the parent's error: named like any step error, as before
+  }
+}
+
 export interface ChildRunRequest {
   step: SubWorkflowStep;
   input: unknown;
@@ -248,7 +256,7 @@ export async function runTopLevelStep(step: WorkflowStep, env: StepRunEnv): Prom
       return { kind: 'suspended', reason: err.reason, ...(err.suspendData !== undefined ? { suspendData: err.suspendData } : {}), ...state() };
     }
     // the one log line of a failed step (the run ends in error with it); an aborted step did not fail
-    if (!env.signal.aborted) env.logger.warn({ err }, 'workflow step failed');
+    if (!env.signal.aborted && !(err instanceof SubWorkflowFailedError)) env.logger.warn({ err }, 'workflow step failed');
     return { kind: 'failed', error: toErrorInfo(err, step.id) };
   }
 }

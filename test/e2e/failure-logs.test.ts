@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
 import { createTool } from '../../src/tools/define-tool.js';
-import { andAll, andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { andAll, andThen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { openFeed, wsUrl, type FeedClient } from '../observability/ws-client.js';
 
@@ -31,6 +31,17 @@ const flaky = createWorkflow(
     },
   }),
 );
+
+const failingChild = createWorkflow(
+  { id: 'failing-child', name: 'Failing child' },
+  andThen({
+    id: 'deep',
+    execute: () => {
+      throw new Error('deep trouble');
+    },
+  }),
+);
+const nest = createWorkflow({ id: 'nest', name: 'Nest' }, andWorkflow({ id: 'sub', workflow: failingChild }));
 
 const brokenTool = createTool({
   name: 'getWeather',
@@ -73,7 +84,7 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
     t = await startTestServer(
       {
-        workflows: [flaky],
+        workflows: [flaky, nest],
         agents: [unlucky, offline],
         tools: [brokenTool],
         routes: [
@@ -108,6 +119,15 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     const live = await feed.waitFor((m) => m.type === 'update' && m.logs.some((l: any) => l.executionId === executionId));
     expect(live.logs.find((l: any) => l.executionId === executionId)).toMatchObject({ msg: 'workflow step failed', stepId: 'explode' });
     expect(lines.filter((l) => l.includes('workflow step failed') && l.includes(executionId))).toHaveLength(1);
+  });
+
+  it('logs a step failing in a sub-workflow once, found by the parent execution id', async () => {
+    const r = await api(`${t.url}/workflows/nest/execute`, { method: 'POST', json: { input: {} } });
+    expect(r.status).toBe(500);
+    const executionId = r.body.executionId;
+    expect(await warnings(`executionId=${executionId}`)).toEqual([
+      expect.objectContaining({ msg: 'workflow step failed', workflowId: 'failing-child', parentExecutionId: executionId, stepId: 'deep', error: expect.objectContaining({ message: 'deep trouble' }) }),
+    ]);
   });
 
   it('writes every key of a line once, a step logger and a nested step logger included', async () => {
