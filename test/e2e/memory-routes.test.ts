@@ -346,6 +346,15 @@ describe('search', () => {
     expect(one.body.data.count).toBe(1);
   });
 
+  it('scores a message sharing no word with the query 0, so a 0.5 threshold leaves it out', async () => {
+    const c = await createConversation({ userId: 'oli' });
+    await post('/save-messages', { userId: 'oli', conversationId: c.id, messages: [{ id: 'o1', role: 'user', content: 'We flew to Oslo in May' }, { id: 'o2', role: 'user', content: 'hello world, slow loss' }] });
+    const all = await get(`/search?searchQuery=Oslo&conversationId=${c.id}`);
+    expect(all.body.data.results.map((x: { id: string; score: number }) => [x.id, x.score > 0.5 ? 'related' : x.score])).toEqual([['o1', 'related'], ['o2', 0]]);
+    const half = await get(`/search?searchQuery=Oslo&conversationId=${c.id}&threshold=0.5`);
+    expect(half.body.data.results.map((x: { id: string }) => x.id)).toEqual(['o1']);
+  });
+
   it('never returns a deleted message', async () => {
     const c = await createConversation({ userId: 'rae' });
     await post('/save-messages', { userId: 'rae', conversationId: c.id, messages: [{ id: 'gone', role: 'user', content: 'secret recipe for pancakes' }] });
