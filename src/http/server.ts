@@ -352,7 +352,7 @@ export class HttpEdge {
     try {
       result = await route.handler(ctx);
     } catch (err) {
-      if (!(err instanceof AppError)) this.options.onError?.(err, { method: raw.method, path: raw.path });
+      // fail() logs an unexpected error (once)
       return fail(err);
     }
     if (state.aborted || state.done) return;
