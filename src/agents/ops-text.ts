@@ -26,6 +26,8 @@ export interface TextResponse {
 export interface TextRunOptions {
   operationType?: AgentOperationType;
   metadata?: Record<string, unknown>;
+  /** the caller's trace (a workflow step's); default: the parent run's, else the run's own */
+  traceId?: string;
   /** structured output: `options.output` of the request, or a workflow step's schema (any root) */
   output?: { type: 'text' } | { type: 'object'; schema: Record<string, unknown> };
 }
@@ -49,7 +51,7 @@ export function abortReason(run: AgentRun): string {
 }
 
 export async function runText(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, opts: TextRunOptions = {}): Promise<TextResponse> {
-  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata });
+  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata, traceId: opts.traceId });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
   const memory = MemoryWriter.for(prepared, runs.logger);
   const output = opts.output;

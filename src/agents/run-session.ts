@@ -172,6 +172,10 @@ export class AgentRun implements RunEffect {
   stepFinished(step: StepResult<ToolSet>): void {
     this.stepNumber = step.stepNumber + 1;
     if (this.terminal) return;
+    for (const part of step.content) {
+      // the SDK hands a throwing tool's error to the model; operators see it here, once per call
+      if (part.type === 'tool-error') this.deps.logger.warn({ ...this.logIds(), toolCallId: part.toolCallId, toolName: part.toolName, err: part.error }, 'agent tool failed');
+    }
     if (step.finishReason !== 'tool-calls' || step.toolCalls.length === 0) return;
     // the step record carries the step's whole text: pending deltas are redundant
     this.dropDelta();
@@ -190,7 +194,20 @@ export class AgentRun implements RunEffect {
 
   fail(error: unknown): Promise<void> {
     if (this.terminal) return this.terminal;
+    // the one log line of a failed run (the route answers with an AppError, which is not logged again)
+    this.deps.logger.warn({ ...this.logIds(), err: error instanceof Error ? error : { type: 'Error', message: errorMessage(error) } }, 'agent run failed');
     return this.end({ type: 'run.failed', error: errorMessage(error) });
+  }
+
+  /** Correlation keys of this run's log lines (logger-for.ts), the calling workflow step's included. */
+  private logIds(): Record<string, unknown> {
+    const s = this.started;
+    const m = s.metadata ?? {};
+    const ids: Record<string, unknown> = { agentId: s.agentId, runId: this.runId };
+    if (s.conversationId !== undefined) ids.conversationId = s.conversationId;
+    if (s.userId !== undefined) ids.userId = s.userId;
+    for (const k of ['workflowId', 'executionId', 'stepId', 'parentRunId'] as const) if (typeof m[k] === 'string') ids[k] = m[k];
+    return ids;
   }
 
   abort(reason: string): Promise<void> {

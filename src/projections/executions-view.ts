@@ -7,6 +7,7 @@ import type { LogRecord } from '../log/types.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { executionIdOf, workflowEventOf } from '../workflows/events.js';
 import { iso } from '../shared/time.js';
+import { traceRefOf } from '../observability/span-types.js';
 
 export interface ExecutionEventView {
   id: string;
@@ -108,6 +109,8 @@ export function startView(first: LogRecord): ExecutionRecordView {
     updatedAt: iso(first.at),
     endAt: null,
   };
+  // engine keys win over the caller's metadata (decisions.md §5)
+  Object.assign(view.metadata, traceRefOf(first.stream, start.traceId, start.parentExecutionId !== undefined));
   if (start.replay) {
     Object.assign(view.metadata, {
       replayedFromExecutionId: start.replay.fromExecutionId,

@@ -23,9 +23,11 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
+import { loggerFor } from '../observability/logger-for.js';
+import { traceIdFor } from '../observability/span-types.js';
 
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
@@ -130,14 +132,20 @@ export class WorkflowEngine {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
       const def = this.definitions.get(c.workflowId);
-      if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
+      if (!def) return this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`);
       if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
       const step = def.steps[c.nextIndex];
       if (!step || step.id !== c.stepIds[c.nextIndex]) {
-        return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
+        return this.engineFailure(c, `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
       }
       return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
     });
+  }
+
+  /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
+  private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
+    this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+    return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   }
 
   private abortStep(actor: ExecActor, status: string): void {
@@ -165,6 +173,7 @@ export class WorkflowEngine {
       const outcome = await runTopLevelStep(step, {
         executionId: c.executionId,
         workflowId: c.workflowId,
+        traceId: traceOf(c),
         data: cur.input,
         resumeData: isResume ? c.resume!.resumeData : undefined,
         isResume,
@@ -177,7 +186,7 @@ export class WorkflowEngine {
         signal: controller.signal,
         // created on first use: most steps never log, and a pino child per step is not free
         get logger() {
-          return (stepLogger ??= engineLogger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }));
+          return (stepLogger ??= loggerFor(engineLogger, { workflowId: c.workflowId, executionId: c.executionId, parentExecutionId: c.parentExecutionId, stepId: step.id }));
         },
         retries: def.retries,
         emit: async (stepId, event) => {
@@ -228,7 +237,9 @@ export class WorkflowEngine {
   async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
     const settled = this.feeds.waitForSettle(stream, 0);
-    const res = await this.host.create(this.kind, stream, input, { ...options, at: input.createdAt });
+    // the trace id is recorded, so the record views and the traces projection agree on it (span-types.ts)
+    const data: ExecutionInput = input.traceId ? input : { ...input, traceId: traceIdFor(stream) };
+    const res = await this.host.create(this.kind, stream, data, { ...options, at: input.createdAt });
     return { settled, seq: res.seq };
   }
 
@@ -256,6 +267,7 @@ export class WorkflowEngine {
         createdAt: this.host.clock(),
         parentExecutionId: pc.executionId,
         parentStepId: topStepId,
+        traceId: traceOf(pc),
       });
       settled = created.settled;
     } else {
@@ -338,7 +350,7 @@ export class WorkflowEngine {
       if (actor.snapshot.value !== 'running') continue;
       const c = actor.snapshot.context;
       if (!this.definitions.has(c.workflowId)) {
-        this.dispatch(actor, { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName });
+        this.dispatch(actor, this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`));
         continue;
       }
       recovered++;
@@ -361,6 +373,9 @@ export class WorkflowEngine {
     return this.stopping;
   }
 }
+
+/** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
+const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
 
 /** The events that cancel an execution as it is now: the step in flight, then the run. */
 export function cancelEvents(snap: ExecSnapshot, reason: string, def: WorkflowDefinition | undefined): ExecutionEvent[] {
@@ -395,7 +410,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
       case 'execution.suspended':
         throw new SuspendSignal(d.reason, d.suspendData);
       case 'execution.failed':
-        throw new Error(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
+        throw new SubWorkflowFailedError(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
       default:
         throw new Error(`Sub-workflow ${workflowId} was cancelled`);
     }
@@ -407,7 +422,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
     case 'suspended':
       throw new SuspendSignal(c.suspension!.reason, c.suspension!.suspendData);
     case 'error':
-      throw new Error(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
+      throw new SubWorkflowFailedError(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
     default:
       throw new Error(`Sub-workflow ${workflowId} was cancelled`);
   }

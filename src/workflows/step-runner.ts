@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
 import { AgentRunnerMissingError, type WorkflowAgentRunner } from './agent-bridge.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
+import { loggerFor } from '../observability/logger-for.js';
 
 /** Thrown by `suspend()`: unwinds the step function. */
 export class SuspendSignal extends Error {
@@ -21,6 +22,14 @@ export class SuspendSignal extends Error {
 }
 
 export const DEFAULT_SUSPEND_REASON = 'Step requested suspension';
+
+/** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
+export class SubWorkflowFailedError extends Error {
+  constructor(message: string) {
+    super(message);
+    // recorded as the parent's error: named like any step error, as before
+  }
+}
 
 export interface ChildRunRequest {
   step: SubWorkflowStep;
@@ -33,6 +42,8 @@ export interface ChildRunRequest {
 
 export interface StepRunEnv {
   executionId: string;
+  /** the execution's trace (an agent run of an andAgent step joins it) */
+  traceId?: string;
   workflowId: string;
   data: unknown;
   resumeData: unknown;
@@ -111,7 +122,8 @@ function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: Ab
     workflowId: env.workflowId,
     signal,
     get logger() {
-      return (logger ??= env.logger.child({ stepId: step.id }));
+      // loggerFor, not child(): the execution's step logger already binds `stepId`, which must not appear twice
+      return (logger ??= loggerFor(env.logger, { stepId: step.id }));
     },
     emit: (event) => env.emit(step.id, event),
   };
@@ -136,7 +148,7 @@ async function runAny(rs: RunState, step: WorkflowStep, data: unknown, signal: A
       return await runOnce(rs, step, data, signal);
     } catch (err) {
       if (err instanceof SuspendSignal || signal.aborted || attempt >= retries) throw err;
-      rs.env.logger.warn({ stepId: step.id, attempt: attempt + 1, err: (err as Error)?.message }, 'step failed, retrying');
+      loggerFor(rs.env.logger, { stepId: step.id }).warn({ attempt: attempt + 1, err }, 'step failed, retrying');
     }
   }
 }
@@ -154,7 +166,8 @@ async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: 
         await step.execute(ctx());
       } catch (err) {
         if (err instanceof SuspendSignal) throw err;
-        rs.env.logger.error({ stepId: step.id, err: (err as Error)?.message }, 'andTap step failed (ignored)');
+        // a failure of the user's code, not of the server: warn
+        loggerFor(rs.env.logger, { stepId: step.id }).warn({ err }, 'andTap step failed (ignored)');
       }
       return data;
     }
@@ -213,7 +226,7 @@ async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: 
         userId: rs.env.userId,
         conversationId: rs.env.conversationId,
         signal,
-        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId },
+        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId, ...(rs.env.traceId ? { traceId: rs.env.traceId } : {}) },
       });
       addUsage(rs, res.usage);
       const raw = step.schema ? res.object : res.text;
@@ -242,6 +255,8 @@ export async function runTopLevelStep(step: WorkflowStep, env: StepRunEnv): Prom
     if (err instanceof SuspendSignal) {
       return { kind: 'suspended', reason: err.reason, ...(err.suspendData !== undefined ? { suspendData: err.suspendData } : {}), ...state() };
     }
+    // the one log line of a failed step (the run ends in error with it); an aborted step did not fail
+    if (!env.signal.aborted && !(err instanceof SubWorkflowFailedError)) env.logger.warn({ err }, 'workflow step failed');
     return { kind: 'failed', error: toErrorInfo(err, step.id) };
   }
 }
