@@ -22,7 +22,7 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { checkDeclared, runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 
@@ -130,7 +130,7 @@ export class WorkflowEngine {
       if (this.stopping || snap.value !== 'running' || c.current) return [];
       const def = this.definitions.get(c.workflowId);
       if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
-      if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
+      if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
       const step = def.steps[c.nextIndex];
       if (!step || step.id !== c.stepIds[c.nextIndex]) {
         return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
@@ -359,6 +359,14 @@ export class WorkflowEngine {
   get isStopping(): boolean {
     return this.stopping;
   }
+}
+
+/** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
+export function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
+  if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
+  const r = checkDeclared(def.result, data);
+  if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };
+  return { type: 'execution.failed', error: { message: `Workflow result does not match its result schema: ${r.issues}`, name: 'ValidationError' }, workflowName };
 }
 
 /** The events that cancel an execution as it is now: the step in flight, then the run. */

@@ -5,9 +5,12 @@
  * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
  * throwing step; andAll waits for all and fails with the first failure in declaration order;
  * andRace takes the first to settle and aborts the others without awaiting them; andTap never
- * fails the run.
+ * fails the run. A step that declares an `outputSchema` has its output checked (and parsed) by it:
+ * a mismatch is a failure of that step, retried like any other.
  */
 import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
+import { formatIssues } from '../errors.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
 import { AgentRunnerMissingError, type WorkflowAgentRunner } from './agent-bridge.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
@@ -128,12 +131,35 @@ function abortError(signal: AbortSignal): Error {
   return r instanceof Error ? r : new Error(typeof r === 'string' ? r : 'Step aborted');
 }
 
+/**
+ * Checks a value against a declared schema: the parsed value, or the issues as text. Never throws
+ * (a schema with async refinements cannot be checked synchronously: that is reported as the issue).
+ */
+export function checkDeclared(schema: ZodType, value: unknown): { ok: true; value: unknown } | { ok: false; issues: string } {
+  try {
+    const r = schema.safeParse(value);
+    return r.success ? { ok: true, value: r.data } : { ok: false, issues: formatIssues(r.error.issues, '(root)') };
+  } catch (err) {
+    return { ok: false, issues: `(root): the schema cannot check the value (${(err as Error)?.message ?? String(err)})` };
+  }
+}
+
+/** The declared output schema applied to a step's output (andTap passes data through: nothing to check). */
+function checkStepOutput(step: WorkflowStep, out: unknown): unknown {
+  if (!step.outputSchema || out === SKIPPED || step.type === 'andTap') return out;
+  const r = checkDeclared(step.outputSchema, out);
+  if (r.ok) return r.value;
+  const err = new Error(`Step '${step.id}' output does not match its outputSchema: ${r.issues}`);
+  err.name = 'ValidationError';
+  throw err;
+}
+
 /** Runs any step kind on `data`; returns its output (or SKIPPED for a false andWhen). */
 async function runAny(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): Promise<unknown> {
   const retries = step.retries ?? rs.env.retries;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await runOnce(rs, step, data, signal);
+      return checkStepOutput(step, await runOnce(rs, step, data, signal));
     } catch (err) {
       if (err instanceof SuspendSignal || signal.aborted || attempt >= retries) throw err;
       rs.env.logger.warn({ stepId: step.id, attempt: attempt + 1, err: (err as Error)?.message }, 'step failed, retrying');
