@@ -98,4 +98,22 @@ describe('declared schemas at run time', () => {
     expect(rec.type).toBe('execution.failed');
     expect((rec.data as { error: unknown }).error).toMatchObject({ stepId: 'group', name: 'ValidationError', message: expect.stringMatching(/^Step 'inner' output does not match its outputSchema: \(root\): .*string/) });
   });
+
+  it('checks a step input against its inputSchema before running it (a tap only logs the mismatch)', async () => {
+    let ran = 0;
+    const { andTap } = await import('../../src/workflows/builder.js');
+    const w = createWorkflow(
+      { id: 'inputs' },
+      andTap({ id: 'tap', inputSchema: z.object({ missing: z.string() }), execute: () => void ran++ }),
+      andThen({ id: 'typed', inputSchema: z.object({ n: z.number() }), execute: () => void ran++ }),
+    );
+    const engine = makeEngine([w]);
+    const rec = await (await startExecution(engine, 'inputs', { n: 'one' })).settled;
+    expect(rec.type).toBe('execution.failed');
+    expect((rec.data as { error: { message: string } }).error.message).toMatch(/^Step 'typed' input does not match its inputSchema: n: /);
+    expect(ran).toBe(0);
+    const ok = await (await startExecution(engine, 'inputs', { n: 2 })).settled;
+    expect(ok.type).toBe('execution.completed');
+    expect(ran).toBe(1); // the tap was skipped with its input mismatch logged, the typed step ran
+  });
 });
