@@ -45,8 +45,7 @@ export function workflowStateAtStart(records: readonly LogRecord[], stepId: stri
  * (unknown and ambiguous ids, steps that did not run, missing outputs) with the replayable steps.
  */
 export function replayPointOf(def: WorkflowDefinition, recorded: ExecutionContext['steps'], stepId: string): StepLocation {
-  const replayable = replayableSteps(def, recorded);
-  const refuse = (message: string) => badRequest(message, { replayableSteps: replayable });
+  const refuse = (message: string) => badRequest(message, { replayableSteps: replayableSteps(def, recorded) });
   const r = resolveReplayPoint(def, stepId);
   if (!r.ok && r.reason === 'unknown') throw refuse(`Step '${stepId}' not found in workflow '${def.id}'`);
   if (!r.ok) {
@@ -57,7 +56,7 @@ export function replayPointOf(def: WorkflowDefinition, recorded: ExecutionContex
   if (problem === undefined) return r.point;
   // the missing-output message is the contract's (decisions.md §14): the list travels in the body only
   if (problem.startsWith('missing')) throw refuse(`Cannot replay from step '${stepId}': ${problem}`);
-  throw refuse(`Cannot replay from step '${stepId}': ${problem}; replayable steps: ${replayable.join(', ') || 'none'}`);
+  throw refuse(`Cannot replay from step '${stepId}': ${problem}; replayable steps: ${replayableSteps(def, recorded).join(', ') || 'none'}`);
 }
 
 export function planReplay(
