@@ -55,8 +55,9 @@ export function replayPointOf(def: WorkflowDefinition, recorded: ExecutionContex
   const problem = replayPointProblem(def, recorded, r.point);
   if (problem === undefined) return r.point;
   // the missing-output message is the contract's (decisions.md §14): the list travels in the body only
-  if (problem.startsWith('missing')) throw refuse(`Cannot replay from step '${stepId}': ${problem}`);
-  throw refuse(`Cannot replay from step '${stepId}': ${problem}; replayable steps: ${replayableSteps(def, recorded).join(', ') || 'none'}`);
+  if (problem.kind === 'missing-outputs') throw refuse(`Cannot replay from step '${stepId}': missing recorded output of step(s) ${problem.stepIds.join(', ')}`);
+  const list = replayableSteps(def, recorded).join(', ') || 'none';
+  throw refuse(`Cannot replay from step '${stepId}': it did not run in this execution (its branch '${problem.skippedBranch}' was skipped); replayable steps: ${list}`);
 }
 
 export function planReplay(

@@ -63,15 +63,21 @@ export function stepLabel(location: StepLocation, all: readonly StepLocation[]):
   return all.filter((l) => l.stepId === location.stepId).length > 1 ? location.path.join('/') : location.stepId;
 }
 
+/** Why a replay point cannot start a replay of a given source. */
+export type ReplayPointProblem =
+  | { kind: 'missing-outputs'; stepIds: string[] }
+  | { kind: 'not-run'; skippedBranch: string };
+
 /** Why a resolved replay point cannot start a replay of a source with these recorded steps (undefined: it can). */
-export function replayPointProblem(def: WorkflowDefinition, recorded: Readonly<Record<string, { status: StepStatus }>>, point: StepLocation): string | undefined {
+export function replayPointProblem(def: WorkflowDefinition, recorded: Readonly<Record<string, { status: StepStatus }>>, point: StepLocation): ReplayPointProblem | undefined {
   const missing = def.steps.slice(0, point.topIndex).filter((s) => {
     const st = recorded[s.id];
     return !st || (st.status !== 'success' && st.status !== 'skipped');
   });
-  if (missing.length > 0) return `missing recorded output of step(s) ${missing.map((s) => s.id).join(', ')}`;
+  if (missing.length > 0) return { kind: 'missing-outputs', stepIds: missing.map((s) => s.id) };
+  // a step nested in a branch that was skipped never ran: replaying "from" it would not run it either
   if (point.path.length > 1 && def.steps[point.topIndex].type === 'andWhen' && recorded[point.topStepId]?.status === 'skipped') {
-    return `it did not run in this execution (its branch '${point.topStepId}' was skipped)`;
+    return { kind: 'not-run', skippedBranch: point.topStepId };
   }
   return undefined;
 }
