@@ -23,6 +23,8 @@ describe('schema slots at definition time', () => {
     expect(isZodSchema({ customer: z.string() })).toBe(false);
     expect(isZodSchema(JSON_SCHEMA)).toBe(false);
     expect(isZodSchema({ safeParse: () => ({ success: true }) })).toBe(false);
+    expect(() => checkSchemaSlot('x', 'input', { _zod: {} })).toThrow("x: input must be a zod schema, got a zod mini schema");
+    expect(() => checkSchemaSlot('x', 'input', { safeParse: () => ({ success: true }) })).toThrow('x: input must be a zod schema, got a schema of another zod version');
     expect(() => checkSchemaSlot('x', 'input', undefined)).not.toThrow();
     expect(() => checkSchemaSlot('x', 'parameters', undefined, true)).toThrow('x: parameters must be a zod schema, got nothing');
   });
