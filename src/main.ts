@@ -96,9 +96,16 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
 
   const modules = new Map<string, ServerModule>();
-  for (const factory of options.modules ?? []) {
-    const m = await factory(ctx, modules);
-    modules.set(m.name, m);
+  try {
+    for (const factory of options.modules ?? []) {
+      const m = await factory(ctx, modules);
+      modules.set(m.name, m);
+    }
+  } catch (err) {
+    // a module refused the config (e.g. a schema slot that is not a zod schema): free the data directory
+    for (const m of [...modules.values()].reverse()) await m.stop?.().catch(() => undefined);
+    await log.close();
+    throw err;
   }
 
   const routes: RouteDef[] = [];

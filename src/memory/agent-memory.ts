@@ -23,12 +23,13 @@ import { textOf, toModelMessages, type MessageInput } from './messages.js';
 import type { MemoryService } from './service.js';
 import type { PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
-import { workingMemorySection } from './working-memory.js';
+import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
 
 export type AgentMemoryOptions = AgentMemoryConfig;
 
 /** The memory of an agent definition: `createAgent({ ..., memory: agentMemory({ workingMemory: true }) })`. */
 export function agentMemory(options: AgentMemoryOptions = {}): AgentMemory {
+  checkWorkingMemoryConfig('agentMemory()', options.workingMemory);
   return new AgentMemory(options);
 }
 

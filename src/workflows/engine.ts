@@ -22,7 +22,7 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { checkDeclared, runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
@@ -132,7 +132,7 @@ export class WorkflowEngine {
       if (this.stopping || snap.value !== 'running' || c.current) return [];
       const def = this.definitions.get(c.workflowId);
       if (!def) return this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`);
-      if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
+      if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
       const step = def.steps[c.nextIndex];
       if (!step || step.id !== c.stepIds[c.nextIndex]) {
         return this.engineFailure(c, `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
@@ -375,6 +375,14 @@ export class WorkflowEngine {
 
 /** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
 const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
+
+/** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
+function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
+  if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
+  const r = checkDeclared(def.result, data);
+  if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };
+  return { type: 'execution.failed', error: { message: `Workflow result does not match its result schema: ${r.issues}`, name: 'ValidationError' }, workflowName };
+}
 
 /** The events that cancel an execution as it is now: the step in flight, then the run. */
 export function cancelEvents(snap: ExecSnapshot, reason: string, def: WorkflowDefinition | undefined): ExecutionEvent[] {

@@ -51,7 +51,10 @@ const executeBody = z.object({
 const reasonBody = z.object({ reason: z.string().optional() });
 const resumeBody = z.object({ resumeData: z.unknown().optional(), options: z.object({ stepId: z.string().min(1).optional() }).optional() });
 const replayBody = z.object({
-  stepId: z.string(required('a string')).min(1, 'Required'),
+  stepId: z
+    .string(required('a string'))
+    .min(1, 'Required')
+    .meta({ description: "Any step of the workflow, nested ones included (a nested step replays from the top-level step holding it); an id used at several places is named by its path, e.g. 'approval-gate/manager-approval'" }),
   inputData: z.unknown().optional(),
   resumeData: z.unknown().optional(),
   workflowStateOverride: record.optional(),
