@@ -15,6 +15,7 @@ import type { ResolvedCallOptions } from './call-options.js';
 import { prepareCall, type PrepareArgs, type PreparedCall } from './prepare-call.js';
 import { createAgentRunKind, type RunEffect } from './run-kind.js';
 import { AgentRun, type RunDeps } from './run-session.js';
+import { MemoryWriter } from './memory-writer.js';
 import { delegationToolName, toToolSet, type RunToolContext } from './tool-adapter.js';
 import { ResumableChats } from './resumable-chat.js';
 import type { Tool } from '../tools/define-tool.js';
@@ -109,7 +110,7 @@ export class AgentRuns {
     if (conversationId !== undefined) started.conversationId = conversationId;
     if (extra.metadata !== undefined) started.metadata = extra.metadata;
     if (extra.schema !== undefined) started.schema = extra.schema;
-    return new AgentRun(this.runDeps, started, prepared.toolContext.runId);
+    return new AgentRun(this.runDeps, started, prepared.toolContext.runId, MemoryWriter.for(prepared, this.deps.logger));
   }
 
   /** Cancels the run when the client goes away, unless `onDisconnect` is `continue`. Returns the unbind. */
