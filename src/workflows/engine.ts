@@ -65,6 +65,10 @@ export class WorkflowEngine {
   /** every definition an execution may run (sub-workflows included) */
   private readonly definitions = new Map<string, WorkflowDefinition>();
   private readonly inflight = new Set<Promise<void>>();
+  /** executions with a step running in this process: id → number of step tasks */
+  private readonly stepsInFlight = new Map<string, number>();
+  /** running executions whose next step was not started because the engine is stopping */
+  private readonly heldByStop = new Set<string>();
   private readonly modules?: ReadonlyMap<string, unknown>;
   readonly newId: () => string;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
@@ -125,6 +129,11 @@ export class WorkflowEngine {
 
   /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */
   private advance(actor: ExecActor): void {
+    if (this.stopping) {
+      // the execution stays `running` in the log: the next start recovers it
+      if (actor.snapshot.value === 'running') this.heldByStop.add(actor.snapshot.context.executionId);
+      return;
+    }
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
@@ -193,7 +202,7 @@ export class WorkflowEngine {
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
       this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
     })();
-    this.track(task);
+    this.track(task, c.executionId);
   }
 
   private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
@@ -217,10 +226,17 @@ export class WorkflowEngine {
     }
   }
 
-  private track(task: Promise<void>): void {
+  private track(task: Promise<void>, executionId?: string): void {
     const p = task.catch((err) => this.logger.error({ err }, 'workflow step runner failed'));
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    if (executionId !== undefined) this.stepsInFlight.set(executionId, (this.stepsInFlight.get(executionId) ?? 0) + 1);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      if (executionId === undefined) return;
+      const n = (this.stepsInFlight.get(executionId) ?? 1) - 1;
+      if (n > 0) this.stepsInFlight.set(executionId, n);
+      else this.stepsInFlight.delete(executionId);
+    });
   }
 
   /** Creates an execution actor and returns a promise of its first settling record. */
@@ -358,6 +374,14 @@ export class WorkflowEngine {
 
   get isStopping(): boolean {
     return this.stopping;
+  }
+
+  /**
+   * After `stop` began: the executions this process leaves unfinished (a step still running, or the
+   * next step held back by the stop). They stay `running` in the log and the next start recovers them.
+   */
+  leftForRecovery(): string[] {
+    return [...new Set([...this.stepsInFlight.keys(), ...this.heldByStop])].sort();
   }
 }
 
