@@ -19,6 +19,7 @@ export class MemoryWriter {
   private savedResponse = 0;
   /** something was handed to the hooks (so a final save may have buffered messages to write) */
   private started = false;
+  /** a final save was made: later saves (none expected) are written at once too, never debounced */
   private closed = false;
 
   private constructor(private readonly prepared: PreparedCall & { memory: NonNullable<PreparedCall['memory']> }, private readonly logger: Logger) {}
@@ -29,7 +30,10 @@ export class MemoryWriter {
   }
 
   private save(messages: ModelMessage[], phase: SaveMessagesArgs['phase'], flags: { hasToolResult?: boolean; final?: boolean } = {}): void {
-    if (this.closed) return;
+    if (this.closed) {
+      if (messages.length === 0) return;
+      flags = { ...flags, final: true };
+    }
     if (messages.length === 0 && !(flags.final && this.started)) return;
     this.started = true;
     const { hooks, scope } = this.prepared.memory;

@@ -3,7 +3,8 @@
  * directory). For each streaming route: 20 calls with memory, each read to its last frame and EOF,
  * except the last call, whose reader stops at its terminal frame (what a client takes as "done") and
  * the process is killed at once. After the restart the conversation holds every message of every
- * call (user and assistant), and each agent run has its terminal record.
+ * call (user and assistant), and each agent run has its terminal record. The JSON routes (`/text`,
+ * `/object`, a workflow's `/execute`) get the same test: killed right after the last response.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -30,19 +31,21 @@ interface Route {
   name: string;
   /** the request of call i, with the memory scope */
   call(i: number, memory: { userId: string; conversationId: string }): { path: string; json: unknown };
-  /** the frame that tells a client the call is done */
-  terminal: string;
+  /** the frame that tells a client the call is done (none: a JSON response) */
+  terminal?: string;
   /** the last frame before EOF */
-  lastEvent: string | undefined;
+  lastEvent?: string;
   lastData?: string;
 }
+
+const PERSON = { type: 'object', properties: { n: { type: 'number' } } };
 
 const ROUTES: Route[] = [
   { name: 'POST /agents/:id/stream', call: (i, memory) => ({ path: '/agents/assistant/stream', json: { input: `stream message ${i}`, options: { memory } } }), terminal: 'finish', lastEvent: 'finish' },
   { name: 'POST /agents/:id/chat', call: (i, memory) => ({ path: '/agents/assistant/chat', json: { input: `chat message ${i}`, options: { memory } } }), terminal: 'finish', lastEvent: undefined, lastData: '[DONE]' },
   {
     name: 'POST /agents/:id/stream-object',
-    call: (i, memory) => ({ path: '/agents/assistant/stream-object', json: { input: `object ${i}`, schema: { type: 'object', properties: { n: { type: 'number' } } }, options: { memory } } }),
+    call: (i, memory) => ({ path: '/agents/assistant/stream-object', json: { input: `object ${i}`, schema: PERSON, options: { memory } } }),
     terminal: 'object',
     lastEvent: 'object',
   },
@@ -52,11 +55,14 @@ const ROUTES: Route[] = [
     terminal: 'workflow-result',
     lastEvent: 'workflow-result',
   },
+  { name: 'POST /agents/:id/text', call: (i, memory) => ({ path: '/agents/assistant/text', json: { input: `text message ${i}`, options: { memory } } }) },
+  { name: 'POST /agents/:id/object', call: (i, memory) => ({ path: '/agents/assistant/object', json: { input: `object ${i}`, schema: PERSON, options: { memory } } }) },
+  { name: 'POST /workflows/:id/execute', call: (i, memory) => ({ path: '/workflows/ask/execute', json: { input: { question: `workflow question ${i}` }, options: memory } }) },
 ];
 
 describe('a stream that ended is durable, memory included', () => {
   for (const route of ROUTES) {
-    it(`${route.name}: every message of 20 finished calls survives a SIGKILL right after the last one's terminal frame`, async () => {
+    it(`${route.name}: every message of 20 finished calls survives a SIGKILL right after the last one's ${route.terminal ? 'terminal frame' : 'response'}`, async () => {
       const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-stream-kill-'));
       dirs.push(dataDir);
       const memory = { userId: 'kill-test', conversationId: `conv-${route.name.replace(/\W+/g, '-')}` };
@@ -64,6 +70,11 @@ describe('a stream that ended is durable, memory included', () => {
       for (let i = 0; i < CALLS; i++) {
         const { path: p, json } = route.call(i, memory);
         const lastCall = i === CALLS - 1;
+        if (route.terminal === undefined) {
+          const res = await api(`${server.url}${p}`, { method: 'POST', json });
+          expect(res.status, JSON.stringify(res.body)).toBe(200);
+          continue;
+        }
         const res = await collectSse(`${server.url}${p}`, { method: 'POST', json }, lastCall ? (f) => f.event === route.terminal : undefined);
         expect(res.status).toBe(200);
         const last = res.frames.at(-1)!;
