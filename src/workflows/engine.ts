@@ -200,6 +200,13 @@ export class WorkflowEngine {
       });
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
+      if (this.stopping && outcome.kind === 'failed') {
+        // The stop itself may be why it failed (an agent run aborted at shutdown): recorded, it would
+        // end the run in error. Unrecorded, the step counts as interrupted and runs again when the
+        // next start recovers the execution, like any step still in flight at shutdown.
+        this.heldByStop.add(c.executionId);
+        return;
+      }
       this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
     })();
     this.track(task, c.executionId);
@@ -366,7 +373,10 @@ export class WorkflowEngine {
     return recovered;
   }
 
-  /** Graceful stop: no new step starts; in-flight steps finish and are recorded; runs stay `running`. */
+  /**
+   * Graceful stop: no new step starts; in-flight steps finish and are recorded (a failure is not: it
+   * may be the stop's doing, the step runs again after the restart); runs stay `running`.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);

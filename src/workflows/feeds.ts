@@ -33,12 +33,15 @@ export class ExecutionFeeds {
 
   /**
    * Stops the fan-out; waits still pending are rejected with `reason` (or the error it builds for the
-   * stream waited on), and their runs stay as they are.
+   * stream waited on; none leaves that wait pending), and their runs stay as they are.
    */
-  stop(reason: Error | ((stream: string) => Error) = new Error('Workflow feeds stopped')): void {
+  stop(reason: Error | ((stream: string) => Error | undefined) = new Error('Workflow feeds stopped')): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    for (const [reject, stream] of [...this.pendingWaits]) reject(typeof reason === 'function' ? reason(stream) : reason);
+    for (const [reject, stream] of [...this.pendingWaits]) {
+      const err = typeof reason === 'function' ? reason(stream) : reason;
+      if (err) reject(err);
+    }
     this.pendingWaits.clear();
   }
 

@@ -22,7 +22,7 @@ import {
   suspendExecution,
   type StartedRun,
 } from '../../workflows/commands.js';
-import { executionIdOf, executionStream } from '../../workflows/events.js';
+import { executionIdOf, executionStream, isChildExecutionId } from '../../workflows/events.js';
 import { ExecutionsIndex, type ExecutionsFilter } from '../../projections/executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from '../../projections/executions-view.js';
 
@@ -302,7 +302,9 @@ export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule =>
     left = true;
     const ids = [...new Set([...engine.leftForRecovery(), ...engine.feeds.waitedStreams().map(executionIdOf)])].sort();
     if (ids.length > 0) logger.warn({ executions: ids }, `shutting down with ${ids.length} unfinished workflow execution(s) left for recovery at the next start: ${ids.join(', ')}`);
-    engine.feeds.stop(shutdownAnswer);
+    // Clients wait on top-level executions; a sub-workflow's waiter is its parent's step, which must not
+    // fail because of the shutdown (the parent would end in error instead of resuming): it stays pending.
+    engine.feeds.stop((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : shutdownAnswer(stream)));
   };
   return {
     name: WORKFLOWS_MODULE_NAME,
