@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,15 @@ afterEach(() => {
   for (const c of children.splice(0)) c.child.kill('SIGKILL');
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+
+/** A port nothing listens on right now (the system picks it; the probe closes before returning). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 /** Runs the CLI to its exit; one still running after `timeoutMs` (a start that should have failed) is killed. */
 function runCli(args: string[], timeoutMs = 15_000): Promise<{ code: number | null; output: string }> {
@@ -70,8 +80,8 @@ describe('the eventloom process', () => {
   });
 
   it('exits 1 with a clear message when another server holds the same fixed port, and never shares it', async () => {
-    // a fixed port (what users run), random and high so parallel test runs do not collide
-    const port = String(20_000 + Math.floor(Math.random() * 40_000));
+    // a fixed port (what users run): a random high one the system reports free right now
+    const port = String(await freePort());
     const first = await spawnServer(['--port', port, '--data', tmp()]);
     children.push(first);
     const second = await runCli(['start', '--port', port, '--data', tmp()]);
