@@ -67,6 +67,10 @@ export class WorkflowEngine {
   /** every definition an execution may run (sub-workflows included) */
   private readonly definitions = new Map<string, WorkflowDefinition>();
   private readonly inflight = new Set<Promise<void>>();
+  /** executions with a step running in this process: id → number of step tasks */
+  private readonly stepsInFlight = new Map<string, number>();
+  /** running executions whose next step was not started because the engine is stopping */
+  private readonly heldByStop = new Set<string>();
   private readonly modules?: ReadonlyMap<string, unknown>;
   readonly newId: () => string;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
@@ -127,6 +131,11 @@ export class WorkflowEngine {
 
   /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */
   private advance(actor: ExecActor): void {
+    if (this.stopping) {
+      // the execution stays `running` in the log: the next start recovers it
+      if (actor.snapshot.value === 'running') this.heldByStop.add(actor.snapshot.context.executionId);
+      return;
+    }
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
@@ -200,9 +209,16 @@ export class WorkflowEngine {
       });
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
+      if (this.stopping && outcome.kind === 'failed') {
+        // The stop itself may be why it failed (an agent run aborted at shutdown): recorded, it would
+        // end the run in error. Unrecorded, the step counts as interrupted and runs again when the
+        // next start recovers the execution, like any step still in flight at shutdown.
+        this.heldByStop.add(c.executionId);
+        return;
+      }
       this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
     })();
-    this.track(task);
+    this.track(task, c.executionId);
   }
 
   private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
@@ -226,10 +242,17 @@ export class WorkflowEngine {
     }
   }
 
-  private track(task: Promise<void>): void {
+  private track(task: Promise<void>, executionId?: string): void {
     const p = task.catch((err) => this.logger.error({ err }, 'workflow step runner failed'));
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    if (executionId !== undefined) this.stepsInFlight.set(executionId, (this.stepsInFlight.get(executionId) ?? 0) + 1);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      if (executionId === undefined) return;
+      const n = (this.stepsInFlight.get(executionId) ?? 1) - 1;
+      if (n > 0) this.stepsInFlight.set(executionId, n);
+      else this.stepsInFlight.delete(executionId);
+    });
   }
 
   /** Creates an execution actor and returns a promise of its first settling record. */
@@ -362,7 +385,10 @@ export class WorkflowEngine {
     return recovered;
   }
 
-  /** Graceful stop: no new step starts; in-flight steps finish and are recorded; runs stay `running`. */
+  /**
+   * Graceful stop: no new step starts; in-flight steps finish and are recorded (a failure is not: it
+   * may be the stop's doing, the step runs again after the restart); runs stay `running`.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
@@ -370,6 +396,14 @@ export class WorkflowEngine {
 
   get isStopping(): boolean {
     return this.stopping;
+  }
+
+  /**
+   * After `stop` began: the executions this process leaves unfinished (a step still running, or the
+   * next step held back by the stop). They stay `running` in the log and the next start recovers them.
+   */
+  leftForRecovery(): string[] {
+    return [...new Set([...this.stepsInFlight.keys(), ...this.heldByStop])].sort();
   }
 }
 
