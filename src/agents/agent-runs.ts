@@ -16,6 +16,7 @@ import type { ResolvedCallOptions } from './call-options.js';
 import { prepareCall, type PrepareArgs, type PreparedCall } from './prepare-call.js';
 import { createAgentRunKind, type RunEffect } from './run-kind.js';
 import { AgentRun, type RunDeps } from './run-session.js';
+import { MemoryWriter } from './memory-writer.js';
 import { delegationToolName, toToolSet, type RunToolContext } from './tool-adapter.js';
 import { ResumableChats } from './resumable-chat.js';
 import type { Tool } from '../tools/define-tool.js';
@@ -114,7 +115,7 @@ export class AgentRuns {
     const linked = extra.metadata?.parentRunId !== undefined || extra.metadata?.executionId !== undefined;
     const traceId = extra.traceId ?? this.traceOfRun(extra.metadata?.parentRunId) ?? (linked ? undefined : traceIdFor(runStream(prepared.toolContext.runId)));
     if (traceId !== undefined) started.traceId = traceId;
-    return new AgentRun(this.runDeps, started, prepared.toolContext.runId);
+    return new AgentRun(this.runDeps, started, prepared.toolContext.runId, MemoryWriter.for(prepared, this.deps.logger));
   }
 
   /** The trace of a run in flight in this process (a sub-agent's parent is: it waits for the delegation). */

@@ -10,7 +10,6 @@ import type { AgentOperationType, AgentRunUsage } from '../../machines/agent-run
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
 import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
 export interface TextResponse {
@@ -53,7 +52,7 @@ export function abortReason(run: AgentRun): string {
 export async function runText(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, opts: TextRunOptions = {}): Promise<TextResponse> {
   const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata, traceId: opts.traceId });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const output = opts.output;
   const plan: ObjectSchemaPlan | undefined = output?.type === 'object' ? planObjectSchema(output.schema) : undefined;
   try {

@@ -479,12 +479,21 @@ function wrapWs(ws: WebSocket<unknown>): WsClient {
   };
 }
 
-/** Starts a uWS app with the edge mounted; a busy port is an error, never a silent fallback. */
+/**
+ * uSockets' listen option for an exclusive bind. Without it uWS sets SO_REUSEPORT, so a second
+ * server on a busy port "listens" too and the kernel splits connections between the two processes.
+ * The addon exports the value at run time; its types only declare `listen(port, options, cb)`, not
+ * the `(host, port, options, cb)` form the addon also accepts.
+ */
+const LIBUS_LISTEN_EXCLUSIVE_PORT: number = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => unknown;
+
+/** Starts a uWS app with the edge mounted; a busy port is an error, never a silent fallback or a shared port. */
 export function listen(edge: HttpEdge, host: string, port: number): Promise<RunningServer> {
   const app = uWS.App();
   edge.mount(app);
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket: us_listen_socket | false) => {
+    (app.listen as unknown as ListenWithOptions).call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {
         reject(new Error(`Cannot listen on ${host}:${port}: the port is in use or the address is not available`));
         return;

@@ -23,7 +23,7 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { checkDeclared, runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
@@ -68,6 +68,10 @@ export class WorkflowEngine {
   /** every definition an execution may run (sub-workflows included) */
   private readonly definitions = new Map<string, WorkflowDefinition>();
   private readonly inflight = new Set<Promise<void>>();
+  /** executions with a step running in this process: id → number of step tasks */
+  private readonly stepsInFlight = new Map<string, number>();
+  /** running executions whose next step was not started because the engine is stopping */
+  private readonly heldByStop = new Set<string>();
   private readonly modules?: ReadonlyMap<string, unknown>;
   readonly newId: () => string;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
@@ -128,12 +132,17 @@ export class WorkflowEngine {
 
   /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */
   private advance(actor: ExecActor): void {
+    if (this.stopping) {
+      // the execution stays `running` in the log: the next start recovers it
+      if (actor.snapshot.value === 'running') this.heldByStop.add(actor.snapshot.context.executionId);
+      return;
+    }
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
       const def = this.definitions.get(c.workflowId);
       if (!def) return this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`);
-      if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
+      if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
       const step = def.steps[c.nextIndex];
       if (!step || step.id !== c.stepIds[c.nextIndex]) {
         return this.engineFailure(c, `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
@@ -201,9 +210,16 @@ export class WorkflowEngine {
       });
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
+      if (this.stopping && outcome.kind === 'failed') {
+        // The stop itself may be why it failed (an agent run aborted at shutdown): recorded, it would
+        // end the run in error. Unrecorded, the step counts as interrupted and runs again when the
+        // next start recovers the execution, like any step still in flight at shutdown.
+        this.heldByStop.add(c.executionId);
+        return;
+      }
       this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
     })();
-    this.track(task);
+    this.track(task, c.executionId);
   }
 
   private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
@@ -227,10 +243,17 @@ export class WorkflowEngine {
     }
   }
 
-  private track(task: Promise<void>): void {
+  private track(task: Promise<void>, executionId?: string): void {
     const p = task.catch((err) => this.logger.error({ err }, 'workflow step runner failed'));
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    if (executionId !== undefined) this.stepsInFlight.set(executionId, (this.stepsInFlight.get(executionId) ?? 0) + 1);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      if (executionId === undefined) return;
+      const n = (this.stepsInFlight.get(executionId) ?? 1) - 1;
+      if (n > 0) this.stepsInFlight.set(executionId, n);
+      else this.stepsInFlight.delete(executionId);
+    });
   }
 
   /** Creates an execution actor and returns a promise of its first settling record. */
@@ -363,7 +386,10 @@ export class WorkflowEngine {
     return recovered;
   }
 
-  /** Graceful stop: no new step starts; in-flight steps finish and are recorded; runs stay `running`. */
+  /**
+   * Graceful stop: no new step starts; in-flight steps finish and are recorded (a failure is not: it
+   * may be the stop's doing, the step runs again after the restart); runs stay `running`.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
@@ -372,10 +398,26 @@ export class WorkflowEngine {
   get isStopping(): boolean {
     return this.stopping;
   }
+
+  /**
+   * After `stop` began: the executions this process leaves unfinished (a step still running, or the
+   * next step held back by the stop). They stay `running` in the log and the next start recovers them.
+   */
+  leftForRecovery(): string[] {
+    return [...new Set([...this.stepsInFlight.keys(), ...this.heldByStop])].sort();
+  }
 }
 
 /** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
 const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
+
+/** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
+function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
+  if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
+  const r = checkDeclared(def.result, data);
+  if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };
+  return { type: 'execution.failed', error: { message: `Workflow result does not match its result schema: ${r.issues}`, name: 'ValidationError' }, workflowName };
+}
 
 /** The events that cancel an execution as it is now: the step in flight, then the run. */
 export function cancelEvents(snap: ExecSnapshot, reason: string, def: WorkflowDefinition | undefined): ExecutionEvent[] {

@@ -255,10 +255,11 @@ describe('memory hooks', () => {
     expect(memoryCalls.load).toHaveLength(1);
     expect(memoryCalls.load[0]).toMatchObject({ agentId: 'remembering', resourceId: 'remembering', userId: 'u-mem', conversationId: 'conv-1', contextLimit: 4, input: [{ role: 'user', content: 'and now?' }] });
     expect(seen.prompt!.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
-    await new Promise((res) => setTimeout(res, 20));
-    expect(memoryCalls.save.map((s) => [s.phase, s.messages.map((m) => m.role)])).toEqual([
-      ['input', ['user']],
-      ['step', ['assistant']],
+    // the response comes after the saves: the last one is final (write what is buffered now)
+    expect(memoryCalls.save.map((s) => [s.phase, s.messages.map((m) => m.role), s.final ?? false])).toEqual([
+      ['input', ['user'], false],
+      ['step', ['assistant'], false],
+      ['step', [], true],
     ]);
   });
 
