@@ -21,6 +21,7 @@ import type { ActorHost, ActorKind } from '../runtime/actor-host.js';
 import { runStream, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
 import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
 import type { MemoryWriter } from './memory-writer.js';
+import { systemClock, type Clock, type Timer } from '../shared/clock.js';
 
 export const DELTA_FLUSH_MS = 50;
 
@@ -29,6 +30,8 @@ export interface RunDeps {
   kind: ActorKind<AgentRunLogic>;
   sessions: Map<string, RunEffect>;
   logger: Logger;
+  /** times the text-delta batching (default: the system clock) */
+  clock?: Clock;
 }
 
 export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
@@ -87,7 +90,7 @@ export class AgentRun implements RunEffect {
   private recordedSteps = 0;
   private delta = '';
   private deltaStep = 0;
-  private deltaTimer: NodeJS.Timeout | undefined;
+  private deltaTimer: Timer | undefined;
   private stepNumber = 0;
   /** how the run ended (set with the terminal record) */
   outcome: 'completed' | 'failed' | 'cancelled' | undefined;
@@ -165,7 +168,7 @@ export class AgentRun implements RunEffect {
     if (this.terminal || text.length === 0) return;
     if (this.delta.length === 0) this.deltaStep = this.stepNumber;
     this.delta += text;
-    this.deltaTimer ??= setTimeout(() => this.flushDelta(), DELTA_FLUSH_MS);
+    this.deltaTimer ??= (this.deps.clock ?? systemClock).setTimer(() => this.flushDelta(), DELTA_FLUSH_MS);
   }
 
   private flushDelta(): void {
@@ -177,7 +180,7 @@ export class AgentRun implements RunEffect {
   }
 
   private dropDelta(): void {
-    if (this.deltaTimer) clearTimeout(this.deltaTimer);
+    this.deltaTimer?.cancel();
     this.deltaTimer = undefined;
     this.delta = '';
   }
