@@ -22,6 +22,7 @@ import { runStream, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage
 import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { AppError } from '../errors.js';
 
 export const DELTA_FLUSH_MS = 50;
 
@@ -44,6 +45,31 @@ export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
     cachedInputTokens: u?.inputTokenDetails?.cacheReadTokens ?? u?.cachedInputTokens ?? 0,
     reasoningTokens: u?.outputTokenDetails?.reasoningTokens ?? u?.reasoningTokens ?? 0,
   };
+}
+
+/** The reason an aborted run records: the client's disconnect, or whatever aborted the signal. */
+export function abortReason(run: AgentRun): string {
+  const r: unknown = run.controller.signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'Aborted';
+}
+
+/**
+ * Ends a run whose model call threw: recorded as aborted when the run's signal was aborted (client
+ * gone, cancel), else as failed; either way the caller's answer is an EXECUTION_FAILED error.
+ */
+export async function endRunOnError(run: AgentRun, err: unknown): Promise<never> {
+  if (run.controller.signal.aborted) {
+    const reason = abortReason(run);
+    await run.abort(reason);
+    throw new AppError('EXECUTION_FAILED', `Generation aborted: ${reason}`);
+  }
+  return failRun(run, err);
+}
+
+/** Records the run as failed with `err` and throws it as the caller's EXECUTION_FAILED error. */
+export async function failRun(run: AgentRun, err: unknown): Promise<never> {
+  await run.fail(err);
+  throw new AppError('EXECUTION_FAILED', errorMessage(err));
 }
 
 export function errorMessage(err: unknown): string {
