@@ -23,6 +23,7 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
+import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { checkDeclared, runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
@@ -276,22 +277,18 @@ export class WorkflowEngine {
     if ((await this.log.streamHead(stream)) === 0) {
       const parsed = def.input ? def.input.safeParse(req.input) : { success: true as const, data: req.input };
       if (!parsed.success) throw new Error(`Sub-workflow ${def.id} input validation failed: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-      const created = await this.createExecution({
-        executionId: childId,
-        workflowId: def.id,
-        workflowName: def.name,
-        stepIds: def.steps.map((s) => s.id),
-        input: parsed.data,
-        context: pc.context,
-        workflowState: {},
-        ...(pc.userId !== undefined ? { userId: pc.userId } : {}),
-        ...(pc.conversationId !== undefined ? { conversationId: pc.conversationId } : {}),
-        metadata: {},
-        createdAt: this.host.clock(),
-        parentExecutionId: pc.executionId,
-        parentStepId: topStepId,
-        traceId: traceOf(pc),
-      });
+      const created = await this.createExecution(
+        newExecutionInput(def, childId, {
+          input: parsed.data,
+          context: pc.context,
+          userId: pc.userId,
+          conversationId: pc.conversationId,
+          createdAt: this.host.clock(),
+          parentExecutionId: pc.executionId,
+          parentStepId: topStepId,
+          traceId: traceOf(pc),
+        }),
+      );
       settled = created.settled;
     } else {
       const child = await this.host.load(this.kind, stream);
@@ -336,11 +333,7 @@ export class WorkflowEngine {
     this.dispatch(child, (snap) => {
       const c = snap.context;
       if (snap.value !== 'running') return [];
-      const idx = c.current ? c.current.index : c.nextIndex;
-      if (idx >= c.stepIds.length) return [];
-      const def = this.definitions.get(c.workflowId);
-      const step = def?.steps[idx];
-      return { type: 'execution.suspended', stepIndex: idx, stepId: c.stepIds[idx], stepName: step?.name ?? c.stepIds[idx], stepType: step?.type ?? 'andThen', input: c.current ? c.current.input : c.data, reason: 'Parent execution suspended', workflowName: c.workflowName };
+      return externalSuspendEvent(c, this.definitions.get(c.workflowId), 'Parent execution suspended') ?? [];
     });
   }
 
