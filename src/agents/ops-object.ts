@@ -7,7 +7,7 @@
  * `Generated object does not match schema: <issues>`.
  */
 import { generateObject, jsonSchema, streamObject } from 'ai';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 import { callSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';

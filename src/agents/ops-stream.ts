@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, Output, streamText } from 'ai';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';

@@ -3,7 +3,7 @@
  * every custom route, paths written `{param}`, request/response schemas from zod via z.toJSONSchema.
  */
 import type { ZodType } from 'zod';
-import type { RouteDef } from './route-types.js';
+import type { RouteDef } from '../contract/routes.js';
 import { toJsonSchema } from '../shared/json-schema.js';
 
 export const API_TITLE = 'Agent and Workflow Server API';

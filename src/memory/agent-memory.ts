@@ -19,10 +19,9 @@
  */
 import type { ModelMessage } from 'ai';
 import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../agents/memory-hooks.js';
-import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type ResolvedMemory } from './config.js';
+import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import { textOf, toModelMessages, type MessageInput } from './messages.js';
-import type { MemoryService } from './service.js';
-import type { PendingScope } from './store.js';
+import type { MemoryStore, PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
 import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
@@ -41,6 +40,17 @@ interface Buffer {
   timer?: Timer;
   /** the last write of this conversation */
   inflight: Promise<void>;
+}
+
+/**
+ * What the hooks use of a running memory service (service.ts implements it; declared here so the
+ * hooks do not import the service that attaches them).
+ */
+export interface MemoryService {
+  readonly store: MemoryStore;
+  readonly memoryConfig: unknown;
+  describeAgent(agentId: string, option: unknown): AgentMemoryDescription | null;
+  logError(err: unknown): void;
 }
 
 export class AgentMemory implements AgentMemoryHooks {

@@ -10,7 +10,7 @@
  * with it (order kept); the queue is bounded (`maxPending`), past which lines are linked as they are.
  */
 import type { CapturedLog } from './log-entry.js';
-import type { RootEntity, TraceProjection } from '../projections/traces.js';
+import type { RootEntity, TraceProjection } from './traces.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
 
 export interface LogLink {

@@ -14,7 +14,7 @@
  *    timeoutMs?, npmCommand?, installTimeoutMs?} }`.
  */
 import path from 'node:path';
-import type { ModuleFactory, ServerContext, ServerModule } from '../main.js';
+import type { ModuleFactory, ServerContext, ServerModule } from '../contract/server-module.js';
 import type { LevelEventLog } from '../log/level-log.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
@@ -26,13 +26,13 @@ import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
 import type { OtlpSpanExporter } from './otlp-export.js';
 import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
-import { TraceProjection } from '../projections/traces.js';
+import { TraceProjection } from './traces.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './live-runs.js';
-import { SPAN_CAPACITY, TraceStore } from '../projections/traces-store.js';
-import { logsRoutes } from '../http/routes/logs.routes.js';
-import { observabilityRoutes } from '../http/routes/observability.routes.js';
-import { systemRoutes } from '../http/routes/system.routes.js';
+import { SPAN_CAPACITY, TraceStore } from './traces-store.js';
+import { logsRoutes } from './logs-routes.js';
+import { observabilityRoutes } from './routes.js';
+import { systemRoutes } from './system-routes.js';
 
 export interface ObservabilityConfig {
   otlp?: { endpoint: string; headers?: Record<string, string> };

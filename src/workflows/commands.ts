@@ -15,7 +15,7 @@ import { executionStream, suspensionOf } from './events.js';
 import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js';
 import { resolveReplayPoint } from './replay-point.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import { foldExecution, type ExecutionRecordView } from '../projections/executions-view.js';
+import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../shared/time.js';
 
 export interface ExecuteOptions {

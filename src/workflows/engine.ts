@@ -22,7 +22,7 @@ import {
   executionStatus,
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import { resolveAgentRunner } from './agent-bridge.js';
+import type { WorkflowAgentRunner } from './agent-bridge.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { checkDeclared, runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
 import { ExecutionFeeds } from './feeds.js';
@@ -51,8 +51,8 @@ export interface WorkflowEngineOptions {
   host: ActorHost;
   logger: Logger;
   workflows: readonly WorkflowDefinition[];
-  /** the server's module map, for the agent runner of andAgent steps */
-  modules?: ReadonlyMap<string, unknown>;
+  /** the runner of andAgent steps (the agents module's), read when a step runs */
+  agentRunner?: () => WorkflowAgentRunner | undefined;
   newId?: () => string;
 }
 
@@ -73,7 +73,7 @@ export class WorkflowEngine {
   private readonly stepsInFlight = new Map<string, number>();
   /** running executions whose next step was not started because the engine is stopping */
   private readonly heldByStop = new Set<string>();
-  private readonly modules?: ReadonlyMap<string, unknown>;
+  private readonly agentRunner: () => WorkflowAgentRunner | undefined;
   readonly newId: () => string;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
   readonly reservedIds = new Set<string>();
@@ -83,7 +83,7 @@ export class WorkflowEngine {
     this.log = options.log;
     this.host = options.host;
     this.logger = options.logger;
-    this.modules = options.modules;
+    this.agentRunner = options.agentRunner ?? (() => undefined);
     this.newId = options.newId ?? randomUUID;
     for (const def of options.workflows) {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
@@ -206,7 +206,7 @@ export class WorkflowEngine {
             if (!(err instanceof EventRejectedError)) throw err;
           });
         },
-        agentRunner: () => resolveAgentRunner(this.modules),
+        agentRunner: this.agentRunner,
         runChild: (req) => this.runChild(actor, step.id, req),
       });
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile

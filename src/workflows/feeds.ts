@@ -11,7 +11,7 @@
 import { filter, type Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
 import type { EventLog, LogRecord } from '../log/types.js';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame } from './events.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
-import type { SseSink } from '../../src/http/route-types.js';
+import type { SseSink } from '../../src/contract/routes.js';
 import { ExecutionFeeds } from '../../src/workflows/feeds.js';
 import { until } from '../helpers/until.js';
 

@@ -6,13 +6,13 @@ import pino, { type Logger } from 'pino';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog, LogRecord } from '../../src/log/types.js';
 import { ActorHost } from '../../src/runtime/actor-host.js';
-import { WorkflowEngine } from '../../src/workflows/engine.js';
+import { WorkflowEngine, type WorkflowEngineOptions } from '../../src/workflows/engine.js';
 import type { WorkflowDefinition } from '../../src/workflows/types.js';
 import { executionStream } from '../../src/workflows/events.js';
 
-export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; modules?: ReadonlyMap<string, unknown>; logger?: Logger } = {}): WorkflowEngine {
+export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger } = {}): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
-  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, modules: opts.modules });
+  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner });
   engine.feeds.start();
   return engine;
 }

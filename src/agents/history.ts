@@ -11,8 +11,8 @@
  * Checkpoint `agent-history` = last global sequence applied and flushed.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
-import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from './runner.js';
-import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from './agent-history-entry.js';
+import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from './history-entry.js';
 
 const NAME = 'agent-history';
 const P = 'agent-history';

@@ -5,12 +5,13 @@
  * list, detail, executions, state, suspend and resume.
  */
 import { z } from 'zod';
-import { AppError, notFound } from '../../errors.js';
-import { ok, type RouteDef, type RouteResult } from '../route-types.js';
-import type { ModuleFactory, ServerModule } from '../../main.js';
-import { WorkflowEngine } from '../../workflows/engine.js';
-import { isWorkflowDefinition, type WorkflowDefinition } from '../../workflows/types.js';
-import { describeWorkflowDetail, describeWorkflowSummary } from '../../workflows/describe.js';
+import { AppError, notFound } from '../errors.js';
+import { ok, type RouteDef, type RouteResult } from '../contract/routes.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
+import type { WorkflowAgentRunner } from './agent-bridge.js';
+import { WorkflowEngine } from './engine.js';
+import { isWorkflowDefinition, type WorkflowDefinition } from './types.js';
+import { describeWorkflowDetail, describeWorkflowSummary } from './describe.js';
 import {
   cancelExecution,
   executionResult,
@@ -21,10 +22,10 @@ import {
   startExecution,
   suspendExecution,
   type StartedRun,
-} from '../../workflows/commands.js';
-import { executionIdOf, executionStream, isChildExecutionId } from '../../workflows/events.js';
-import { ExecutionsIndex, type ExecutionsFilter } from '../../projections/executions-index.js';
-import { foldExecution, toExecutionRecord, toExecutionState } from '../../projections/executions-view.js';
+} from './commands.js';
+import { executionIdOf, executionStream, isChildExecutionId } from './events.js';
+import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
+import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
 
 const TAGS = ['Workflows'];
 const record = z.record(z.string(), z.unknown());
@@ -299,9 +300,14 @@ export function shutdownAnswer(stream: string): AppError {
   return new AppError('UNAVAILABLE', `Server is shutting down: execution ${executionId} has not finished and resumes after the restart`, { executionId });
 }
 
-export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule => {
+export interface WorkflowsModuleDeps {
+  /** the runner of andAgent steps, read when a step runs (the agents module may be absent) */
+  agentRunner(): WorkflowAgentRunner | undefined;
+}
+
+export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): WorkflowsModule {
   const logger = ctx.logger.child({ component: 'workflows' });
-  const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), modules });
+  const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), agentRunner: deps.agentRunner });
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
   let left = false;
   // at shutdown (steps done, or the grace period over): name what the next start recovers, answer waiting calls
@@ -336,5 +342,5 @@ export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule =>
     },
     counts: () => ({ workflows: engine.workflows.size }),
   };
-};
+}
 

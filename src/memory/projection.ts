@@ -9,11 +9,11 @@
  * kv store shows pending writes to readers at once, so nothing waits for a second fsync.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
-import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from './runner.js';
-import { isMemoryStream, planMemoryRecord, type MemoryChange } from './memory-apply.js';
-import type { StoredMessage } from '../memory/types.js';
-import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, messageRange, ordOfMessageKey, type ConversationRow } from './memory-keys.js';
-import { TailCache } from './memory-tails.js';
+import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { isMemoryStream, planMemoryRecord, type MemoryChange } from './projection-apply.js';
+import type { StoredMessage } from './types.js';
+import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, messageRange, ordOfMessageKey, type ConversationRow } from './projection-keys.js';
+import { TailCache } from './projection-tails.js';
 
 export type MemoryChangeListener = (change: MemoryChange | { type: 'reset' }) => void;
 

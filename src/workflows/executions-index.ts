@@ -16,10 +16,10 @@
  * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
-import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from './runner.js';
+import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
-import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../workflows/events.js';
+import { EXECUTION_STREAM_PREFIX, executionIdOf } from './events.js';
 
 export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
 const P = 'wfx/';
