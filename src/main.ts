@@ -11,6 +11,7 @@ import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
+import { consoleRoutes } from './http/routes/console.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
@@ -124,6 +125,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
   routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
+  routes.push(...consoleRoutes());
   for (const m of modules.values()) routes.push(...(m.routes ?? []));
   const wsRoutes: WsRouteDef[] = [wsEchoRoute];
   for (const m of modules.values()) wsRoutes.push(...(m.wsRoutes ?? []));
