@@ -53,14 +53,19 @@ function ToolCard({ part }) {
   </div>`;
 }
 
-function Chat({ agent, p }) {
+function Chat({ agent, p, onReplied }) {
   const [messages, setMessages] = useState([]);
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const abort = useRef(null);
+  const own = useRef('');
   const userId = p.user ?? '';
   const conversationId = p.conv ?? '';
-  useEffect(() => setMessages([]), [agent.id, conversationId]);
+  useEffect(() => {
+    // a conversation this chat started keeps its messages; picking another one starts afresh
+    if (conversationId && conversationId === own.current) return;
+    setMessages([]);
+  }, [agent.id, conversationId]);
 
   const send = async (e) => {
     e.preventDefault();
@@ -71,7 +76,13 @@ function Chat({ agent, p }) {
     setMessages([...history, assistant]);
     setText('');
     setBusy(true);
-    const options = userId ? { memory: { userId, ...(conversationId ? { conversationId } : {}) } } : {};
+    // the server would open a new conversation per call without an id: pick one, so the chat continues it
+    let conv = conversationId;
+    if (userId && !conv) {
+      conv = own.current = crypto.randomUUID();
+      patchParams({ conv }, { push: false });
+    }
+    const options = userId ? { memory: { userId, conversationId: conv } } : {};
     // with memory the server holds the history; without it the client sends the conversation so far
     const input = userId ? user.parts[0].text : history.map((m) => ({ role: m.role, parts: m.parts.filter((x) => x.type === 'text').map((x) => ({ type: 'text', text: x.text })) })).filter((m) => m.parts.length);
     abort.current = new AbortController();
@@ -104,6 +115,7 @@ function Chat({ agent, p }) {
     }
     setMessages([...history, { ...assistant, parts: assistant.parts.map((x) => ({ ...x })), done: true }]);
     setBusy(false);
+    onReplied?.();
   };
 
   return html`<div class="chat panel">
@@ -128,7 +140,7 @@ function Chat({ agent, p }) {
   </div>`;
 }
 
-function MemoryBrowser({ agent, p }) {
+function MemoryBrowser({ agent, p, version }) {
   const [list, setList] = useState(null);
   const [conv, setConv] = useState(null);
   const [wm, setWm] = useState(undefined);
@@ -137,14 +149,16 @@ function MemoryBrowser({ agent, p }) {
   useEffect(() => {
     if (!agent.memory) return;
     get(`/api/memory/conversations${qs({ agentId: agent.id, userId, limit: 100 })}`).then(setList, (e) => setErr(e.message));
-  }, [agent.id, userId, p.conv]);
+  }, [agent.id, userId, p.conv, version]);
+  const known = Boolean(list?.conversations.some((c) => c.id === p.conv));
   useEffect(() => {
     setConv(null);
     setWm(undefined);
-    if (!agent.memory || !p.conv) return;
+    // a conversation the chat has just named exists once its first message is saved
+    if (!agent.memory || !p.conv || !known) return;
     get(`/api/memory/conversations/${enc(p.conv)}/messages${qs({ agentId: agent.id, userId })}`).then(setConv, (e) => setErr(e.message));
     get(`/api/memory/conversations/${enc(p.conv)}/working-memory${qs({ agentId: agent.id, userId })}`).then(setWm, () => setWm(null));
-  }, [agent.id, p.conv]);
+  }, [agent.id, p.conv, version, known]);
   if (!agent.memory) return html`<div class="panel memory"><div class="panel-head">Memory</div><p class="empty">${agent.name} has no memory configured.</p></div>`;
   return html`<div class="panel memory">
     <div class="panel-head">Memory <span class="dim">(read only)</span></div>
@@ -165,6 +179,7 @@ function MemoryBrowser({ agent, p }) {
 }
 
 export function AgentsView({ p, catalog }) {
+  const [memVersion, setMemVersion] = useState(0);
   const agent = catalog.agents.find((a) => a.id === p.agent) ?? catalog.agents[0];
   if (!agent) return html`<section class="agents"><p class="empty">No agents are registered on this server.</p></section>`;
   return html`<section class="agents">
@@ -174,7 +189,7 @@ export function AgentsView({ p, catalog }) {
       </select>
       <span class="dim">${agent.model} · ${agent.tools.length} tools</span>
     </header>
-    <div class="agents-main"><${Chat} agent=${agent} p=${p} /><${MemoryBrowser} agent=${agent} p=${p} /></div>
+    <div class="agents-main"><${Chat} agent=${agent} p=${p} onReplied=${() => setMemVersion((v) => v + 1)} /><${MemoryBrowser} agent=${agent} p=${p} version=${memVersion} /></div>
   </section>`;
 }
 

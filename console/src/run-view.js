@@ -17,15 +17,19 @@ import { fmtDuration, fmtTime } from './format.js';
 /** Follows the run's stream; re-renders at most once per animation frame however fast events arrive. */
 function useRunEvents(wf, id) {
   const events = useRef([]);
+  const result = useRef(undefined);
   const [version, setVersion] = useState(0);
   const [conn, setConn] = useState('connecting');
   useEffect(() => {
     events.current = [];
+    result.current = undefined;
     setVersion((v) => v + 1);
     let frame = 0;
     const s = followStream(`/workflows/${enc(wf)}/executions/${enc(id)}/stream`, {
       onEvent: (ev) => {
-        events.current.push(ev);
+        // workflow-result closes the stream (its id is one past the log's last sequence): the run's outcome, not a log event
+        if (ev.type === 'workflow-result') result.current = ev;
+        else events.current.push(ev);
         if (!frame) frame = requestAnimationFrame(() => ((frame = 0), setVersion((v) => v + 1)));
       },
       onState: setConn,
@@ -35,7 +39,7 @@ function useRunEvents(wf, id) {
       s.close();
     };
   }, [wf, id]);
-  return { events: events.current, version, conn };
+  return { events: events.current, result: result.current, version, conn };
 }
 
 function useNow(active) {
@@ -94,7 +98,9 @@ function ReplayForm({ wf, id, step, input }) {
   const [text, setText] = useState(JSON.stringify(input ?? null, null, 2));
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
-  useEffect(() => setText(JSON.stringify(input ?? null, null, 2)), [step.id, id]);
+  // prefilled with the recorded input as soon as the step's events are in (and again for another step or run)
+  const recorded = JSON.stringify(input ?? null, null, 2);
+  useEffect(() => setText(recorded), [step.id, id, recorded]);
   const submit = async (e) => {
     e.preventDefault();
     let inputData;
@@ -171,8 +177,8 @@ export function RunView({ p }) {
   const [state, setState] = useState(null);
   const [def, setDef] = useState(null);
   const [err, setErr] = useState('');
-  const { events, version, conn } = useRunEvents(wf, id);
-  const status = runStatus(events, state?.status);
+  const { events, result, version, conn } = useRunEvents(wf, id);
+  const status = result?.data?.status ?? runStatus(events, state?.status);
   const now = useNow(status === 'running');
 
   useEffect(() => {

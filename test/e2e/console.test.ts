@@ -1,0 +1,343 @@
+/**
+ * The console at /console in a real headless Chromium against a real server (uWS, LevelDB in a temp dir), all
+ * through a TCP proxy so a test can cut the network: runs appear and finish by push; the run view's events stay
+ * exactly the log's across a cut and a reload; resume, cancel, replay with its diff; agent chat with tool cards;
+ * deep links; dark mode; a 10,000-event run; no request leaves the origin and the console logs no errors.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { z } from 'zod';
+import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { createAgent } from '../../src/agents/define-agent.js';
+import { createDemoModel } from '../../src/agents/models/demo-model.js';
+import { agentMemory } from '../../src/memory/agent-memory.js';
+import { getWeatherTool } from '../../examples/tools/get-weather.js';
+import { sleep } from '../../examples/workflows/echo.workflow.js';
+import { buildConsole } from '../../scripts/build-console.mjs';
+import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { collectSse } from '../helpers/sse.js';
+
+type N = { n: number };
+const ticker = createWorkflow(
+  { id: 'ticker', name: 'Ticker', input: z.object({ n: z.number() }) },
+  ...Array.from({ length: 8 }, (_, i) =>
+    andThen({
+      id: `tick-${i + 1}`,
+      execute: async ({ data, signal }) => {
+        await sleep(150, signal);
+        return { n: (data as N).n + 1 };
+      },
+    }),
+  ),
+);
+type X = { x: number };
+const pipeline = createWorkflow(
+  { id: 'pipeline', name: 'Pipeline', input: z.object({ x: z.number() }) },
+  andThen({ id: 'double', name: 'Double', execute: ({ data }) => ({ x: (data as X).x * 2 }) }),
+  andThen({ id: 'add-ten', name: 'Add ten', execute: ({ data }) => ({ x: (data as X).x + 10 }) }),
+  andThen({ id: 'describe', name: 'Describe', execute: ({ data }) => ({ text: `x=${(data as X).x}` }) }),
+);
+const review = createWorkflow(
+  { id: 'review', name: 'Review', resumeSchema: z.object({ approved: z.boolean(), comment: z.string().min(3) }) },
+  andThen({ id: 'prepare', execute: () => ({ doc: 'draft' }) }),
+  andThen({
+    id: 'decide',
+    resumeSchema: z.object({ approved: z.boolean(), comment: z.string().min(3) }),
+    execute: ({ data, resumeData, suspend }) => {
+      if (resumeData === undefined) suspend('needs a reviewer', data);
+      return { ...(data as object), ...(resumeData as object) };
+    },
+  }),
+);
+const waiting = createWorkflow(
+  { id: 'waiting', name: 'Waiting' },
+  andThen({ id: 'wait-forever', execute: ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })) }),
+);
+const chatty = createWorkflow(
+  { id: 'chatty', name: 'Chatty' },
+  andThen({
+    id: 'emit-many',
+    execute: async ({ emit }) => {
+      const writes: Promise<void>[] = [];
+      for (let i = 0; i < 10_000; i++) writes.push(emit({ type: 'progress', i }));
+      await Promise.all(writes);
+      return { emitted: writes.length };
+    },
+  }),
+);
+const assistant = createAgent({
+  id: 'assistant',
+  name: 'Assistant',
+  instructions: 'Use the getWeather tool when the user asks about the weather.',
+  tools: [getWeatherTool],
+  model: createDemoModel({ tokenDelayMs: 25 }),
+  memory: agentMemory({ workingMemory: { enabled: true, scope: 'conversation', format: 'markdown' } }),
+});
+
+let t: TestServer;
+let proxy: TcpProxy;
+let browser: Browser;
+const post = (path: string, json: unknown = {}) => api(`${t.url}${path}`, { method: 'POST', json });
+
+beforeAll(async () => {
+  await buildConsole();
+  const executablePath = ensureChromium();
+  t = await startTestServer({ workflows: [ticker, pipeline, review, waiting, chatty], agents: [assistant] });
+  proxy = await startTcpProxy(t.server.port);
+  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}, 900_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await proxy?.close();
+  await t?.close();
+});
+
+interface Watched {
+  page: Page;
+  outside: string[];
+  errors: string[];
+  /** `<status> <path>` of every answer >= 400 */
+  failed: string[];
+}
+
+/** A page whose requests and console errors are recorded. */
+async function openPage(path: string): Promise<Watched> {
+  const page = await browser.newPage();
+  const w: Watched = { page, outside: [], errors: [], failed: [] };
+  page.on('response', (res) => {
+    if (res.status() >= 400) w.failed.push(`${res.status()} ${new URL(res.url()).pathname}`);
+  });
+  page.on('request', (req) => {
+    if (!req.url().startsWith(proxy.url) && !req.url().startsWith(proxy.url.replace('http:', 'ws:'))) w.outside.push(req.url());
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') w.errors.push(m.text());
+  });
+  page.on('pageerror', (e) => w.errors.push(e.message));
+  await page.goto(`${proxy.url}${path}`);
+  return w;
+}
+
+/**
+ * Closes the page and checks it stayed on its origin and logged no error. Chromium logs every answer >= 400 as a
+ * console error; `expectedFailures` names the answers a test provokes on purpose (`<status> <path regex>`), and
+ * those console lines are then accounted for by them. `allowedErrors` covers a deliberately cut network.
+ */
+async function closeClean(w: Watched, { expectedFailures = [], allowedErrors = [] }: { expectedFailures?: RegExp[]; allowedErrors?: RegExp[] } = {}) {
+  await w.page.close();
+  expect(w.outside).toEqual([]);
+  expect(w.failed.filter((f) => !expectedFailures.some((r) => r.test(f)))).toEqual([]);
+  const resourceErrors = w.errors.filter((e) => /^Failed to load resource: the server responded with a status of/.test(e));
+  expect(resourceErrors.length).toBeLessThanOrEqual(w.failed.length);
+  const others = w.errors.filter((e) => !resourceErrors.includes(e) && !allowedErrors.some((r) => r.test(e)));
+  expect(others).toEqual([]);
+}
+
+const seqsOnPage = (page: Page) => page.$$eval('[data-seq]', (els) => els.map((e) => Number(e.getAttribute('data-seq'))));
+const stateOf = async (wf: string, id: string) => (await api(`${t.url}/workflows/${wf}/executions/${id}/state`)).body.data;
+
+describe('the console shell', () => {
+  it('is served by the server with a same-origin-only content security policy and linked from the landing page', async () => {
+    const res = await fetch(`${t.url}/console`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'self'");
+    expect(await res.text()).toContain('/console/assets/console.js');
+    const js = await fetch(`${t.url}/console/assets/console.js`);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect(js.headers.get('content-security-policy')).toBe("default-src 'self'");
+    expect((await api(`${t.url}/console/assets/nope.js`)).status).toBe(404);
+    expect(await (await fetch(`${t.url}/`)).text()).toContain('href="/console"');
+  });
+});
+
+describe('the runs list', () => {
+  it('shows a run started through the API and its completion without a reload', async () => {
+    const w = await openPage('/console');
+    const { page } = w;
+    await page.waitForSelector('[data-feed="live"]');
+    await page.evaluate(() => ((window as any).__sameDocument = true));
+    const started = post('/workflows/ticker/execute', { input: { n: 0 }, options: { executionId: 'list-live-1' } });
+    await page.waitForSelector('[data-execution-id="list-live-1"][data-status="running"]', { timeout: 5_000 });
+    await started;
+    await page.waitForSelector('[data-execution-id="list-live-1"][data-status="completed"]', { timeout: 5_000 });
+    expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
+    await closeClean(w);
+  });
+
+  it('keeps filters and the id search in the URL and applies them', async () => {
+    await post('/workflows/pipeline/execute', { input: { x: 1 }, options: { executionId: 'filter-pipeline-1' } });
+    const w = await openPage('/console?workflowId=pipeline&status=completed');
+    const { page } = w;
+    await page.waitForSelector('[data-execution-id="filter-pipeline-1"]');
+    const kinds = await page.$$eval('.run-row', (rows) => rows.map((r) => r.getAttribute('data-kind')));
+    expect(new Set(kinds)).toEqual(new Set(['workflow']));
+    await page.fill('input[name="q"]', 'filter-pipe');
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('q') === 'filter-pipe');
+    await page.waitForFunction(() => document.querySelectorAll('.run-row').length === 1);
+    await page.reload();
+    await page.waitForSelector('[data-execution-id="filter-pipeline-1"]');
+    expect(await page.inputValue('input[name="q"]')).toBe('filter-pipe');
+    expect(await page.inputValue('select[name="workflowId"]')).toBe('pipeline');
+    await closeClean(w);
+  });
+});
+
+describe('the run view', () => {
+  it('keeps exactly the log’s events through a cut connection and a reload: contiguous, unique, equal', async () => {
+    const running = post('/workflows/ticker/execute', { input: { n: 0 }, options: { executionId: 'cut-1' } });
+    const w = await openPage('/console?run=cut-1&wf=ticker');
+    const { page } = w;
+    await page.waitForFunction(() => document.querySelectorAll('[data-seq]').length >= 4);
+    expect(proxy.cutAll()).toBeGreaterThan(0);
+    await page.waitForSelector('[data-run-status="completed"]', { timeout: 10_000 });
+    await running;
+    // the execution's log, read through the attach route by a plain client (the closing workflow-result frame aside)
+    const log = (await collectSse(`${t.url}/workflows/ticker/executions/cut-1/stream`)).frames.filter((f) => f.event !== 'workflow-result');
+    const logSeqs = log.map((f) => Number(f.id));
+    const { lastSequence, events } = await stateOf('ticker', 'cut-1');
+    expect(logSeqs).toEqual(Array.from({ length: lastSequence }, (_, i) => i + 1));
+    const onPage = await seqsOnPage(page);
+    expect(onPage).toEqual(logSeqs);
+    expect(await page.$$eval('[data-seq]', (els) => els.map((e) => e.getAttribute('data-type')))).toEqual(log.map((f) => f.event));
+    for (const e of events) expect(onPage).toContain(e.sequence);
+    await page.reload();
+    await page.waitForSelector('[data-run-status="completed"]');
+    await page.waitForFunction((n) => document.querySelectorAll('[data-seq]').length === n, lastSequence);
+    expect(await seqsOnPage(page)).toEqual(logSeqs);
+    // the cut itself shows up as failed network requests; nothing else may be logged
+    await closeClean(w, { allowedErrors: [/net::ERR_|WebSocket connection .* failed/] });
+  });
+
+  it('reloads a deep link to a step with that step selected', async () => {
+    await post('/workflows/pipeline/execute', { input: { x: 2 }, options: { executionId: 'deep-1' } });
+    const w = await openPage('/console?run=deep-1&wf=pipeline&step=add-ten');
+    const { page } = w;
+    await page.waitForSelector('[data-inspected-step="add-ten"]:has-text("14")');
+    await page.click('[data-step-id="describe"]');
+    await page.waitForSelector('[data-inspected-step="describe"]');
+    expect(new URL(page.url()).searchParams.get('step')).toBe('describe');
+    await page.reload();
+    await page.waitForSelector('[data-inspected-step="describe"]:has-text("x=14")');
+    await closeClean(w);
+  });
+
+  it('resumes a suspended run with the form from its schema: the server’s validation error inline, then success', async () => {
+    const r = await post('/workflows/review/execute', { options: { executionId: 'resume-1' } });
+    expect(r.body.data.status).toBe('suspended');
+    const w = await openPage('/console?run=resume-1&wf=review');
+    const { page } = w;
+    await page.waitForSelector('form[name="resume"] input[type="checkbox"][name="approved"]');
+    await page.check('form[name="resume"] input[name="approved"]');
+    await page.fill('form[name="resume"] input[name="comment"]', 'ok');
+    await page.click('form[name="resume"] button[type="submit"]');
+    const err = await page.waitForSelector('[data-field="comment"] .field-error');
+    expect(await err.textContent()).toMatch(/3/);
+    expect((await stateOf('review', 'resume-1')).status).toBe('suspended');
+    await page.fill('form[name="resume"] input[name="comment"]', 'looks good');
+    await page.click('form[name="resume"] button[type="submit"]');
+    await page.waitForSelector('[data-run-status="completed"]', { timeout: 5_000 });
+    expect((await stateOf('review', 'resume-1')).output).toEqual({ doc: 'draft', approved: true, comment: 'looks good' });
+    await closeClean(w, { expectedFailures: [/^400 \/workflows\/review\/executions\/resume-1\/resume$/] });
+  });
+
+  it('cancels a running run after confirmation and shows cancelled within a second', async () => {
+    const running = post('/workflows/waiting/execute', { options: { executionId: 'cancel-1' } });
+    const w = await openPage('/console?run=cancel-1&wf=waiting');
+    const { page } = w;
+    await page.waitForSelector('[data-run-status="running"]');
+    await page.click('button[name="cancel"]');
+    expect((await stateOf('waiting', 'cancel-1')).status).toBe('running');
+    const t0 = Date.now();
+    await page.click('button[name="confirm-cancel"]');
+    await page.waitForSelector('[data-run-status="cancelled"]', { timeout: 1_000 });
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect((await running).body.data.status).toBe('cancelled');
+    await closeClean(w);
+  });
+
+  it('replays from a step with an edited input and marks that step as the first difference', async () => {
+    await post('/workflows/pipeline/execute', { input: { x: 1 }, options: { executionId: 'replay-src-1' } });
+    const w = await openPage('/console?run=replay-src-1&wf=pipeline&step=add-ten');
+    const { page } = w;
+    await page.waitForSelector('[data-inspected-step="add-ten"]:has-text("12")');
+    await page.click('details.replay summary');
+    const prefilled = await page.inputValue('form[name="replay"] textarea');
+    expect(JSON.parse(prefilled)).toEqual({ x: 2 });
+    await page.fill('form[name="replay"] textarea', '{"x": 100}');
+    await page.click('form[name="replay"] button[type="submit"]');
+    await page.waitForSelector('.diff-panel[data-first-diff="add-ten"]', { timeout: 5_000 });
+    const replayId = new URL(page.url()).searchParams.get('run')!;
+    expect(replayId).not.toBe('replay-src-1');
+    expect(await page.getAttribute('[data-replayed-from]', 'data-replayed-from')).toBe('replay-src-1');
+    expect(await page.getAttribute('[data-diff-step="double"]', 'data-differs')).toBe('false');
+    expect(await page.textContent('[data-diff-step="double"]')).toContain('reused');
+    expect(await page.getAttribute('[data-diff-step="add-ten"]', 'data-first-diff')).toBe('true');
+    expect(await page.getAttribute('[data-diff-step="describe"]', 'data-differs')).toBe('true');
+    expect((await stateOf('pipeline', replayId)).output).toEqual({ text: 'x=110' });
+    await closeClean(w);
+  });
+
+  it('stays responsive with 10,000 events: the list renders a window of rows and scrolls to the last one', async () => {
+    await post('/workflows/chatty/execute', { options: { executionId: 'chatty-1' } });
+    const { lastSequence } = await stateOf('chatty', 'chatty-1');
+    expect(lastSequence).toBeGreaterThan(10_000);
+    const w = await openPage('/console?run=chatty-1&wf=chatty');
+    const { page } = w;
+    const t0 = Date.now();
+    await page.waitForFunction((n) => document.querySelector('[data-event-count]')?.getAttribute('data-event-count') === String(n), lastSequence, { timeout: 20_000 });
+    const loadMs = Date.now() - t0;
+    expect(await page.locator('.events [data-seq]').count()).toBeLessThan(200);
+    await page.$eval('.vlist.events', (el) => (el.scrollTop = el.scrollHeight));
+    await page.waitForSelector(`[data-seq="${lastSequence}"]`);
+    // a click on a step answers promptly while 10k events are loaded
+    const c0 = Date.now();
+    await page.click('[data-step-id="emit-many"]');
+    await page.waitForSelector('[data-inspected-step="emit-many"]');
+    expect(Date.now() - c0).toBeLessThan(1_000);
+    expect(loadMs).toBeLessThan(20_000);
+    await closeClean(w);
+  });
+
+  it('follows the system colour scheme', async () => {
+    const w = await openPage('/console');
+    await w.page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await w.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await w.page.emulateMedia({ colorScheme: 'light' });
+    const light = await w.page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(dark).toBe('rgb(17, 19, 24)');
+    expect(light).toBe('rgb(247, 247, 250)');
+    await closeClean(w);
+  });
+});
+
+describe('agents', () => {
+  it('streams a chat reply, shows the tool call as a card with its result, and lists the conversation in memory', async () => {
+    const w = await openPage('/console?view=agents&agent=assistant&user=console-user');
+    const { page } = w;
+    await page.fill('input[name="message"]', 'What is the weather in Paris?');
+    await page.click('form.composer button[type="submit"]');
+    // text grows while the reply streams, before the message is done
+    const lengths = new Set<number>();
+    const deadline = Date.now() + 15_000;
+    while (!(await page.$('.msg-assistant[data-done="true"]')) && Date.now() < deadline) {
+      const text = (await page.$$eval('.msg-assistant .msg-text', (els) => els.map((e) => e.textContent).join(''))) ?? '';
+      if (text.length > 0) lengths.add(text.length);
+      await page.waitForTimeout(15);
+    }
+    expect(lengths.size).toBeGreaterThan(1);
+    const card = page.locator('.tool-card[data-tool-name="getWeather"]');
+    expect(await card.count()).toBe(1);
+    expect(await card.textContent()).toContain('Paris');
+    expect(await card.getAttribute('class')).toContain('tool-done');
+    const conv = new URL(page.url()).searchParams.get('conv')!;
+    expect(conv).toBeTruthy();
+    await page.click(`.conversations [data-conversation-id="${conv}"] a`);
+    await page.waitForSelector('.conv-messages [data-message-id]');
+    expect(await page.textContent('.conv-messages')).toContain('What is the weather in Paris?');
+    // the demo model writes no working memory, which the API answers with 404
+    await closeClean(w, { expectedFailures: [/^404 \/api\/memory\/conversations\/[^/]+\/working-memory$/] });
+  });
+});
