@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { createParser } from 'eventsource-parser';
 import { html } from './html.js';
-import { enc, get, qs } from './api.js';
+import { enc, get, qs, reportUnauthorized } from './api.js';
 import { authHeaders } from './credentials.js';
 import { JsonView } from './json-view.js';
 import { SpansPanel } from './run-panels.js';
@@ -91,6 +91,7 @@ function Chat({ agent, p, onReplied }) {
       if (!res.ok) {
         const body = await res.json().catch(() => ({}));
         assistant.error = body.error ?? `${res.status}`;
+        if (res.status === 401) reportUnauthorized(assistant.error);
       } else {
         const parser = createParser({
           onEvent: (m) => {

@@ -12,6 +12,8 @@ export class ApiError extends Error {
 
 let onUnauthorized = () => {};
 export const setUnauthorizedHandler = (fn) => (onUnauthorized = fn);
+/** for readers that do not go through `request` (streams): asks the app for credentials */
+export const reportUnauthorized = (reason) => onUnauthorized(reason);
 
 const isConsoleGuarded = (path) => path.startsWith('/observability');
 

@@ -3,6 +3,7 @@
 // the consumer sees every event of the log exactly once, in order (events at or below the cursor are dropped).
 import { createParser } from 'eventsource-parser';
 import { authHeaders } from './credentials.js';
+import { reportUnauthorized } from './api.js';
 
 /**
  * @param {string} url the attach route
@@ -27,6 +28,7 @@ export function followStream(url, { onEvent, onState = () => {}, isFinal = (ev) 
       const res = await fetch(url, { headers, signal: controller.signal, cache: 'no-store' });
       if (!res.ok) {
         onState(res.status === 401 ? 'unauthorized' : `error ${res.status}`);
+        if (res.status === 401) reportUnauthorized((await res.json().catch(() => ({}))).error ?? 'Authentication required');
         if (res.status === 401 || res.status === 404) return;
         throw new Error(`status ${res.status}`);
       }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { z } from 'zod';
+import { SignJWT } from 'jose';
 import { andThen, createWorkflow } from '../../src/workflows/builder.js';
 import { createAgent } from '../../src/agents/define-agent.js';
 import { createDemoModel } from '../../src/agents/models/demo-model.js';
@@ -18,6 +19,14 @@ import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { collectSse } from '../helpers/sse.js';
+
+// page.evaluate callbacks run in the browser; the project compiles without the DOM library
+declare const window: any;
+declare const document: any;
+declare const location: any;
+declare const sessionStorage: any;
+declare const localStorage: any;
+declare function getComputedStyle(el: unknown): any;
 
 type N = { n: number };
 const ticker = createWorkflow(
@@ -104,20 +113,20 @@ interface Watched {
 }
 
 /** A page whose requests and console errors are recorded. */
-async function openPage(path: string): Promise<Watched> {
+async function openPage(path: string, base = proxy.url): Promise<Watched> {
   const page = await browser.newPage();
   const w: Watched = { page, outside: [], errors: [], failed: [] };
   page.on('response', (res) => {
     if (res.status() >= 400) w.failed.push(`${res.status()} ${new URL(res.url()).pathname}`);
   });
   page.on('request', (req) => {
-    if (!req.url().startsWith(proxy.url) && !req.url().startsWith(proxy.url.replace('http:', 'ws:'))) w.outside.push(req.url());
+    if (!req.url().startsWith(base) && !req.url().startsWith(base.replace('http:', 'ws:'))) w.outside.push(req.url());
   });
   page.on('console', (m) => {
     if (m.type() === 'error') w.errors.push(m.text());
   });
   page.on('pageerror', (e) => w.errors.push(e.message));
-  await page.goto(`${proxy.url}${path}`);
+  await page.goto(`${base}${path}`);
   return w;
 }
 
@@ -339,5 +348,34 @@ describe('agents', () => {
     expect(await page.textContent('.conv-messages')).toContain('What is the weather in Paris?');
     // the demo model writes no working memory, which the API answers with 404
     await closeClean(w, { expectedFailures: [/^404 \/api\/memory\/conversations\/[^/]+\/working-memory$/] });
+  });
+});
+
+describe('with JWT auth on', () => {
+  it('asks for a token when the server answers 401, keeps it for the tab only and then shows the run', async () => {
+    const secret = 'console-test-secret-that-is-long-enough';
+    const authed = await startTestServer({ workflows: [pipeline], auth: { secret } });
+    try {
+      const token = await new SignJWT({ sub: 'ops' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('10m').sign(new TextEncoder().encode(secret));
+      const run = await api(`${authed.url}/workflows/pipeline/execute`, { method: 'POST', json: { input: { x: 3 }, options: { executionId: 'authed-1' } }, headers: { authorization: `Bearer ${token}` } });
+      expect(run.body.data.status).toBe('completed');
+      const w = await openPage('/console?run=authed-1&wf=pipeline', authed.url);
+      const { page } = w;
+      await page.waitForSelector('form[name="credentials"]');
+      await page.fill('form[name="credentials"] input[name="token"]', token);
+      await page.click('form[name="credentials"] button[type="submit"]');
+      await page.waitForSelector('[data-run-status="completed"]');
+      await page.waitForFunction(() => document.querySelectorAll('[data-seq]').length === 8);
+      expect(await page.evaluate(() => [sessionStorage.getItem('eventloom.console.token'), localStorage.length])).toEqual([token, 0]);
+      // another tab (a fresh browser context) starts without it
+      const other = await browser.newContext();
+      const tab = await other.newPage();
+      await tab.goto(`${authed.url}/console`);
+      expect(await tab.evaluate(() => sessionStorage.getItem('eventloom.console.token'))).toBeNull();
+      await other.close();
+      await closeClean(w, { expectedFailures: [/^401 \/workflows\/pipeline\/executions\/authed-1\/stream$/] });
+    } finally {
+      await authed.close();
+    }
   });
 });
