@@ -44,9 +44,39 @@ function applyChunk(msg, c) {
   }
 }
 
+/** Stored memory messages → chat messages: tool calls become cards, their results fill those cards in. */
+export function toChatMessages(stored) {
+  const out = [];
+  const calls = new Map();
+  for (const m of stored) {
+    if (m.role === 'tool') {
+      for (const part of m.parts ?? []) {
+        const card = calls.get(part.toolCallId);
+        if (card && part.type === 'tool-result') Object.assign(card, { output: part.output, state: 'done' });
+      }
+      continue;
+    }
+    const parts = [];
+    for (const part of m.parts ?? []) {
+      if (part.type === 'text') parts.push({ type: 'text', text: part.text });
+      else if (part.type === 'tool-call') {
+        const card = { type: 'tool', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, state: 'called' };
+        calls.set(part.toolCallId, card);
+        parts.push(card);
+      }
+    }
+    if (parts.length === 0 && m.content) parts.push({ type: 'text', text: m.content });
+    const last = out[out.length - 1];
+    // one assistant turn may be stored as several messages (tool step, then the answer)
+    if (last && last.role === m.role && m.role === 'assistant') last.parts.push(...parts);
+    else out.push({ id: m.id, role: m.role, parts, done: true });
+  }
+  return out;
+}
+
 function ToolCard({ part }) {
   return html`<div class=${`tool-card tool-${part.state}`} data-tool-call-id=${part.toolCallId} data-tool-name=${part.toolName}>
-    <div class="tool-head">🔧 <strong>${part.toolName}</strong> <span class="dim">${part.state === 'done' ? 'result' : part.state === 'error' ? 'failed' : 'calling…'}</span></div>
+    <div class="tool-head"><span class="dim">tool</span> <strong>${part.toolName}</strong> <span class="dim">${part.state === 'done' ? 'result' : part.state === 'error' ? 'failed' : 'calling…'}</span></div>
     <${JsonView} label="Arguments" value=${part.input} />
     ${part.state === 'done' ? html`<${JsonView} label="Result" value=${part.output} />` : null}
     ${part.error ? html`<div class="error">${part.error}</div>` : null}
@@ -62,9 +92,18 @@ function Chat({ agent, p, onReplied }) {
   const userId = p.user ?? '';
   const conversationId = p.conv ?? '';
   useEffect(() => {
-    // a conversation this chat started keeps its messages; picking another one starts afresh
+    // a conversation this chat started keeps its messages; picking another one continues it from memory
     if (conversationId && conversationId === own.current) return;
     setMessages([]);
+    if (!conversationId || !userId || !agent.memory) return;
+    let live = true;
+    get(`/api/memory/conversations${qs({ agentId: agent.id, userId, limit: 500 })}`)
+      .then((l) => (l.conversations.some((c) => c.id === conversationId) ? get(`/api/memory/conversations/${enc(conversationId)}/messages${qs({ agentId: agent.id, userId })}`) : undefined))
+      .then((r) => {
+        if (live && r) setMessages(toChatMessages(r.messages));
+      })
+      .catch(() => {});
+    return () => (live = false);
   }, [agent.id, conversationId]);
 
   const send = async (e) => {
@@ -173,7 +212,7 @@ function MemoryBrowser({ agent, p, version }) {
       ${list && list.conversations.length === 0 ? html`<li class="empty">No conversations${userId ? ` for ${userId}` : ''}.</li>` : null}
     </ul>
     ${conv
-      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="dim">${m.role}</span> ${m.content || html`<${JsonView} value=${m.parts} />`}</div>`)}</div>`
+      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="dim">${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class="tool-card" key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
       : null}
     ${p.conv ? (wm ? html`<div class="working-memory"><div class="json-label">Working memory (${wm.scope}, ${wm.format})</div><pre class="mono">${wm.content}</pre></div>` : wm === null ? html`<p class="dim">No working memory.</p>` : null) : null}
   </div>`;
@@ -216,7 +255,7 @@ export function AgentRunView({ p }) {
     ${entry
       ? html`<div class="run-meta"><span>${entry.operationType}</span><span>Started ${fmtTime(entry.startTime)}</span>${entry.endTime ? html`<span>took ${fmtDuration(Date.parse(entry.endTime) - Date.parse(entry.startTime))}</span>` : null}${entry.usage ? html`<span>${entry.usage.totalTokens} tokens</span>` : null}${entry.conversationId ? html`<a href=${linkTo({ view: 'agents', agent: p.agent, user: entry.userId, conv: entry.conversationId })}>conversation</a>` : null}</div>
         <div class="io"><${JsonView} label="Input" value=${entry.input} /><${JsonView} label="Output" value=${entry.output} /></div>
-        <div class="panel"><div class="panel-head">Steps</div>${entry.steps.map((s, i) => (s.type === 'text' ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>` : html`<div class="tool-card" key=${i}><div class="tool-head">${s.type === 'tool_call' ? '🔧 call' : '↩ result'} <strong>${s.name}</strong></div><${JsonView} value=${s.arguments ?? s.content} /></div>`))}</div>
+        <div class="panel"><div class="panel-head">Steps</div>${entry.steps.map((s, i) => (s.type === 'text' ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>` : html`<div class="tool-card" key=${i}><div class="tool-head">${s.type === 'tool_call' ? 'tool call' : 'tool result'} <strong>${s.name}</strong></div><${JsonView} value=${s.arguments ?? s.content} /></div>`))}</div>
         <${SpansPanel} entityType="agent" entityId=${p.agent} runId=${p.agentRun} version=${entry.status} />`
       : null}
   </section>`;

@@ -57,4 +57,7 @@ function App() {
   </div>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+// the shell's "Loading…" placeholder goes: Preact renders into an empty root
+const root = document.getElementById('app');
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -142,14 +142,14 @@ function Gantt({ rows, recs, span, selected, status, replayFrom }) {
       for (let p = row.parent; p && !parentRec; p = rows.find((r) => r.id === p)?.parent) parentRec = recs.get(p);
       const rec = own ?? parentRec;
       const reused = replayIndex > 0 && row.depth === 0 && i < replayIndex && !own;
-      const st = own?.status ?? (reused ? 'reused' : rec && !own ? 'inherited' : status === 'running' ? 'pending' : 'not run');
+      const st = own?.status ?? (reused ? 'reused' : rec && !own ? 'inherited' : status === 'running' || status === 'suspended' ? 'pending' : 'not-run');
       const start = rec?.start;
       const end = rec?.end ?? (rec?.status === 'running' && status === 'running' ? t1 : rec?.start);
       const left = start !== undefined ? ((start - t0) / width) * 100 : 0;
       const w = start !== undefined ? Math.max(0.6, ((end - start) / width) * 100) : 0;
       return html`<a class=${`g-row depth-${row.depth} ${selected === row.id ? 'selected' : ''}`} key=${row.id} href=${linkTo({ ...Object.fromEntries(new URLSearchParams(location.search)), step: row.id })} data-step-id=${row.id} data-step-status=${st} role="row">
         <div class="g-name" style=${{ paddingLeft: `${row.depth * 16 + 4}px` }}>
-          <span class=${`dot status-${st}`}></span>${row.name}${row.nest ? html` <span class="tag">${row.nest}</span>` : null}${own?.attempts > 1 ? html` <span class="tag">${own.attempts} runs</span>` : null}
+          <span class=${`dot status-${st}`}></span>${row.name}${row.nest ? html` <span class="tag">${row.nest}</span>` : null}${reused ? html` <span class="tag">reused</span>` : null}${own?.attempts > 1 ? html` <span class="tag">${own.attempts} runs</span>` : null}
         </div>
         <div class="g-track">${start !== undefined ? html`<div class=${`g-bar status-${st} ${own ? '' : 'ghost'}`} style=${{ left: `${left}%`, width: `${w}%` }}></div>` : null}</div>
         <div class="g-dur">${own && own.end !== undefined ? fmtDuration(own.end - own.start) : own ? '…' : ''}</div>

@@ -173,6 +173,15 @@ describe('the runs list', () => {
     await started;
     await page.waitForSelector('[data-execution-id="list-live-1"][data-status="completed"]', { timeout: 5_000 });
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
+    // paused: pushes are counted, not applied, until live is resumed
+    await page.click('button.pause');
+    await page.waitForSelector('[data-feed="paused"]');
+    expect(new URL(page.url()).searchParams.get('live')).toBe('paused');
+    await post('/workflows/pipeline/execute', { input: { x: 5 }, options: { executionId: 'list-paused-1' } });
+    await page.waitForSelector('[data-feed="paused"]:has-text("updates waiting")');
+    expect(await page.$('[data-execution-id="list-paused-1"]')).toBeNull();
+    await page.click('button.pause');
+    await page.waitForSelector('[data-execution-id="list-paused-1"][data-status="completed"]');
     await closeClean(w);
   });
 
@@ -201,6 +210,7 @@ describe('the run view', () => {
     const { page } = w;
     await page.waitForFunction(() => document.querySelectorAll('[data-seq]').length >= 4);
     expect(proxy.cutAll()).toBeGreaterThan(0);
+    const beforeCut = (await seqsOnPage(page)).length;
     await page.waitForSelector('[data-run-status="completed"]', { timeout: 10_000 });
     await running;
     // the execution's log, read through the attach route by a plain client (the closing workflow-result frame aside)
@@ -209,6 +219,7 @@ describe('the run view', () => {
     const { lastSequence, events } = await stateOf('ticker', 'cut-1');
     expect(logSeqs).toEqual(Array.from({ length: lastSequence }, (_, i) => i + 1));
     const onPage = await seqsOnPage(page);
+    expect(beforeCut).toBeLessThan(onPage.length);
     expect(onPage).toEqual(logSeqs);
     expect(await page.$$eval('[data-seq]', (els) => els.map((e) => e.getAttribute('data-type')))).toEqual(log.map((f) => f.event));
     for (const e of events) expect(onPage).toContain(e.sequence);
@@ -347,7 +358,13 @@ describe('agents', () => {
     await page.waitForSelector('.conv-messages [data-message-id]');
     expect(await page.textContent('.conv-messages')).toContain('What is the weather in Paris?');
     // the demo model writes no working memory, which the API answers with 404
-    await closeClean(w, { expectedFailures: [/^404 \/api\/memory\/conversations\/[^/]+\/working-memory$/] });
+    const noWorkingMemory = { expectedFailures: [/^404 \/api\/memory\/conversations\/[^/]+\/working-memory$/] };
+    await closeClean(w, noWorkingMemory);
+    // picking the conversation by user and id continues it: its messages and tool card come back from memory
+    const again = await openPage(`/console?view=agents&agent=assistant&user=console-user&conv=${conv}`);
+    await again.page.waitForSelector('.chat .msg-user:has-text("What is the weather in Paris?")');
+    await again.page.waitForSelector('.chat .tool-card.tool-done[data-tool-name="getWeather"]');
+    await closeClean(again, noWorkingMemory);
   });
 });
 
