@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { get, setUnauthorizedHandler } from './api.js';
 import { credentials } from './credentials.js';
-import { linkTo, onLink, useParams } from './url-state.js';
+import { linkTo, onLink, patchParams, useParams } from './url-state.js';
 import { RunsList } from './runs-list.js';
 import { RunView } from './run-view.js';
 import { AgentRunView, AgentsView } from './agents.js';
@@ -38,9 +38,21 @@ function App() {
   useEffect(() => {
     Promise.all([get('/workflows'), get('/agents')]).then(([workflows, agents]) => setCatalog({ workflows, agents }), (e) => setErr(e.message));
   }, [epoch]);
-  const view = p.run ? 'run' : p.agentRun ? 'agent-run' : p.view === 'agents' ? 'agents' : 'runs';
+  // a link with only the run id: find its workflow among the newest executions
+  useEffect(() => {
+    if (!p.run || p.wf) return;
+    get('/workflows/executions?limit=500').then(
+      (list) => {
+        const r = list.find((x) => x.id === p.run);
+        if (r) patchParams({ wf: r.workflowId }, { push: false });
+        else setErr(`Run ${p.run} not found among the newest 500 executions; add &wf=<workflowId> to the link`);
+      },
+      (e) => setErr(e.message),
+    );
+  }, [p.run, p.wf]);
+  const view = p.run && p.wf ? 'run' : p.agentRun ? 'agent-run' : p.view === 'agents' ? 'agents' : p.run ? 'resolving' : 'runs';
   let body = html`<p class="empty">${err || 'Loading…'}</p>`;
-  if (catalog) {
+  if (catalog && view !== 'resolving') {
     if (view === 'run') body = html`<${RunView} key=${p.run} p=${p} />`;
     else if (view === 'agent-run') body = html`<${AgentRunView} p=${p} />`;
     else if (view === 'agents') body = html`<${AgentsView} p=${p} catalog=${catalog} />`;

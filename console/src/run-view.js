@@ -158,17 +158,18 @@ function Gantt({ rows, recs, span, selected, status, replayFrom }) {
   </div>`;
 }
 
-function StepInspector({ wf, id, row, rec, runStatusNow, suspension, def, parentOutput }) {
+function StepInspector({ wf, id, row, rec, runStatusNow, parentInput, parentOutput }) {
   if (!row) return html`<div class="inspector panel"><p class="empty">Select a step to see its input, output and error.</p></div>`;
-  const canReplay = row.depth === 0 && runStatusNow !== 'running';
+  // nested steps too: a server that replays only top-level steps answers with a 400 shown in the form
+  const canReplay = runStatusNow !== 'running';
   return html`<div class="inspector panel" data-inspected-step=${row.id}>
     <div class="panel-head">${row.name} <span class="dim">${row.type}${rec?.attempts ? ` · ${rec.status}` : ''}</span></div>
     ${rec ? html`<p class="dim">Started ${fmtTime(rec.start)}${rec.end ? ` · took ${fmtDuration(rec.end - rec.start)}` : ''}${rec.reason ? ` · ${rec.reason}` : ''}</p>` : html`<p class="dim">This step reported no events${row.depth > 0 ? ' (it runs inside its parent step)' : ''}.</p>`}
-    <${JsonView} label="Input" value=${rec?.input} />
+    <${JsonView} label="Input" value=${rec?.input ?? parentInput} />
     <${JsonView} label="Output" value=${rec?.output ?? parentOutput} />
     ${rec?.error ? html`<${JsonView} label="Error" value=${rec.error} />` : null}
     ${rec?.suspendData !== undefined ? html`<${JsonView} label="Suspend data" value=${rec.suspendData} />` : null}
-    ${canReplay ? html`<details class="replay" open=${new URLSearchParams(location.search).get('replay') === row.id}><summary>Replay from this step</summary><${ReplayForm} wf=${wf} id=${id} step=${row} input=${rec?.input} /></details>` : null}
+    ${canReplay ? html`<details class="replay" open=${new URLSearchParams(location.search).get('replay') === row.id}><summary>Replay from this step</summary><${ReplayForm} wf=${wf} id=${id} step=${row} input=${rec?.input ?? parentInput} /></details>` : null}
   </div>`;
 }
 
@@ -194,10 +195,13 @@ export function RunView({ p }) {
   const span = timeSpan(events, status === 'running', now);
   const selected = p.step;
   const row = rows.find((r) => r.id === selected);
+  // a sub-step without events of its own: its parent's input (all sub-steps get the parent's data) and its share of the output
   let parentOutput;
+  let parentInput;
   if (row?.parent) {
     const parentRow = rows.find((r) => r.id === row.parent);
     const po = recs.get(row.parent)?.output;
+    parentInput = recs.get(row.parent)?.input;
     if (parentRow?.type === 'andAll' && Array.isArray(po)) parentOutput = po[parentRow.def.subSteps.findIndex((s) => s.id === row.id)];
     else if (parentRow?.type === 'andWhen') parentOutput = po;
   }
@@ -226,7 +230,7 @@ export function RunView({ p }) {
     ${state?.error ? html`<div class="panel"><${JsonView} label="Run error" value=${state.error} /></div>` : null}
     <div class="run-main">
       <${Gantt} rows=${rows} recs=${recs} span=${span} selected=${selected} status=${status} replayFrom=${state?.replayFromStepId} />
-      <${StepInspector} wf=${wf} id=${id} row=${row} rec=${row ? recs.get(row.id) : undefined} runStatusNow=${status} suspension=${suspension} def=${def} parentOutput=${parentOutput} />
+      <${StepInspector} wf=${wf} id=${id} row=${row} rec=${row ? recs.get(row.id) : undefined} runStatusNow=${status} parentInput=${parentInput} parentOutput=${parentOutput} />
     </div>
     <div class="io">
       <${JsonView} label="Run input" value=${state?.input} />

@@ -241,6 +241,10 @@ describe('the run view', () => {
     expect(new URL(page.url()).searchParams.get('step')).toBe('describe');
     await page.reload();
     await page.waitForSelector('[data-inspected-step="describe"]:has-text("x=14")');
+    // a link with the run id alone finds the run's workflow
+    await page.goto(`${proxy.url}/console?run=deep-1&step=double`);
+    await page.waitForSelector('[data-inspected-step="double"]:has-text("4")');
+    expect(new URL(page.url()).searchParams.get('wf')).toBe('pipeline');
     await closeClean(w);
   });
 
