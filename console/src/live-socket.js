@@ -1,10 +1,16 @@
 // A WebSocket feed that reconnects by itself (with backoff) until closed; messages are parsed JSON.
 import { wsCredentials } from './credentials.js';
 
-export function liveSocket(path, params, onMessage, { console: guarded = false, onState = () => {} } = {}) {
+/**
+ * `onRefused` runs once when the first handshakes all fail: a browser cannot read a refused handshake's status,
+ * so the caller can ask an HTTP route why (e.g. a 401 that should open the credentials dialog).
+ */
+export function liveSocket(path, params, onMessage, { console: guarded = false, onState = () => {}, onRefused = () => {} } = {}) {
   let ws;
   let closed = false;
   let attempt = 0;
+  let opened = false;
+  let reported = false;
   const open = () => {
     if (closed) return;
     const q = wsCredentials({ console: guarded });
@@ -13,6 +19,7 @@ export function liveSocket(path, params, onMessage, { console: guarded = false, 
     ws = new WebSocket(`${proto}//${location.host}${path}?${q}`);
     ws.onopen = () => {
       attempt = 0;
+      opened = true;
       onState('live');
     };
     ws.onmessage = (e) => {
@@ -26,6 +33,10 @@ export function liveSocket(path, params, onMessage, { console: guarded = false, 
       if (closed) return;
       onState('reconnecting');
       attempt++;
+      if (!opened && attempt >= 2 && !reported) {
+        reported = true;
+        onRefused();
+      }
       setTimeout(open, Math.min(5000, 200 * 2 ** Math.min(attempt, 5)));
     };
   };

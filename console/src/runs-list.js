@@ -139,7 +139,8 @@ export function RunsList({ p, catalog }) {
         clearTimeout(timer);
         timer = setTimeout(() => reload.current(), 60);
       },
-      { console: true, onState: setFeed },
+      // a refused feed is most likely missing console credentials: the status route says so with a 401
+      { console: true, onState: setFeed, onRefused: () => get('/observability/status').catch(() => {}) },
     );
     return () => {
       clearTimeout(timer);

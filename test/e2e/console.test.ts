@@ -372,29 +372,34 @@ describe('agents', () => {
   });
 });
 
-describe('with JWT auth on', () => {
-  it('asks for a token when the server answers 401, keeps it for the tab only and then shows the run', async () => {
+describe('with JWT auth and a console key (production)', () => {
+  it('asks for the token and the console key, keeps them for the tab only, then shows live runs and a run', async () => {
     const secret = 'console-test-secret-that-is-long-enough';
-    const authed = await startTestServer({ workflows: [pipeline], auth: { secret } });
+    const consoleKey = 'console-key-for-tests';
+    const authed = await startTestServer({ workflows: [pipeline], auth: { secret } }, { env: { ...process.env, NODE_ENV: 'production', SERVICE_CONSOLE_ACCESS_KEY: consoleKey } });
     try {
       const token = await new SignJWT({ sub: 'ops' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('10m').sign(new TextEncoder().encode(secret));
       const run = await api(`${authed.url}/workflows/pipeline/execute`, { method: 'POST', json: { input: { x: 3 }, options: { executionId: 'authed-1' } }, headers: { authorization: `Bearer ${token}` } });
       expect(run.body.data.status).toBe('completed');
-      const w = await openPage('/console?run=authed-1&wf=pipeline', authed.url);
+      const w = await openPage('/console', authed.url);
       const { page } = w;
+      // the live feed is refused without the console key: the console asks
       await page.waitForSelector('form[name="credentials"]');
       await page.fill('form[name="credentials"] input[name="token"]', token);
+      await page.fill('form[name="credentials"] input[name="key"]', consoleKey);
       await page.click('form[name="credentials"] button[type="submit"]');
+      await page.waitForSelector('[data-feed="live"]');
+      await page.click('[data-execution-id="authed-1"] a');
       await page.waitForSelector('[data-run-status="completed"]');
       await page.waitForFunction(() => document.querySelectorAll('[data-seq]').length === 8);
-      expect(await page.evaluate(() => [sessionStorage.getItem('eventloom.console.token'), localStorage.length])).toEqual([token, 0]);
-      // another tab (a fresh browser context) starts without it
+      expect(await page.evaluate(() => [sessionStorage.getItem('eventloom.console.token'), sessionStorage.getItem('eventloom.console.key'), localStorage.length])).toEqual([token, consoleKey, 0]);
+      // another tab (a fresh browser context) starts without them
       const other = await browser.newContext();
       const tab = await other.newPage();
       await tab.goto(`${authed.url}/console`);
       expect(await tab.evaluate(() => sessionStorage.getItem('eventloom.console.token'))).toBeNull();
       await other.close();
-      await closeClean(w, { expectedFailures: [/^401 \/workflows\/pipeline\/executions\/authed-1\/stream$/] });
+      await closeClean(w, { expectedFailures: [/^401 \/observability\/status$/], allowedErrors: [/WebSocket connection to .*\/ws\/observability.* failed/] });
     } finally {
       await authed.close();
     }
