@@ -46,7 +46,14 @@ const pipeline = createWorkflow(
   { id: 'pipeline', name: 'Pipeline', input: z.object({ x: z.number() }) },
   andThen({ id: 'double', name: 'Double', execute: ({ data }) => ({ x: (data as X).x * 2 }) }),
   andThen({ id: 'add-ten', name: 'Add ten', execute: ({ data }) => ({ x: (data as X).x + 10 }) }),
-  andThen({ id: 'describe', name: 'Describe', execute: ({ data }) => ({ text: `x=${(data as X).x}` }) }),
+  andThen({
+    id: 'describe',
+    name: 'Describe',
+    execute: ({ data, logger }) => {
+      logger.info({ x: (data as X).x }, 'describing the number');
+      return { text: `x=${(data as X).x}` };
+    },
+  }),
 );
 const review = createWorkflow(
   { id: 'review', name: 'Review', resumeSchema: z.object({ approved: z.boolean(), comment: z.string().min(3) }) },
@@ -241,6 +248,12 @@ describe('the run view', () => {
     expect(new URL(page.url()).searchParams.get('step')).toBe('describe');
     await page.reload();
     await page.waitForSelector('[data-inspected-step="describe"]:has-text("x=14")');
+    // the run's log lines and its spans as a waterfall (the run's root span and one per step)
+    await page.click('[data-tab="logs"]');
+    await page.waitForSelector('.logs-panel .log-row:has-text("describing the number")');
+    await page.click('[data-tab="spans"]');
+    await page.waitForFunction(() => document.querySelectorAll('.waterfall [data-span-id]').length === 4);
+    expect(await page.textContent('.waterfall')).toContain('step:Add ten');
     // a link with the run id alone finds the run's workflow
     await page.goto(`${proxy.url}/console?run=deep-1&step=double`);
     await page.waitForSelector('[data-inspected-step="double"]:has-text("4")');
@@ -254,6 +267,12 @@ describe('the run view', () => {
     const w = await openPage('/console?run=resume-1&wf=review');
     const { page } = w;
     await page.waitForSelector('form[name="resume"] input[type="checkbox"][name="approved"]');
+    // raw JSON fallback: the server's message shows above the form
+    await page.check('form[name="resume"] input[name="raw-json"]');
+    await page.fill('form[name="resume"] textarea[name="raw"]', '{"approved": "yes", "comment": "fine"}');
+    await page.click('form[name="resume"] button[type="submit"]');
+    expect(await (await page.waitForSelector('form[name="resume"] .form-error')).textContent()).toMatch(/^Resume data validation failed: approved: /);
+    await page.uncheck('form[name="resume"] input[name="raw-json"]');
     await page.check('form[name="resume"] input[name="approved"]');
     await page.fill('form[name="resume"] input[name="comment"]', 'ok');
     await page.click('form[name="resume"] button[type="submit"]');
