@@ -88,7 +88,7 @@ const assistant = createAgent({
   name: 'Assistant',
   instructions: 'Use the getWeather tool when the user asks about the weather.',
   tools: [getWeatherTool],
-  model: createDemoModel({ tokenDelayMs: 25 }),
+  model: createDemoModel({ tokenDelayMs: 40 }),
   memory: agentMemory({ workingMemory: { enabled: true, scope: 'conversation', format: 'markdown' } }),
 });
 
@@ -215,6 +215,10 @@ describe('the run view', () => {
     const running = post('/workflows/ticker/execute', { input: { n: 0 }, options: { executionId: 'cut-1' } });
     const w = await openPage('/console?run=cut-1&wf=ticker');
     const { page } = w;
+    const resumedFrom: string[] = [];
+    page.on('request', (req) => {
+      if (req.url().includes('/executions/cut-1/stream')) resumedFrom.push(req.headers()['last-event-id'] ?? 'none');
+    });
     await page.waitForFunction(() => document.querySelectorAll('[data-seq]').length >= 4);
     expect(proxy.cutAll()).toBeGreaterThan(0);
     const beforeCut = (await seqsOnPage(page)).length;
@@ -227,6 +231,10 @@ describe('the run view', () => {
     expect(logSeqs).toEqual(Array.from({ length: lastSequence }, (_, i) => i + 1));
     const onPage = await seqsOnPage(page);
     expect(beforeCut).toBeLessThan(onPage.length);
+    // the reconnect asked for what follows the last event shown, not for the whole log again
+    const resumedAt = Number(resumedFrom.find((h) => h !== 'none'));
+    expect(resumedAt).toBeGreaterThanOrEqual(4);
+    expect(resumedAt).toBeLessThan(lastSequence);
     expect(onPage).toEqual(logSeqs);
     expect(await page.$$eval('[data-seq]', (els) => els.map((e) => e.getAttribute('data-type')))).toEqual(log.map((f) => f.event));
     for (const e of events) expect(onPage).toContain(e.sequence);
@@ -361,16 +369,19 @@ describe('agents', () => {
     const w = await openPage('/console?view=agents&agent=assistant&user=console-user');
     const { page } = w;
     await page.fill('input[name="message"]', 'What is the weather in Paris?');
+    // every length the reply's text takes on screen before the message is done
+    await page.evaluate(() => {
+      const seen: number[] = ((window as any).__replyLengths = []);
+      new (window as any).MutationObserver(() => {
+        if (document.querySelector('.msg-assistant[data-done="true"]')) return;
+        const n = [...document.querySelectorAll('.msg-assistant .msg-text')].map((e: any) => e.textContent).join('').length;
+        if (n > 0 && seen[seen.length - 1] !== n) seen.push(n);
+      }).observe(document.querySelector('.messages'), { childList: true, subtree: true, characterData: true });
+    });
     await page.click('form.composer button[type="submit"]');
-    // text grows while the reply streams, before the message is done
-    const lengths = new Set<number>();
-    const deadline = Date.now() + 15_000;
-    while (!(await page.$('.msg-assistant[data-done="true"]')) && Date.now() < deadline) {
-      const text = (await page.$$eval('.msg-assistant .msg-text', (els) => els.map((e) => e.textContent).join(''))) ?? '';
-      if (text.length > 0) lengths.add(text.length);
-      await page.waitForTimeout(15);
-    }
-    expect(lengths.size).toBeGreaterThan(1);
+    await page.waitForSelector('.msg-assistant[data-done="true"]', { timeout: 15_000 });
+    // the text grew in steps while the reply streamed
+    expect((await page.evaluate(() => (window as any).__replyLengths)).length).toBeGreaterThan(1);
     const card = page.locator('.tool-card[data-tool-name="getWeather"]');
     expect(await card.count()).toBe(1);
     expect(await card.textContent()).toContain('Paris');
