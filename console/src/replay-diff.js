@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { enc, get } from './api.js';
 import { JsonView } from './json-view.js';
-import { stepRecords } from './run-model.js';
+import { stepRecords, topLevelOf } from './run-model.js';
 import { linkTo } from './url-state.js';
 import { fmtDuration, preview, same } from './format.js';
 
@@ -15,7 +15,8 @@ const asStream = (events) => (events ?? []).map((e) => ({ seq: e.sequence, type:
 export function compareRuns(steps, source, replay, replayFromStepId) {
   const a = stepRecords(asStream(source.events));
   const b = stepRecords(asStream(replay.events));
-  const from = steps.findIndex((s) => s.id === replayFromStepId);
+  // a replay from a nested step re-runs the top-level step that contains it
+  const from = steps.findIndex((s) => s.id === topLevelOf(steps, replayFromStepId));
   let firstDiff;
   const rows = steps.map((s, i) => {
     const src = a.get(s.id);

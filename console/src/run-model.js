@@ -85,3 +85,14 @@ export function timeSpan(events, live, now = Date.now()) {
   const t1 = live ? Math.max(now, last) : last;
   return [t0, Math.max(t1, t0 + 1)];
 }
+
+/** The top-level step that contains `stepId` (itself when top-level); `a/b` path ids name their first segment. */
+export function topLevelOf(steps, stepId) {
+  if (!stepId) return undefined;
+  const first = stepId.split('/')[0];
+  if ((steps ?? []).some((s) => s.id === first)) return first;
+  const flat = flattenSteps(steps);
+  let row = flat.find((r) => r.id === stepId);
+  while (row?.parent) row = flat.find((r) => r.id === row.parent);
+  return row?.id;
+}

@@ -10,7 +10,7 @@ import { JsonView } from './json-view.js';
 import { SchemaForm } from './schema-form.js';
 import { EventsPanel, LogsPanel, SpansPanel } from './run-panels.js';
 import { ReplayDiff } from './replay-diff.js';
-import { flattenSteps, runStatus, stepRecords, timeSpan } from './run-model.js';
+import { flattenSteps, runStatus, stepRecords, timeSpan, topLevelOf } from './run-model.js';
 import { linkTo, navigate, patchParams } from './url-state.js';
 import { fmtDuration, fmtTime } from './format.js';
 
@@ -132,7 +132,8 @@ function ReplayForm({ wf, id, step, input }) {
 function Gantt({ rows, recs, span, selected, status, replayFrom }) {
   const [t0, t1] = span;
   const width = t1 - t0;
-  const replayIndex = replayFrom ? rows.findIndex((r) => r.id === replayFrom) : -1;
+  const replayTop = topLevelOf(rows.filter((r) => r.depth === 0).map((r) => r.def), replayFrom);
+  const replayIndex = replayTop ? rows.findIndex((r) => r.id === replayTop) : -1;
   return html`<div class="gantt" role="table" aria-label="Steps">
     <div class="g-head"><div>Step</div><div class="g-scale"><span>0</span><span>${fmtDuration(width / 2)}</span><span>${fmtDuration(width)}</span></div><div>Duration</div></div>
     ${rows.map((row, i) => {
@@ -201,7 +202,8 @@ export function RunView({ p }) {
   if (row?.parent) {
     const parentRow = rows.find((r) => r.id === row.parent);
     const po = recs.get(row.parent)?.output;
-    parentInput = recs.get(row.parent)?.input;
+    // the nearest ancestor that recorded events (sub-steps of sub-steps record none either)
+    for (let a = row.parent; a && parentInput === undefined; a = rows.find((r) => r.id === a)?.parent) parentInput = recs.get(a)?.input;
     if (parentRow?.type === 'andAll' && Array.isArray(po)) parentOutput = po[parentRow.def.subSteps.findIndex((s) => s.id === row.id)];
     else if (parentRow?.type === 'andWhen') parentOutput = po;
   }

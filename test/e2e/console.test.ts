@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { z } from 'zod';
 import { SignJWT } from 'jose';
-import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { andAll, andThen, createWorkflow } from '../../src/workflows/builder.js';
 import { createAgent } from '../../src/agents/define-agent.js';
 import { createDemoModel } from '../../src/agents/models/demo-model.js';
 import { agentMemory } from '../../src/memory/agent-memory.js';
@@ -55,6 +55,15 @@ const pipeline = createWorkflow(
     },
   }),
 );
+const fanout = createWorkflow(
+  { id: 'fanout', name: 'Fan-out', input: z.object({ x: z.number() }) },
+  andThen({ id: 'start', execute: ({ data }) => data }),
+  andAll({
+    id: 'both',
+    steps: [andThen({ id: 'plus-one', execute: ({ data }) => (data as X).x + 1 }), andThen({ id: 'times-two', execute: ({ data }) => (data as X).x * 2 })],
+  }),
+  andThen({ id: 'sum', execute: ({ data }) => ({ sum: (data as number[]).reduce((a, b) => a + b, 0) }) }),
+);
 const review = createWorkflow(
   { id: 'review', name: 'Review', resumeSchema: z.object({ approved: z.boolean(), comment: z.string().min(3) }) },
   andThen({ id: 'prepare', execute: () => ({ doc: 'draft' }) }),
@@ -100,7 +109,7 @@ const post = (path: string, json: unknown = {}) => api(`${t.url}${path}`, { meth
 beforeAll(async () => {
   await buildConsole();
   const executablePath = ensureChromium();
-  t = await startTestServer({ workflows: [ticker, pipeline, review, waiting, chatty], agents: [assistant] });
+  t = await startTestServer({ workflows: [ticker, pipeline, fanout, review, waiting, chatty], agents: [assistant] });
   proxy = await startTcpProxy(t.server.port);
   browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }, 900_000);
@@ -328,6 +337,25 @@ describe('the run view', () => {
     expect(await page.getAttribute('[data-diff-step="add-ten"]', 'data-first-diff')).toBe('true');
     expect(await page.getAttribute('[data-diff-step="describe"]', 'data-differs')).toBe('true');
     expect((await stateOf('pipeline', replayId)).output).toEqual({ text: 'x=110' });
+    await closeClean(w);
+  });
+
+  it('replays from a step nested in a parallel group: its group runs again, with the group marked as the first difference', async () => {
+    await post('/workflows/fanout/execute', { input: { x: 1 }, options: { executionId: 'fanout-src-1' } });
+    const w = await openPage('/console?run=fanout-src-1&wf=fanout&step=times-two');
+    const { page } = w;
+    // a sub-step records no events: the inspector shows its share of the group's output and the group's input
+    await page.waitForSelector('[data-inspected-step="times-two"]:has-text("Output")');
+    expect(await page.textContent('[data-inspected-step="times-two"]')).toMatch(/Input\s*▾\{x: 1\}\s*Output\s*2(?!\d)/);
+    await page.click('details.replay summary');
+    expect(JSON.parse(await page.inputValue('form[name="replay"] textarea'))).toEqual({ x: 1 });
+    await page.fill('form[name="replay"] textarea', '{"x": 10}');
+    await page.click('form[name="replay"] button[type="submit"]');
+    await page.waitForSelector('.diff-panel[data-first-diff="both"]', { timeout: 5_000 });
+    expect(await page.textContent('[data-diff-step="start"]')).toContain('reused');
+    expect(await page.getAttribute('[data-step-id="start"]', 'data-step-status')).toBe('reused');
+    const replayId = new URL(page.url()).searchParams.get('run')!;
+    expect((await stateOf('fanout', replayId)).output).toEqual({ sum: 31 });
     await closeClean(w);
   });
 
