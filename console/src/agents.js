@@ -6,6 +6,7 @@ import { createParser } from 'eventsource-parser';
 import { html } from './html.js';
 import { enc, get, qs, reportUnauthorized } from './api.js';
 import { authHeaders } from './credentials.js';
+import { liveSocket } from './live-socket.js';
 import { JsonView } from './json-view.js';
 import { SpansPanel } from './run-panels.js';
 import { linkTo, patchParams } from './url-state.js';
@@ -236,6 +237,22 @@ export function AgentsView({ p, catalog }) {
 export function AgentRunView({ p }) {
   const [entry, setEntry] = useState(undefined);
   const [err, setErr] = useState('');
+  const [pushes, setPushes] = useState(0);
+  // while the run is in flight, every span event of this agent re-reads its history entry
+  const working = entry?.status === 'working';
+  useEffect(() => {
+    if (!working) return;
+    let timer;
+    const sock = liveSocket('/ws/observability', { entityType: 'agent', entityId: p.agent }, (msg) => {
+      if (msg.type !== 'OBSERVABILITY_EVENT') return;
+      clearTimeout(timer);
+      timer = setTimeout(() => setPushes((n) => n + 1), 100);
+    }, { console: true });
+    return () => {
+      clearTimeout(timer);
+      sock.close();
+    };
+  }, [working, p.agent]);
   useEffect(() => {
     (async () => {
       for (let page = 0; page < 20; page++) {
@@ -246,7 +263,7 @@ export function AgentRunView({ p }) {
       }
       setEntry(null);
     })().catch((e) => setErr(e.message));
-  }, [p.agent, p.agentRun]);
+  }, [p.agent, p.agentRun, pushes]);
   return html`<section class="agent-run" data-execution-id=${p.agentRun}>
     <header class="bar"><a href=${linkTo({})} class="back">← Runs</a><h2>${p.agent} <span class="mono dim">${p.agentRun}</span></h2>
       ${entry ? html`<span class=${`status status-${entry.status}`} data-run-status=${entry.status}>${entry.status}</span>` : null}</header>

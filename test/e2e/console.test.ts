@@ -219,6 +219,23 @@ describe('the runs list', () => {
   });
 });
 
+describe('the runs list, paged', () => {
+  it('pages a metadata-filtered list 25 runs at a time, the page kept in the URL', async () => {
+    for (let i = 0; i < 26; i++) await post('/workflows/pipeline/execute', { input: { x: i }, options: { executionId: `paged-${String(i).padStart(2, '0')}`, metadata: { batch: 'paging' } } });
+    const w = await openPage('/console?metadata=batch%3Dpaging');
+    const { page } = w;
+    await page.waitForFunction(() => document.querySelectorAll('.run-row').length === 25);
+    expect(await page.textContent('.pager')).toContain('page 1 of 2 · 26 runs');
+    // newest first: the first run made is alone on the second page
+    expect(await page.$('[data-execution-id="paged-00"]')).toBeNull();
+    await page.click('.pager button:has-text("Older")');
+    await page.waitForFunction(() => document.querySelectorAll('.run-row').length === 1);
+    expect(await page.getAttribute('.run-row', 'data-execution-id')).toBe('paged-00');
+    expect(new URL(page.url()).searchParams.get('page')).toBe('1');
+    await closeClean(w);
+  });
+});
+
 describe('the run view', () => {
   it('keeps exactly the log’s events through a cut connection and a reload: contiguous, unique, equal', async () => {
     const running = post('/workflows/ticker/execute', { input: { n: 0 }, options: { executionId: 'cut-1' } });
@@ -427,6 +444,35 @@ describe('agents', () => {
     await again.page.waitForSelector('.chat .msg-user:has-text("What is the weather in Paris?")');
     await again.page.waitForSelector('.chat .tool-card.tool-done[data-tool-name="getWeather"]');
     await closeClean(again, noWorkingMemory);
+  });
+});
+
+describe('an agent run', () => {
+  it('shows a run in flight and its completion without a reload, and a finished one with its tool call and spans', async () => {
+    // the demo model echoes a prompt word by word (40 ms each here): about two seconds in flight
+    const words = Array.from({ length: 50 }, (_, i) => `word${i}`).join(' ');
+    const call = post('/agents/assistant/text', { input: `Please repeat ${words}` });
+    let runId: string | undefined;
+    for (let i = 0; i < 100 && !runId; i++) {
+      const h = (await api(`${t.url}/agents/assistant/history?limit=100`)).body.data;
+      runId = h.entries.find((e: any) => e.status === 'working' && String(e.input).includes('word49'))?.id;
+      if (!runId) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(runId).toBeDefined();
+    const w = await openPage(`/console?agentRun=${runId}&agent=assistant`);
+    const { page } = w;
+    await page.waitForSelector('[data-run-status="working"]');
+    await page.waitForSelector('[data-run-status="completed"]', { timeout: 10_000 });
+    expect((await call).status).toBe(200);
+    const weather = await post('/agents/assistant/text', { input: 'What is the weather in Oslo?' });
+    expect(weather.status).toBe(200);
+    const h = (await api(`${t.url}/agents/assistant/history?limit=100`)).body.data;
+    const done = h.entries.find((e: any) => String(e.input).includes('Oslo'));
+    await page.goto(`${proxy.url}/console?agentRun=${done.id}&agent=assistant`);
+    await page.waitForSelector('.tool-card:has-text("getWeather")');
+    await page.waitForSelector('.waterfall [data-span-id]');
+    expect(await page.textContent('.waterfall')).toContain('tool:getWeather');
+    await closeClean(w);
   });
 });
 
