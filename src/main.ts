@@ -12,6 +12,7 @@ import { HttpEdge, listen, type Authenticator, type RunningServer } from './http
 import type { RouteDef, WsRouteDef } from './contract/routes.js';
 import type { ModuleFactory, ServerContext, ServerModule } from './contract/server-module.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
+import { consoleRoutes } from './http/routes/console.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
@@ -90,6 +91,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
   routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
+  routes.push(...consoleRoutes());
   for (const m of modules.values()) routes.push(...(m.routes ?? []));
   const wsRoutes: WsRouteDef[] = [wsEchoRoute];
   for (const m of modules.values()) wsRoutes.push(...(m.wsRoutes ?? []));
