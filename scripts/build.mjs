@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole, newestConsoleMtime } from './build-console.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['src', 'machines', 'examples'];
@@ -30,7 +31,7 @@ function tsFiles(dir) {
 export function newestSourceMtime() {
   let newest = 0;
   for (const s of SOURCES) for (const f of tsFiles(path.join(root, s))) newest = Math.max(newest, statSync(f).mtimeMs);
-  return newest;
+  return Math.max(newest, newestConsoleMtime());
 }
 
 /** `declarations`: a clean build with .d.ts files; without, the JavaScript is rewritten in place (fast). */
@@ -49,6 +50,8 @@ export async function buildDist({ declarations = false } = {}) {
     bundle: false,
     logLevel: 'warning',
   });
+  // the browser console (console/) is bundled into dist/console/, served at /console
+  await buildConsole();
   if (declarations) {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });

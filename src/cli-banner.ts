@@ -7,7 +7,7 @@
 import pino, { type Logger } from 'pino';
 import type { EventloomServer } from './main.js';
 import type { AgentsModule } from './agents/module.js';
-import type { WorkflowsModule } from './http/routes/workflows.routes.js';
+import type { WorkflowsModule } from './workflows/module.js';
 import type { ToolsModule } from './tools/module.js';
 
 export type LogFormat = 'json' | 'pretty';

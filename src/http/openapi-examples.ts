@@ -3,10 +3,11 @@
  * and request bodies a person would send (a question for an agent, a workflow's own example input),
  * rather than schema samples. Read from the running modules each time the document is built.
  */
-import { z, type ZodType } from 'zod';
-import type { ServerModule } from '../main.js';
+import type { ZodType } from 'zod';
+import { toJsonSchema } from '../shared/json-schema.js';
+import type { ServerModule } from '../contract/server-module.js';
 import type { AgentsModule } from '../agents/module.js';
-import type { WorkflowsModule } from './routes/workflows.routes.js';
+import type { WorkflowsModule } from '../workflows/module.js';
 import type { ToolsModule } from '../tools/module.js';
 import { toolParametersJsonSchema } from '../tools/define-tool.js';
 import { sampleFromJsonSchema } from '../agents/models/json-schema-sample.js';
@@ -19,14 +20,7 @@ export interface DocsCatalog {
   tools: Array<{ name: string; parameters: Schema }>;
 }
 
-function toJson(schema: ZodType | undefined): Schema | undefined {
-  if (!schema) return undefined;
-  try {
-    return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Schema;
-  } catch {
-    return undefined;
-  }
-}
+const toJson = (schema: ZodType | undefined): Schema | undefined => (schema ? toJsonSchema(schema, { io: 'input' }) : undefined);
 
 export function docsCatalog(modules: ReadonlyMap<string, ServerModule>): DocsCatalog {
   const agents = modules.get('agents') as AgentsModule | undefined;

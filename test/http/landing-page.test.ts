@@ -1,7 +1,7 @@
 /** The landing page counts what the server hosts in correct English: "1 agent", "2 tools", "0 workflows". */
 import { describe, expect, it } from 'vitest';
 import { docsRoutes } from '../../src/http/routes/docs.routes.js';
-import type { RouteResult } from '../../src/http/route-types.js';
+import type { RouteResult } from '../../src/contract/routes.js';
 
 async function landing(counts: { agents: number; workflows: number; tools: number }): Promise<string> {
   const route = docsRoutes({ version: '0.0.0', routes: () => [], port: () => 0, counts: () => counts, enableUi: false }).find((r) => r.path === '/')!;

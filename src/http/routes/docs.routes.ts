@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
-import { html, type RouteDef } from '../route-types.js';
+import { html, type RouteDef } from '../../contract/routes.js';
 import { API_TITLE, buildOpenApi } from '../openapi.js';
 import type { DocsCatalog } from '../openapi-examples.js';
 
@@ -54,6 +54,7 @@ code{background:#f3f3f6;padding:.1rem .3rem;border-radius:.2rem}</style></head>
 <p>This eventloom server (version ${escapeHtml(deps.version)}) hosts AI agents and durable workflows. Every workflow execution and agent run is recorded in a durable event log, so streams can be resumed and executions replayed.</p>
 <ul class="counts"><li>${counted(c.agents, 'agent')}</li><li>${counted(c.workflows, 'workflow')}</li><li>${counted(c.tools, 'tool')}</li></ul>
 <ul>
+<li><a href="/console">Live console</a> (<code>/console</code>): runs, steps, replays and agents</li>
 <li><a href="/ui">Interactive API explorer</a> (<code>/ui</code>)</li>
 <li><a href="/doc">OpenAPI 3.1 document</a> (<code>/doc</code>)</li>
 <li><a href="/agents">Agents</a> · <a href="/workflows">Workflows</a> · <a href="/tools">Tools</a></li>
