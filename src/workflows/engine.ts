@@ -22,7 +22,8 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
+import { nextStepEvent, outcomeEvent, stepEnv } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 
@@ -50,6 +51,8 @@ export interface WorkflowEngineOptions {
   /** the server's module map, for the agent runner of andAgent steps */
   modules?: ReadonlyMap<string, unknown>;
   newId?: () => string;
+  /** runs a top-level step (default `runTopLevelStep`); the testing helper and replay substitute their own */
+  runStep?: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
 }
 
 export const statusOf = (snap: ExecSnapshot) => snap.value as ExecSnapshot['value'] & string;
@@ -67,6 +70,7 @@ export class WorkflowEngine {
   private readonly inflight = new Set<Promise<void>>();
   private readonly modules?: ReadonlyMap<string, unknown>;
   readonly newId: () => string;
+  private readonly runStep: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
   readonly reservedIds = new Set<string>();
   private stopping = false;
@@ -77,6 +81,7 @@ export class WorkflowEngine {
     this.logger = options.logger;
     this.modules = options.modules;
     this.newId = options.newId ?? randomUUID;
+    this.runStep = options.runStep ?? runTopLevelStep;
     for (const def of options.workflows) {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
       this.workflows.set(def.id, def);
@@ -128,14 +133,7 @@ export class WorkflowEngine {
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      const def = this.definitions.get(c.workflowId);
-      if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
-      if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
-      const step = def.steps[c.nextIndex];
-      if (!step || step.id !== c.stepIds[c.nextIndex]) {
-        return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
-      }
-      return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+      return nextStepEvent(this.definitions.get(c.workflowId), c);
     });
   }
 
@@ -156,29 +154,16 @@ export class WorkflowEngine {
     const controller = new AbortController();
     const scratch: StepScratch = { attempt: cur.attempt, controller };
     actor.scratch.step = scratch;
-    const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
     const engineLogger = this.logger;
     let stepLogger: Logger | undefined;
     const task = (async () => {
       await Promise.resolve();
-      const outcome = await runTopLevelStep(step, {
-        executionId: c.executionId,
-        workflowId: c.workflowId,
-        data: cur.input,
-        resumeData: isResume ? c.resume!.resumeData : undefined,
-        isResume,
-        initData: c.input,
-        stepResults: c.steps,
-        workflowState: c.workflowState,
-        context: c.context,
-        userId: c.userId,
-        conversationId: c.conversationId,
+      const outcome = await this.runStep(step, stepEnv(def, c, {
         signal: controller.signal,
         // created on first use: most steps never log, and a pino child per step is not free
         get logger() {
           return (stepLogger ??= engineLogger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }));
         },
-        retries: def.retries,
         emit: async (stepId, event) => {
           if (!event || typeof event.type !== 'string' || event.type.length === 0) throw new TypeError('emit() needs an event with a string type');
           if (controller.signal.aborted) return;
@@ -188,33 +173,12 @@ export class WorkflowEngine {
         },
         agentRunner: () => resolveAgentRunner(this.modules),
         runChild: (req) => this.runChild(actor, step.id, req),
-      });
+      }));
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
-      this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
+      this.dispatch(actor, outcomeEvent(c.workflowName, step, cur, outcome));
     })();
     this.track(task);
-  }
-
-  private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
-    const base = { stepIndex: cur.index, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: cur.input, attempt: cur.attempt };
-    switch (o.kind) {
-      case 'completed':
-        return { type: 'step.completed', ...base, output: o.output ?? null, ...(o.workflowState ? { workflowState: o.workflowState } : {}), ...(o.usage ? { usage: o.usage } : {}) };
-      case 'skipped':
-        return { type: 'step.skipped', ...base };
-      case 'suspended':
-        return {
-          type: 'execution.suspended',
-          ...base,
-          reason: o.reason,
-          ...(o.suspendData !== undefined ? { suspendData: o.suspendData } : {}),
-          ...(o.workflowState ? { workflowState: o.workflowState } : {}),
-          workflowName,
-        };
-      case 'failed':
-        return { type: 'execution.failed', error: o.error, attempt: cur.attempt, workflowName };
-    }
   }
 
   private track(task: Promise<void>): void {
