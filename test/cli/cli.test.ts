@@ -3,14 +3,13 @@
  * and a data directory that only one process may hold.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from '../../src/cli-args.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { runCli } from '../helpers/run-cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
 const children: SpawnedServer[] = [];
 const tmp = () => {
@@ -23,16 +22,6 @@ afterEach(() => {
   for (const c of children.splice(0)) c.child.kill('SIGKILL');
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-function runCli(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test' } });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-}
 
 describe('command-line arguments', () => {
   it('parses every documented flag', () => {
