@@ -9,7 +9,8 @@ import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openLevelLog } from '../log/level-log.js';
 import { LogLockedError, type LogRecord, type NewRecord } from '../log/types.js';
-import { replayRecords, type ActorKind } from '../runtime/actor-host.js';
+import type { ActorKind } from '../runtime/actor-host.js';
+import { pureInitialTransition, pureTransition } from '../runtime/pure-transition.js';
 import { WORKFLOW_EXECUTION_KIND, WORKFLOW_EXECUTION_VERSION, workflowExecutionMachine } from '../../machines/workflow-execution.machine.js';
 import { AGENT_RUN_KIND, AGENT_RUN_STARTED, AGENT_RUN_VERSION, agentRunMachine } from '../../machines/agent-run.machine.js';
 import { readHistoryFile, type History } from './history-file.js';
@@ -30,10 +31,12 @@ export function checkStream(stream: string, records: LogRecord[]): void {
   const kind = KINDS.get(records[0].kind ?? '');
   if (!kind) throw new CliError(`${stream}: machine ${records[0].kind} is not one this build knows (${[...KINDS.keys()].join(', ')})`, 1);
   if (records[0].type !== kind.createdType) throw new CliError(`${stream}: the first record of a ${kind.kind} stream must be ${kind.createdType}, got ${records[0].type}`, 1);
-  try {
-    replayRecords(kind, stream, records);
-  } catch (err) {
-    throw new CliError(`${stream}: ${(err as Error).message}`, 1);
+  let [snapshot] = pureInitialTransition(kind.logic, records[0].data);
+  for (const r of records.slice(1)) {
+    const event = { ...(r.data as object), type: r.type };
+    const snap = snapshot as unknown as { can(e: unknown): boolean; value: unknown };
+    if (!snap.can(event)) throw new CliError(`${stream}: record ${r.streamSeq} '${r.type}' is not accepted by ${records[0].kind} in state ${JSON.stringify(snap.value)}`, 1);
+    [snapshot] = pureTransition(kind.logic, snapshot, event);
   }
 }
 
