@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { Harness } from './harness.js';
 
 export interface WorkflowCommand {
-  readonly name: 'execute' | 'settle' | 'suspend' | 'resume' | 'cancel' | 'crash' | 'replayFrom';
+  readonly name: 'execute' | 'wait' | 'settle' | 'suspend' | 'resume' | 'cancel' | 'crash' | 'replayFrom';
   run(h: Harness): Promise<void>;
   toString(): string;
 }
@@ -19,7 +19,7 @@ function command(name: WorkflowCommand['name'], args: unknown[], run: (h: Harnes
   return { name, run, toString: () => text, [fc.toStringMethod]: () => text } as WorkflowCommand;
 }
 
-/** Starts an execution of the workflow under test with `input` (it becomes the target). */
+/** Starts an execution of the workflow under test with `input` (it becomes the target); does not wait for it. */
 export const execute = (input: unknown): WorkflowCommand => command('execute', [input], (h) => h.execute(input));
 /** Waits until no execution is running (each is suspended or finished). */
 export const settle = (): WorkflowCommand => command('settle', [], (h) => h.settle());
@@ -30,11 +30,18 @@ export const resume = (resumeData?: unknown): WorkflowCommand => command('resume
 /** Cancels the target. */
 export const cancel = (reason?: string): WorkflowCommand => command('cancel', [reason], (h) => h.cancel(reason ?? 'cancelled by the test'));
 /**
- * Lets the runs go on for `afterTurns` turns of the event loop, then kills the engine as a process
- * crash would (its in-flight steps can no longer write) and starts a new one on the same log, which
- * recovers the running executions.
+ * Lets the runs go on for `turns` turns of the event loop (steps waiting on I/O or timers move),
+ * then `ticks` microtask hops (synchronous steps move one decision at a time).
  */
-export const crash = (opts: { afterTurns?: number } = {}): WorkflowCommand =>
-  command('crash', [opts.afterTurns ? { afterTurns: opts.afterTurns } : undefined], (h) => h.crash(opts.afterTurns ?? 0));
+export const wait = (opts: { turns?: number; ticks?: number } = {}): WorkflowCommand => {
+  const args = { ...(opts.turns ? { turns: opts.turns } : {}), ...(opts.ticks ? { ticks: opts.ticks } : {}) };
+  return command('wait', [Object.keys(args).length ? args : undefined], (h) => h.wait(opts.turns ?? 0, opts.ticks ?? 0));
+};
+/**
+ * Kills the engine as a process crash would (its in-flight steps can no longer write, appends not
+ * yet acknowledged are never acknowledged) and starts a new one on the same log, which recovers the
+ * running executions as on boot.
+ */
+export const crash = (): WorkflowCommand => command('crash', [], (h) => h.crash());
 /** Replays the target from step `stepId` (a new execution, which becomes the target). */
 export const replayFrom = (stepId: string): WorkflowCommand => command('replayFrom', [stepId], (h) => h.replayFrom(stepId));

@@ -61,6 +61,8 @@ export interface HarnessOptions {
   settleTimeoutMs: number;
 }
 
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** An EventLog handle that dies with its engine generation: afterwards nothing reads or writes through it. */
 class FencedLog implements EventLog {
   private dead = false;
@@ -84,7 +86,10 @@ class FencedLog implements EventLog {
   async append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult> {
     this.alive();
     const res = await this.inner.append(stream, records, options);
-    // a process killed between the commit and this line never saw the acknowledgement
+    // a durable log acknowledges after an fsync, on a later turn of the event loop: so does this one,
+    // which gives a crash a place to land between any two appends of a run
+    await turn();
+    // a process killed between the commit and its acknowledgement never saw it
     this.alive();
     this.onAck(res.records);
     return res;
@@ -141,7 +146,6 @@ interface Started {
 
 let harnessCount = 0;
 const SILENT = pino({ level: 'silent' });
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class Harness {
   readonly log: EventLog;
@@ -150,6 +154,8 @@ export class Harness {
   crashes = 0;
   private gen: Generation;
   private readonly acked = new Map<string, string>();
+  /** commands whose acknowledgement is still on its way (execute): awaited by settle */
+  private readonly pending: Promise<void>[] = [];
   private readonly def: WorkflowDefinition;
   private readonly idPrefix = `t${++harnessCount}`;
   private ids = 0;
@@ -199,12 +205,32 @@ export class Harness {
     p.catch(() => undefined);
   }
 
+  /**
+   * Starts an execution without waiting for its first record's acknowledgement, so the commands
+   * that follow can land anywhere in the run (`wait` moves the point).
+   */
   async execute(input: unknown): Promise<void> {
-    await this.attempt(`execute`, async () => {
-      const run = await startExecution(this.engine, this.def.id, input);
-      this.swallow(run.settled);
-      this.started.push({ executionId: run.executionId, workflowId: this.def.id });
-    });
+    const before = this.ids;
+    const started = startExecution(this.engine, this.def.id, input);
+    if (this.ids !== before) this.started.push({ executionId: `${this.idPrefix}-e${this.ids}`, workflowId: this.def.id });
+    const entry: CommandLogEntry = { command: 'execute', outcome: 'ok' };
+    this.commandLog.push(entry);
+    const acknowledged = started.then(
+      (run) => this.swallow(run.settled),
+      (err) => {
+        if (err instanceof AppError && err.status < 500) Object.assign(entry, { outcome: 'rejected', message: err.message });
+        // an execute that dies with its engine generation was never acknowledged: the crash explains it
+        else if (!(err instanceof LogClosedError)) throw err;
+      },
+    );
+    acknowledged.catch(() => undefined); // observed by settle; never an unhandled rejection meanwhile
+    this.pending.push(acknowledged);
+  }
+
+  /** Lets the runs go on: `turns` turns of the event loop, then `ticks` microtask hops. */
+  async wait(turns: number, ticks: number): Promise<void> {
+    for (let i = 0; i < turns; i++) await turn();
+    for (let i = 0; i < ticks; i++) await Promise.resolve();
   }
 
   async suspend(reason: string): Promise<void> {
@@ -232,9 +258,8 @@ export class Harness {
     });
   }
 
-  /** Kills this engine generation after `afterTurns` event-loop turns and boots a new one on the same log. */
-  async crash(afterTurns: number): Promise<void> {
-    for (let i = 0; i < afterTurns; i++) await turn();
+  /** Kills this engine generation and boots a new one on the same log, which recovers the running executions. */
+  async crash(): Promise<void> {
     this.gen.fence.kill();
     this.gen.engine.feeds.stop();
     this.crashes++;
@@ -255,6 +280,7 @@ export class Harness {
 
   /** Waits until no execution is running; a run still running after `settleTimeoutMs` is a failure. */
   async settle(): Promise<void> {
+    for (const p of this.pending.splice(0)) await p;
     const deadline = Date.now() + this.options.settleTimeoutMs;
     for (let i = 0; ; i++) {
       if (!(await this.anyRunning())) return;

@@ -4,7 +4,7 @@
  */
 export { testWorkflow, runCommands, workflowCommands, formatSnippet, WorkflowPropertyFailure } from './test-workflow.js';
 export type { WorkflowTestOptions, RunCommandsOptions, HistoryInvariant } from './test-workflow.js';
-export { execute, settle, suspend, resume, cancel, crash, replayFrom, type WorkflowCommand } from './commands.js';
+export { execute, wait, settle, suspend, resume, cancel, crash, replayFrom, type WorkflowCommand } from './commands.js';
 export { InvariantViolation, type WorkflowHistory, type ExecutionHistory, type CommandLogEntry } from './harness.js';
 export { INVARIANTS } from './invariants.js';
 export { arbitraryFromSchema } from './arbitraries.js';

@@ -135,11 +135,18 @@ export function checkReplays(h: WorkflowHistory, def: WorkflowDefinition, nondet
     const source = byId.get(e.replayOf.executionId);
     if (!source || source.status !== 'completed') continue;
     const k = def.steps.findIndex((s) => s.id === e.replayOf!.stepId);
-    const fromK = source.records.slice(source.records.findIndex((r) => r.type === 'step.started' && (r.data as { stepId: string }).stepId === e.replayOf!.stepId));
+    const startK = source.records.findIndex((r) => r.type === 'step.started' && (r.data as { stepId: string }).stepId === e.replayOf!.stepId);
+    if (startK < 0) continue; // the source did not run step k itself (it is a replay that restored it)
+    const fromK = source.records.slice(startK);
     if (k < 0 || fromK.some((r) => r.type.startsWith('execution.') && r.type !== 'execution.completed')) continue;
     if (e.records.some(isInterference) || def.steps.slice(k).some((s) => nondeterministic.has(s.id))) continue;
-    const later = new Set(def.steps.slice(k).map((s) => s.id));
-    const pick = (x: ExecutionHistory) => Object.fromEntries(Object.entries(stepOutcomes(x.records, x.executionId)).filter(([id]) => later.has(id)));
+    // steps from k on that the source ran itself (a source that is a replay restored earlier ones without running them)
+    const sourceSteps = stepOutcomes(source.records, source.executionId);
+    const later = new Set(def.steps.slice(k).map((s) => s.id).filter((id) => id in sourceSteps));
+    const pick = (x: ExecutionHistory) => {
+      const outcomes = stepOutcomes(x.records, x.executionId);
+      return Object.fromEntries([...later].map((id) => [id, outcomes[id] ?? 'never ran']));
+    };
     const got = { status: e.status, result: mask(e.result, e.executionId), steps: pick(e) };
     const want = { status: source.status, result: mask(source.result, source.executionId), steps: pick(source) };
     if (JSON.stringify(got) !== JSON.stringify(want)) {

@@ -11,7 +11,7 @@ import { resumeSchemaOf } from '../workflows/commands.js';
 import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import { arbitraryFromSchema } from './arbitraries.js';
-import { cancel, crash, execute, replayFrom, resume, settle, suspend, type WorkflowCommand } from './commands.js';
+import { cancel, crash, execute, replayFrom, resume, settle, suspend, wait, type WorkflowCommand } from './commands.js';
 import { Harness, InvariantViolation, type HarnessOptions, type WorkflowHistory } from './harness.js';
 import { checkRehydration, checkReplays, checkTerminal, checkTransitions } from './invariants.js';
 
@@ -39,7 +39,7 @@ export interface WorkflowTestOptions extends RunCommandsOptions {
   /** commands after the first execute (default 8) */
   maxCommands?: number;
   /** leave some command kinds out of the generated sequences */
-  without?: Array<'suspend' | 'resume' | 'cancel' | 'crash' | 'replayFrom' | 'execute'>;
+  without?: Array<'suspend' | 'resume' | 'cancel' | 'crash' | 'replayFrom' | 'execute' | 'wait'>;
   numRuns?: number;
   seed?: number;
   /** fast-check's replay path of a failure (printed with it) */
@@ -138,7 +138,8 @@ export function workflowCommands(workflow: WorkflowDefinition, options: Workflow
     { name: 'suspend', weight: 1, arbitrary: fc.constant(suspend()) },
     { name: 'resume', weight: 3, arbitrary: resumeData.map(resume) },
     { name: 'cancel', weight: 1, arbitrary: fc.constant(cancel()) },
-    { name: 'crash', weight: 2, arbitrary: fc.nat({ max: 8 }).map((afterTurns) => crash({ afterTurns })) },
+    { name: 'wait', weight: 2, arbitrary: fc.record({ turns: fc.nat({ max: 4 }), ticks: fc.nat({ max: 60 }) }).map(wait) },
+    { name: 'crash', weight: 2, arbitrary: fc.constant(crash()) },
     { name: 'replayFrom', weight: 1, arbitrary: fc.constantFrom(...workflow.steps.map((s) => s.id)).map(replayFrom) },
   ];
   const picked = kinds.filter((k) => !without.has(k.name as never)).map(({ weight, arbitrary }) => ({ weight, arbitrary }));

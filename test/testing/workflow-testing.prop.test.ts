@@ -16,6 +16,7 @@ import {
   runCommands,
   settle,
   testWorkflow,
+  wait,
 } from '../../src/testing/index.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
 import { checkoutWorkflow } from './fixtures.js';
@@ -73,14 +74,17 @@ describe('runCommands and user invariants', () => {
     expect(failure).toBeInstanceOf(WorkflowPropertyFailure);
     const f = failure as WorkflowPropertyFailure;
     expect(f.message).toContain('no order is rejected: the predicate returned false');
-    // the run must reach its suspension before a resume is accepted: execute, settle, resume
-    expect(f.commands.map((c) => c.toString())).toEqual([expect.stringMatching(/^execute\(/), 'settle()', 'resume({"approved":false})']);
+    // the run must reach its suspension before a resume is accepted: execute, let it run, resume
+    expect(f.commands.map((c) => c.toString())).toEqual([expect.stringMatching(/^execute\(/), expect.stringMatching(/^(settle\(\)|wait\(.*\))$/), 'resume({"approved":false})']);
   }, 60_000);
 
-  it('records a crash as recovered and keeps every acknowledged record', async () => {
-    const history = await runCommands(orderApprovalWorkflow, [execute({ items: [{ price: 1, qty: 1 }] }), crash(), settle()]);
+  it('lets a crash land inside a run, which the next engine recovers and completes', async () => {
+    const history = await runCommands(orderApprovalWorkflow, [execute({ items: [{ price: 1, qty: 1 }] }), wait({ ticks: 5 }), crash(), settle()]);
     expect(history.crashes).toBe(1);
-    expect(history.executions[0].status).toBe('completed');
+    const types = history.executions[0].records.map((r) => r.type);
+    expect(types).toContain('execution.recovered');
+    expect(types.at(-1)).toBe('execution.completed');
+    expect(history.executions[0].result).toEqual({ status: 'approved', total: 1 });
   });
 });
 
