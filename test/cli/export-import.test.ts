@@ -1,6 +1,7 @@
 /**
  * `eventloom export` and `eventloom import` as child processes around the real server: executions
- * exported from one data directory and imported into another read back identical through the API;
+ * and an agent run exported from one data directory and imported into another read back identical
+ * through the API;
  * the source is never written; a directory a server holds is refused; broken input is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ let tmp: string;
 let source: string;
 const views: Record<string, unknown> = {};
 let list: unknown;
+let agentHistory: any;
 
 /** Name and content hash of every file under `dir`. */
 function snapshotFiles(dir: string): Record<string, string> {
@@ -30,6 +32,7 @@ function snapshotFiles(dir: string): Record<string, string> {
 
 const stateOf = async (url: string, workflowId: string, id: string) => (await api(`${url}/workflows/${workflowId}/executions/${id}/state`)).body;
 const listOf = async (url: string) => (await api(`${url}/workflows/executions?limit=50`)).body;
+const historyOf = async (url: string) => (await api(`${url}/agents/assistant/history`)).body;
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'eventloom-export-'));
@@ -47,6 +50,11 @@ beforeAll(async () => {
     views[`${wf}/${r.executionId}`] = await stateOf(server.url, wf, r.executionId);
   }
   list = await listOf(server.url);
+  // an agent run (the offline demo model): its own stream, shown by the agent's history
+  const text = await api(`${server.url}/agents/assistant/text`, { method: 'POST', json: { input: 'Say hello' } });
+  expect(text.status).toBe(200);
+  agentHistory = await historyOf(server.url);
+  expect(JSON.stringify(agentHistory.data)).toContain('Say hello');
   // while the server runs, the data directory is refused
   const refused = await runCli(['export', '--data', source]);
   expect(refused.code).toBe(2);
@@ -62,13 +70,13 @@ describe('eventloom export and import', () => {
     const file = path.join(tmp, 'all.jsonl');
     const exported = await runCli(['export', '--data', source, '--out', file]);
     expect(exported.code, exported.output).toBe(0);
-    expect(exported.stderr).toMatch(/exported 5 stream\(s\)/);
+    expect(exported.stderr).toMatch(/exported 6 stream\(s\)/);
     expect(snapshotFiles(source)).toEqual(before); // the source is never written
 
     const target = path.join(tmp, 'target');
     const imported = await runCli(['import', file, '--data', target]);
     expect(imported.code, imported.output).toBe(0);
-    expect(imported.stderr).toMatch(/imported 5 stream\(s\)/);
+    expect(imported.stderr).toMatch(/imported 6 stream\(s\)/);
 
     const server = await startTestServer(examples, { dataDir: target });
     try {
@@ -77,6 +85,7 @@ describe('eventloom export and import', () => {
         expect(await stateOf(server.url, wf, id)).toEqual(view);
       }
       expect(await listOf(server.url)).toEqual(list);
+      expect(await historyOf(server.url)).toEqual(agentHistory);
     } finally {
       await server.close();
     }
@@ -94,7 +103,16 @@ describe('eventloom export and import', () => {
     const suspended = await runCli(['export', '--data', source, '--workflow', 'order-approval', '--status', 'suspended']);
     expect(suspended.stdout.trim().split('\n')[0]).toMatch(/"streams":1/);
     const completed = await runCli(['export', '--data', source, '--status', 'completed']);
-    expect(JSON.parse(completed.stdout.split('\n')[0]).streams).toBe(3);
+    expect(JSON.parse(completed.stdout.split('\n')[0]).streams).toBe(4); // three executions and the agent run
+    const runs = await runCli(['export', '--data', source, '--status', 'completed', '--since', '2000-01-01T00:00:00Z']);
+    const runRecord = runs.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((r) => typeof r.stream === 'string' && r.stream.startsWith('run:'));
+    expect(runRecord).toMatchObject({ streamSeq: 1, type: 'run.started', kind: 'agent-run@1' });
+    const oneRun = await runCli(['export', '--data', source, '--run', runRecord.stream.slice('run:'.length)]);
+    expect(oneRun.code, oneRun.output).toBe(0);
+    const runLines = oneRun.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(runLines[0].streams).toBe(1);
+    expect(runLines.slice(1).every((r) => r.stream === runRecord.stream)).toBe(true);
+    expect(runLines.at(-1).type).toBe('run.finished');
     const later = await runCli(['export', '--data', source, '--since', new Date(Date.now() + 60_000).toISOString()]);
     expect(JSON.parse(later.stdout.split('\n')[0]).streams).toBe(0);
   });
