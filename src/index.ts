@@ -27,6 +27,7 @@ export type {
 } from './workflows/types.js';
 export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage, AgentsModuleLike } from './workflows/agent-bridge.js';
 export { workflowsModule } from './http/routes/workflows.routes.js';
+export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
 // logs and observability
 export { observabilityModule, type ObservabilityConfig, type ObservabilityModule } from './observability/module.js';
 export { loggerFor, CORRELATION_KEYS, type LogBindings } from './observability/logger-for.js';

@@ -56,6 +56,7 @@ export function isLogLocked(logDir: string): boolean | undefined {
 /** Opens the history source named by the options (read-only). */
 export async function openHistorySource(opts: SourceOptions): Promise<HistorySource> {
   if (opts.databaseUrl !== undefined) {
+    // the PostgreSQL EventLog plugs in here: open it read-only from the URL and return it as `log`
     throw new CliError('--database-url: reading a PostgreSQL event log is not supported yet in this build; export from a data directory with --data <dir>');
   }
   if (opts.data === undefined) throw new CliError('name the history to read: --data <dir> (a server data directory)');

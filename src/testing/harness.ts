@@ -17,6 +17,7 @@ import { foldExecution } from '../projections/executions-view.js';
 import { AGENTS_MODULE_NAME, type WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import type { ExecutionStatus } from '../../machines/workflow-execution.machine.js';
+import { INVARIANTS } from './invariant-names.js';
 
 export interface ExecutionHistory {
   executionId: string;
@@ -145,6 +146,7 @@ interface Started {
 }
 
 let harnessCount = 0;
+
 const SILENT = pino({ level: 'silent' });
 
 export class Harness {
@@ -266,7 +268,7 @@ export class Harness {
     for (const [key, json] of this.acked) {
       const [stream, seq] = [key.slice(0, key.lastIndexOf('#')), Number(key.slice(key.lastIndexOf('#') + 1))];
       const [found] = await this.log.readStream(stream, seq, seq);
-      if (!found || JSON.stringify(found) !== json) throw new InvariantViolation('every acknowledged record survives a crash', `${key} was acknowledged but after the crash reads ${found ? JSON.stringify(found) : 'nothing'}`);
+      if (!found || JSON.stringify(found) !== json) throw new InvariantViolation(INVARIANTS.acknowledged, `${key} was acknowledged but after the crash reads ${found ? JSON.stringify(found) : 'nothing'}`);
     }
     this.gen = this.generation();
     const running: string[] = [];
@@ -285,7 +287,7 @@ export class Harness {
     for (let i = 0; ; i++) {
       if (!(await this.anyRunning())) return;
       if (Date.now() > deadline) {
-        throw new InvariantViolation('runs settle', `an execution is still running after ${this.options.settleTimeoutMs} ms (a step that never finishes, or raise settleTimeoutMs)`);
+        throw new InvariantViolation(INVARIANTS.settle, `an execution is still running after ${this.options.settleTimeoutMs} ms (a step that never finishes, or raise settleTimeoutMs)`);
       }
       // event-loop turns first; once steps wait on timers, stop spinning
       await (i < 1000 ? turn() : new Promise((r) => setTimeout(r, 1)));

@@ -6,5 +6,5 @@ export { testWorkflow, runCommands, workflowCommands, formatSnippet, WorkflowPro
 export type { WorkflowTestOptions, RunCommandsOptions, HistoryInvariant } from './test-workflow.js';
 export { execute, wait, settle, suspend, resume, cancel, crash, replayFrom, type WorkflowCommand } from './commands.js';
 export { InvariantViolation, type WorkflowHistory, type ExecutionHistory, type CommandLogEntry } from './harness.js';
-export { INVARIANTS } from './invariants.js';
+export { INVARIANTS } from './invariant-names.js';
 export { arbitraryFromSchema } from './arbitraries.js';

@@ -11,15 +11,9 @@ import { replayRecords } from '../runtime/actor-host.js';
 import { resumeExecution, startExecution } from '../workflows/commands.js';
 import { TERMINAL_RECORD_TYPES } from '../workflows/events.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
+import { INVARIANTS } from './invariant-names.js';
 import { Harness, InvariantViolation, type ExecutionHistory, type HarnessOptions, type WorkflowHistory } from './harness.js';
 
-export const INVARIANTS = {
-  terminal: 'no event after a terminal state',
-  transitions: 'every status transition is legal',
-  acknowledged: 'every acknowledged record survives a crash',
-  rehydration: 'a rehydrated run equals an uninterrupted one',
-  replay: 'replay from a step equals its source for deterministic steps',
-} as const;
 
 const STATUS_AFTER: Record<string, string> = {
   'execution.suspended': 'suspended',
