@@ -139,6 +139,20 @@ describe('eventloom export and import', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/exec:\S+: record 3 'execution.resumed' is not accepted by workflow-execution@1 in state "running"/);
 
+    // a target a server holds is refused; importing twice skips what is already there
+    const held = path.join(tmp, 'held');
+    const server = await startTestServer(examples, { dataDir: held });
+    try {
+      const locked = await runCli(['import', file, '--data', held]);
+      expect(locked.code).toBe(2);
+      expect(locked.stderr).toMatch(/in use by a running eventloom server \(LevelDB lock held\); stop it before importing/);
+    } finally {
+      await server.close();
+    }
+    const again = await runCli(['import', file, '--data', path.join(tmp, 'target')]);
+    expect(again.code, again.output).toBe(0);
+    expect(again.stderr).toMatch(/imported 0 stream\(s\), 0 record\(s\) into .*; 6 already present/);
+
     const gap = lines.filter((_, i) => i !== 3);
     writeFileSync(brokenFile, gap.join('\n') + '\n');
     const g = await runCli(['import', brokenFile, '--data', target]);
