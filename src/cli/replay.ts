@@ -28,13 +28,16 @@ const short = (id: string) => (id.length > 13 ? `${id.slice(0, 8)}…` : id);
 export function formatReport(r: ExecutionReplayReport): string {
   const head = `${r.workflowId} ${r.executionId} (${r.recordedStatus})`;
   if (r.result === 'identical') return `identical  ${head}: ${r.steps} step outcome(s) match${r.fed.length ? `; fed: ${r.fed.join(', ')}` : ''}`;
-  const d = r.divergence!;
-  const where = d.stepId !== undefined ? ` at step '${d.stepId}'${d.stepIndex !== undefined ? ` (index ${d.stepIndex})` : ''}` : '';
-  const lines = [`DIVERGED   ${head}${where}, record ${d.streamSeq}: [${d.kind}] ${d.message}`];
-  if (d.differences?.length) for (const diff of d.differences) lines.push(`    ${diff}`);
-  else {
-    lines.push(`    expected (recorded): ${JSON.stringify(d.expected)}`);
-    lines.push(`    actual (current):    ${JSON.stringify(d.actual)}`);
+  const lines: string[] = [];
+  const all = r.valueDifferences?.length ? r.valueDifferences : [r.divergence!];
+  for (const d of all) {
+    const where = d.stepId !== undefined ? ` at step '${d.stepId}'${d.stepIndex !== undefined ? ` (index ${d.stepIndex})` : ''}` : '';
+    lines.push(lines.length === 0 ? `DIVERGED   ${head}${where}, record ${d.streamSeq}: [${d.kind}] ${d.message}` : `    and${where}, record ${d.streamSeq}: [${d.kind}] ${d.message}`);
+    if (d.differences?.length) for (const diff of d.differences) lines.push(`    ${diff}`);
+    else {
+      lines.push(`    expected (recorded): ${JSON.stringify(d.expected)}`);
+      lines.push(`    actual (current):    ${JSON.stringify(d.actual)}`);
+    }
   }
   return lines.join('\n');
 }

@@ -73,7 +73,10 @@ export interface ExecutionReplayReport {
   steps: number;
   /** live mode: steps whose recorded outcome was fed instead of re-run (agent and sub-workflow steps) */
   fed: string[];
+  /** the first divergence */
   divergence?: Divergence;
+  /** live mode: every step that ended the same way with another output, workflowState, suspension data or error (the walk goes on past them) */
+  valueDifferences?: Divergence[];
 }
 
 export interface HistoryReplayOptions {
@@ -171,7 +174,9 @@ export async function replayExecutionHistory(records: readonly LogRecord[], opti
   } catch (err) {
     if (!(err instanceof Diverged)) throw err;
     report.result = 'diverged';
-    report.divergence = err.divergence;
+    // a structural divergence ends the walk; value differences found before it stay the first
+    report.divergence ??= err.divergence;
+    if (report.divergence !== err.divergence) report.valueDifferences!.push(err.divergence);
   }
   return report;
 }
@@ -382,6 +387,17 @@ class Walk {
     }
   }
 
+  /**
+   * A step that ended the same way with other values (live mode). The run's path is unchanged, so
+   * the walk goes on from the recorded outcome and every such step is reported, not only the first.
+   */
+  private valueDiffers(d: Divergence): void {
+    this.report.valueDifferences ??= [];
+    this.report.valueDifferences.push(d);
+    this.report.result = 'diverged';
+    this.report.divergence ??= d;
+  }
+
   private compareOutcome(o: LogRecord, step: WorkflowStep, expected: StepOutcome, got: StepOutcome): void {
     const at = { streamSeq: o.streamSeq, stepId: step.id, stepIndex: (o.data as { stepIndex: number }).stepIndex };
     if (expected.kind !== got.kind) {
@@ -399,17 +415,17 @@ class Walk {
     }
     if (expected.kind === 'completed' && got.kind === 'completed') {
       if (!sameValue(expected.output, got.output ?? null)) {
-        diverge({ ...at, kind: 'output', message: `step '${step.id}' returns another output`, expected: expected.output, actual: got.output, differences: diffValues(expected.output, got.output ?? null) });
+        this.valueDiffers({ ...at, kind: 'output', message: `step '${step.id}' returns another output`, expected: expected.output, actual: got.output, differences: diffValues(expected.output, got.output ?? null) });
       }
       if (!sameValue(expected.workflowState, got.workflowState)) {
-        diverge({ ...at, kind: 'output', message: `step '${step.id}' leaves another workflowState`, expected: expected.workflowState, actual: got.workflowState, differences: diffValues(expected.workflowState, got.workflowState) });
+        this.valueDiffers({ ...at, kind: 'output', message: `step '${step.id}' leaves another workflowState`, expected: expected.workflowState, actual: got.workflowState, differences: diffValues(expected.workflowState, got.workflowState) });
       }
     }
     if (expected.kind === 'suspended' && got.kind === 'suspended' && (expected.reason !== got.reason || !sameValue(expected.suspendData, got.suspendData))) {
-      diverge({ ...at, kind: 'suspend-point', message: `step '${step.id}' suspends with another reason or data`, expected: { reason: expected.reason, suspendData: expected.suspendData }, actual: { reason: got.reason, suspendData: got.suspendData } });
+      this.valueDiffers({ ...at, kind: 'suspend-point', message: `step '${step.id}' suspends with another reason or data`, expected: { reason: expected.reason, suspendData: expected.suspendData }, actual: { reason: got.reason, suspendData: got.suspendData } });
     }
     if (expected.kind === 'failed' && got.kind === 'failed' && expected.error.message !== got.error.message) {
-      diverge({ ...at, kind: 'outcome', message: `step '${step.id}' fails with another error`, expected: expected.error.message, actual: got.error.message });
+      this.valueDiffers({ ...at, kind: 'outcome', message: `step '${step.id}' fails with another error`, expected: expected.error.message, actual: got.error.message });
     }
   }
 }

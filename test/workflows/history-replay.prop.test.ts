@@ -54,6 +54,16 @@ describe('replaying recorded histories', () => {
     // a step removed at the end: the recording runs it, the current code completes before it
     const shorter = collectDefinitions([{ ...orderFlow(), steps: orderFlow().steps.slice(0, 2) }]);
     expect((await replayExecutionHistory(records, { definitions: shorter })).divergence).toMatchObject({ kind: 'step-gone', stepId: 'finalise', stepIndex: 2 });
+    // live: every step that returns another value is listed, and the walk goes on past each
+    const live = await replayExecutionHistory(records, { definitions: collectDefinitions([orderFlow({ totalOffset: 1, approvedStatus: 'accepted' })]), live: true });
+    expect(live.result).toBe('diverged');
+    expect(live.valueDifferences!.map((d) => [d.kind, d.stepId, d.differences])).toEqual([
+      ['output', 'compute-total', ['$.total: 150 → 151']],
+      ['output', 'finalise', ['$.status: "approved" → "accepted"']],
+    ]);
+    expect(live.divergence).toBe(live.valueDifferences![0]);
+    // fed, the same change is invisible: outputs come from the recording
+    expect((await replayExecutionHistory(records, { definitions: collectDefinitions([orderFlow({ totalOffset: 1, approvedStatus: 'accepted' })]) })).result).toBe('identical');
     // the workflow no longer in the config
     expect((await replayExecutionHistory(records, { definitions: new Map() })).divergence).toMatchObject({ kind: 'workflow-missing' });
   });
