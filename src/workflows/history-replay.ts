@@ -262,7 +262,13 @@ class Walk {
     };
     const steps: Record<string, StepState> = {};
     for (const [id, st] of Object.entries(seed.steps)) steps[id] = { ...st, index: indexOf(id) };
-    return { ...seed, startIndex: indexOf(seed.fromStepId), steps };
+    const startIndex = indexOf(seed.fromStepId);
+    // every step before the start must be one the replay restored: a new one there would never run
+    const missing = stepIds.slice(0, startIndex).find((id) => !(id in steps));
+    if (missing !== undefined) {
+      diverge({ kind: 'step-new', stepId: missing, stepIndex: stepIds.indexOf(missing), streamSeq: 1, message: `step '${missing}' is new: the current code has it before '${seed.fromStepId}', where this replay run starts, and no recorded output for it`, expected: Object.keys(seed.steps), actual: stepIds.slice(0, startIndex) });
+    }
+    return { ...seed, startIndex, steps };
   }
 
   private apply(ev: ExecutionEvent, r: LogRecord, kind: DivergenceKind, stepId?: string): void {

@@ -64,6 +64,12 @@ describe('replaying recorded histories', () => {
     expect(live.divergence).toBe(live.valueDifferences![0]);
     // fed, the same change is invisible: outputs come from the recording
     expect((await replayExecutionHistory(records, { definitions: collectDefinitions([orderFlow({ totalOffset: 1, approvedStatus: 'accepted' })]) })).result).toBe('identical');
+    // a replay run restores the steps before its start: a step new among them is reported too
+    const { replayFrom } = await import('../../src/testing/index.js');
+    const replays = await runCommands(orderFlow(), [execute({ items: [1] }), settle(), replayFrom('finalise'), settle()]);
+    const replayRun = replays.executions.find((e) => e.replayOf)!;
+    expect((await replayExecutionHistory(replayRun.records, { definitions: collectDefinitions([orderFlow()]) })).result).toBe('identical');
+    expect((await replayExecutionHistory(replayRun.records, { definitions: collectDefinitions([orderFlow({ insertValidate: true })]) })).divergence).toMatchObject({ kind: 'step-new', stepId: 'validate-order', stepIndex: 1, streamSeq: 1 });
     // the workflow no longer in the config
     expect((await replayExecutionHistory(records, { definitions: new Map() })).divergence).toMatchObject({ kind: 'workflow-missing' });
   });
