@@ -5,6 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import {
   INVARIANTS,
@@ -54,8 +57,15 @@ describe('testWorkflow on a planted bug', () => {
         ']);',
       ].join('\n'),
     );
-    // the snippet's sequence reproduces the failure on its own
+    // the snippet's sequence reproduces the failure on its own, and so does the printed code
     await expect(runCommands(checkoutWorkflow, f.commands)).rejects.toThrow(InvariantViolation);
+    const file = path.join(import.meta.dirname, `snippet-${process.pid}.tmp.ts`);
+    writeFileSync(file, `import { checkoutWorkflow } from './fixtures.js';\n${f.snippet}\n`);
+    try {
+      await expect(import(pathToFileURL(file).href)).rejects.toThrow(/a rehydrated run equals an uninterrupted one: .*step 'charge'/);
+    } finally {
+      rmSync(file, { force: true });
+    }
   }, 120_000);
 
   it('passes the same workflow when no crash is generated', async () => {
