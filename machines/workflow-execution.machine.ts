@@ -64,6 +64,8 @@ export interface ExecutionInput {
   parentExecutionId?: string;
   parentStepId?: string;
   replay?: ReplaySeed;
+  /** the trace of the execution's spans: its own, or its parent's for a sub-workflow (set by the engine) */
+  traceId?: string;
 }
 
 export interface CurrentStep {

@@ -8,6 +8,7 @@
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole, newestConsoleMtime } from './build-console.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['src', 'machines', 'examples'];
@@ -26,7 +27,7 @@ function tsFiles(dir) {
 export function newestSourceMtime() {
   let newest = 0;
   for (const s of SOURCES) for (const f of tsFiles(path.join(root, s))) newest = Math.max(newest, statSync(f).mtimeMs);
-  return newest;
+  return Math.max(newest, newestConsoleMtime());
 }
 
 export async function buildDist() {
@@ -44,6 +45,8 @@ export async function buildDist() {
     bundle: false,
     logLevel: 'warning',
   });
+  // the browser console (console/) is bundled into dist/console/, served at /console
+  await buildConsole();
   return entryPoints.length;
 }
 

@@ -28,6 +28,7 @@ export type {
 export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage, AgentsModuleLike } from './workflows/agent-bridge.js';
 export { workflowsModule } from './http/routes/workflows.routes.js';
 export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
+export { locateSteps, resolveReplayPoint, type StepLocation, type ReplayPointResolution } from './workflows/replay-point.js';
 // logs and observability
 export { observabilityModule, type ObservabilityConfig, type ObservabilityModule } from './observability/module.js';
 export { loggerFor, CORRELATION_KEYS, type LogBindings } from './observability/logger-for.js';

@@ -11,6 +11,7 @@ import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './http/route-types.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
+import { consoleRoutes } from './http/routes/console.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
@@ -24,6 +25,11 @@ export interface ServerModule {
   start?(): Promise<void>;
   /** graceful shutdown: stop new work, wait for in-flight effects (bounded by the caller) */
   stop?(): Promise<void>;
+  /**
+   * The shutdown grace period ended while `stop` still waits: answer every request still waiting on
+   * in-flight work (a clear error, never an empty reply) and log what is left for the next start.
+   */
+  graceExpired?(): void;
   counts?(): Partial<{ agents: number; workflows: number; tools: number }>;
 }
 
@@ -73,6 +79,9 @@ export interface EventloomServer {
   close(): Promise<void>;
 }
 
+/** After the grace period: how long requests just answered by `graceExpired` get to be written. */
+const SHUTDOWN_ANSWER_MS = 500;
+
 export async function startServer(options: StartOptions): Promise<EventloomServer> {
   const env = options.env ?? process.env;
   const config = options.config;
@@ -96,9 +105,16 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
 
   const modules = new Map<string, ServerModule>();
-  for (const factory of options.modules ?? []) {
-    const m = await factory(ctx, modules);
-    modules.set(m.name, m);
+  try {
+    for (const factory of options.modules ?? []) {
+      const m = await factory(ctx, modules);
+      modules.set(m.name, m);
+    }
+  } catch (err) {
+    // a module refused the config (e.g. a schema slot that is not a zod schema): free the data directory
+    for (const m of [...modules.values()].reverse()) await m.stop?.().catch(() => undefined);
+    await log.close();
+    throw err;
   }
 
   const routes: RouteDef[] = [];
@@ -109,6 +125,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
   routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
+  routes.push(...consoleRoutes());
   for (const m of modules.values()) routes.push(...(m.routes ?? []));
   const wsRoutes: WsRouteDef[] = [wsEchoRoute];
   for (const m of modules.values()) wsRoutes.push(...(m.wsRoutes ?? []));
@@ -149,9 +166,24 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
       edge.beginShutdown();
       server.stopListening();
       const deadline = Date.now() + (config.server?.shutdownTimeoutMs ?? 10_000);
-      const stops = Promise.all([...modules.values()].reverse().map((m) => m.stop?.().catch((err) => logger.error({ err }, `stopping ${m.name} failed`))));
+      let stopped = false;
+      const stops = Promise.all([...modules.values()].reverse().map((m) => m.stop?.().catch((err) => logger.error({ err }, `stopping ${m.name} failed`)))).then(() => {
+        stopped = true;
+      });
       await Promise.race([stops, new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
-      while (edge.inflightCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      let answerBy = deadline;
+      if (!stopped) {
+        for (const m of modules.values()) {
+          try {
+            m.graceExpired?.();
+          } catch (err) {
+            logger.error({ err }, `ending the shutdown of ${m.name} failed`);
+          }
+        }
+        // a moment for the answers just given to leave before the sockets close
+        answerBy = Date.now() + SHUTDOWN_ANSWER_MS;
+      }
+      while (edge.inflightCount > 0 && Date.now() < answerBy) await new Promise((r) => setTimeout(r, 20));
       wsApp = undefined;
       server.close();
       await log.close();

@@ -27,8 +27,7 @@ export function startDefaultServer(options: DefaultServerOptions): Promise<Event
     authenticator: async (ctx) => {
       const auth = await resolveAuthConfig(ctx.config.auth as AuthConfig | undefined, ctx.env, defaultPrivate ? { defaultPrivate } : undefined);
       if (auth) ctx.logger.info({ auth: describeAuth(auth) }, describeAuth(auth));
-      // with no JWT auth and no console key every route is public: skip the per-request check entirely
-      if (!auth && !ctx.env.SERVICE_CONSOLE_ACCESS_KEY && ctx.env.NODE_ENV !== 'production') return undefined;
+      // always on: the console routes are guarded in every mode (without JWT auth the check is synchronous and cheap)
       return createAuthenticator(auth, ctx.env);
     },
   });

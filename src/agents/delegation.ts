@@ -42,7 +42,7 @@ export function createWorkflowAgentRunner(runs: AgentRuns): WorkflowAgentRunner 
       const prepared = await runs.prepare({ agent, input: prompt, options, headers: {}, runId: newRunId(), signal: o.signal });
       const metadata = o.origin ? { workflowId: o.origin.workflowId, executionId: o.origin.executionId, stepId: o.origin.stepId } : undefined;
       const output = o.schema ? { type: 'object' as const, schema: zodToJsonSchema(o.schema) } : undefined;
-      const r = await runText(runs, prepared, prompt, o.signal, { operationType: 'workflow-step', metadata, output });
+      const r = await runText(runs, prepared, prompt, o.signal, { operationType: 'workflow-step', metadata, output, traceId: o.origin?.traceId });
       const result: WorkflowAgentResult = { text: r.text, usage: { ...r.usage } };
       if (o.schema) {
         const parsed = o.schema.safeParse(r.output);

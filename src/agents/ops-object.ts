@@ -1,6 +1,7 @@
 /**
  * The object operations: `/object` (data = the generated value) and `/stream-object` (SSE
- * `partial-object` frames on every change, then one validated `object` frame, decisions.md §10.4).
+ * `partial-object` frames on every change, then one validated `object` frame, decisions.md §10.4,
+ * written once the run and its memory saves are durable: stream-end.ts).
  * No tool calling. Any JSON Schema root works (object-schema.ts wraps non-object roots for the
  * model); a value that does not match the caller's schema fails the run with
  * `Generated object does not match schema: <issues>`.
@@ -12,7 +13,7 @@ import { encodeSseFrame } from '../feeds/sse-encoder.js';
 import type { AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
 import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
+import { STREAM_OBJECT_TERMINAL_TYPES, streamEnd } from './stream-end.js';
 import { abortReason } from './ops-text.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage } from './object-schema.js';
 
@@ -45,7 +46,7 @@ function assistantJson(value: unknown) {
 export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: unknown, schema: Schema, signal: AbortSignal | undefined): Promise<unknown> {
   const run = runs.newRun(prepared, 'object', input, { schema });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const plan = planObjectSchema(schema);
   try {
     return await run.start(async (run) => {
@@ -80,13 +81,14 @@ export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: 
 export async function runStreamObject(runs: AgentRuns, prepared: PreparedCall, input: unknown, schema: Schema, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
   const run = runs.newRun(prepared, 'stream-object', input, { schema });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const plan = planObjectSchema(schema);
   let index = 0;
-  const emit = (type: string, payload: Record<string, unknown>) => {
+  const end = streamEnd((payload) => {
     index++;
-    if (!sink.closed) sink.send(encodeSseFrame(type, index, payload));
-  };
+    if (!sink.closed) sink.send(encodeSseFrame(payload.type as string, index, payload));
+  }, STREAM_OBJECT_TERMINAL_TYPES);
+  const emit = (type: string, payload: Record<string, unknown>) => end.emit({ ...payload, type });
   const failWith = async (message: string) => {
     await run.fail(message);
     emit('error', { type: 'error', error: message });
@@ -137,6 +139,8 @@ export async function runStreamObject(runs: AgentRuns, prepared: PreparedCall, i
     emit('error', { type: 'error', error: errorMessage(err) });
   } finally {
     unbind();
+    // `run.start` settled: the terminal record and the memory saves are durable
+    end.release();
     sink.end();
   }
 }

@@ -10,7 +10,6 @@ import type { AgentOperationType, AgentRunUsage } from '../../machines/agent-run
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
 import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
 export interface TextResponse {
@@ -26,6 +25,8 @@ export interface TextResponse {
 export interface TextRunOptions {
   operationType?: AgentOperationType;
   metadata?: Record<string, unknown>;
+  /** the caller's trace (a workflow step's); default: the parent run's, else the run's own */
+  traceId?: string;
   /** structured output: `options.output` of the request, or a workflow step's schema (any root) */
   output?: { type: 'text' } | { type: 'object'; schema: Record<string, unknown> };
 }
@@ -49,9 +50,9 @@ export function abortReason(run: AgentRun): string {
 }
 
 export async function runText(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, opts: TextRunOptions = {}): Promise<TextResponse> {
-  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata });
+  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata, traceId: opts.traceId });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const output = opts.output;
   const plan: ObjectSchemaPlan | undefined = output?.type === 'object' ? planObjectSchema(output.schema) : undefined;
   try {

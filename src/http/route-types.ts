@@ -11,8 +11,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * Auth class of a route (decisions.md §12):
  * - `execution`: in the default protected list (protected whenever JWT auth is configured);
  * - `management` / `documentation` / `custom`: public unless `defaultPrivate: true`;
- * - `console`: `/observability/*` and `WS /ws/observability`, guarded by console credentials;
- * - `host-changing`: public for JWT, but in production also behind the console guard.
+ * - `console`: `/observability/*` and `WS /ws/observability`, guarded by console credentials in every mode;
+ * - `host-changing`: public for JWT, but in production also behind the console guard; in every mode a browser
+ *   request from a foreign origin is refused (403), see `refusesForeignOrigin`.
  */
 export type AuthClass = 'execution' | 'management' | 'documentation' | 'custom' | 'console' | 'host-changing';
 
@@ -111,6 +112,12 @@ export interface WsRouteDef {
   message?(client: WsClient, message: unknown): void;
   close?(client: WsClient): void;
 }
+
+/**
+ * Routes that change the host (install packages, write secrets) only take requests from the server's own origin or
+ * an origin the CORS config lists by name: a web page on another site must never drive them, whatever the auth mode.
+ */
+export const refusesForeignOrigin = (route: Pick<RouteDef, 'auth'>): boolean => route.auth === 'host-changing';
 
 export const ok = (data: unknown, status = 200, extra?: Record<string, unknown>): RouteResult => ({ kind: 'json', status, data, extra });
 export const html = (body: string, status = 200): RouteResult => ({ kind: 'body', status, contentType: 'text/html; charset=utf-8', body });

@@ -13,7 +13,8 @@
  * - `saveMessages`: creates the conversation on first write (`New Chat <ISO time>`, resourceId =
  *   the agent's), then appends. `input` and `finish` saves are written at once; `step` saves wait
  *   `debounceMs` for more steps (one write for a burst), except a step with a tool result when
- *   `flushOnToolResult`. An `input` that repeats the conversation's latest messages (a chat client
+ *   `flushOnToolResult`, and the run's `final` save, which writes what is buffered and resolves
+ *   when it is durable. An `input` that repeats the conversation's latest messages (a chat client
  *   resending the whole thread) only adds what is new.
  */
 import type { ModelMessage } from 'ai';
@@ -23,12 +24,13 @@ import { textOf, toModelMessages, type MessageInput } from './messages.js';
 import type { MemoryService } from './service.js';
 import type { PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
-import { workingMemorySection } from './working-memory.js';
+import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
 
 export type AgentMemoryOptions = AgentMemoryConfig;
 
 /** The memory of an agent definition: `createAgent({ ..., memory: agentMemory({ workingMemory: true }) })`. */
 export function agentMemory(options: AgentMemoryOptions = {}): AgentMemory {
+  checkWorkingMemoryConfig('agentMemory()', options.workingMemory);
   return new AgentMemory(options);
 }
 
@@ -174,7 +176,7 @@ export class AgentMemory implements AgentMemoryHooks {
     }
     buffer.messages.push(...args.messages);
     const p = args.persistence;
-    const now = args.phase === 'finish' || p.mode === 'finish' || p.debounceMs <= 0 || (args.hasToolResult === true && p.flushOnToolResult);
+    const now = args.final === true || args.phase === 'finish' || p.mode === 'finish' || p.debounceMs <= 0 || (args.hasToolResult === true && p.flushOnToolResult);
     if (now) return this.flush(service, args.conversationId);
     if (buffer.timer) clearTimeout(buffer.timer);
     buffer.timer = setTimeout(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);

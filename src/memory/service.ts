@@ -14,6 +14,7 @@ import type { Embedder } from './embedder.js';
 import { SemanticIndexer } from './semantic-index.js';
 import { MemoryStore } from './store.js';
 import type { VectorIndex } from './vector-index.js';
+import { checkWorkingMemoryConfig } from './working-memory.js';
 
 /** What the service needs to know of a registered agent. */
 export interface AgentLike {
@@ -49,6 +50,7 @@ export class MemoryService {
 
   constructor(private readonly opts: MemoryServiceOptions) {
     const logger = opts.logger;
+    checkWorkingMemoryConfig('config.memory', globalMemoryConfig(opts.memory)?.workingMemory);
     this.projection = new MemoryProjection(opts.log, { onError: (err) => logger.error({ err }, 'memory projection failed'), tailMessages: opts.tailMessages });
     this.embedder = createEmbedder(opts.memory, opts.env, opts.providers);
     this.index = createVectorIndex(opts.memory);

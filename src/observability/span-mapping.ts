@@ -82,6 +82,7 @@ const executionStarted: SpanHandler = (o) => {
     entityId: workflowId,
     entityName: name,
     parent: parentExecutionId ? { stream: `exec:${parentExecutionId}`, key: parentStepId ? `step|${parentStepId}` : undefined } : undefined,
+    traceId: str(pick(d, 'traceId')),
     attributes: clean({
       'workflow.id': workflowId,
       'workflow.name': name,
@@ -226,6 +227,7 @@ const runStarted: SpanHandler = (o) => {
     entityId: agentId,
     entityName: name,
     parent,
+    traceId: str(pick(d, 'traceId')),
     attributes: clean({
       'agent.id': agentId,
       'agent.name': name,

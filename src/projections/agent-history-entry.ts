@@ -6,6 +6,7 @@
  */
 import type { AgentOperationType, AgentRunStarted, AgentRunUsage, RecordedStep } from '../../machines/agent-run.machine.js';
 import type { LogRecord } from '../log/types.js';
+import { traceRefOf } from '../observability/span-types.js';
 
 export type HistoryStatus = 'working' | 'completed' | 'error' | 'cancelled';
 
@@ -66,7 +67,9 @@ export function applyHistoryRecord(current: StoredHistoryEntry | undefined, reco
     const entry: HistoryEntry = { id: d.runId, operationType: d.operationType, startTime: iso(record.at), status: 'working', input: d.input, steps: [] };
     if (d.userId !== undefined) entry.userId = d.userId;
     if (d.conversationId !== undefined) entry.conversationId = d.conversationId;
-    if (d.metadata !== undefined) entry.metadata = { ...d.metadata };
+    // the run's trace and root span (span-types.ts), so a client can go from the entry to its trace
+    const parent = d.metadata !== undefined && (d.metadata.parentRunId !== undefined || d.metadata.executionId !== undefined);
+    entry.metadata = { ...d.metadata, ...traceRefOf(record.stream, d.traceId, parent) };
     return { agentId: d.agentId, startSeq: record.seq, seq: record.seq, entry };
   }
   if (!current || current.seq >= record.seq) return current;

@@ -18,6 +18,7 @@
 import type { EventLog, LogRecord, Subscription } from '../log/types.js';
 import type { ExecutionInput, ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../workflows/events.js';
+import { traceRefOf } from '../observability/span-types.js';
 
 export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
 const P = 'wfx/';
@@ -160,7 +161,8 @@ export class ExecutionsIndex {
     if (rec.type === 'execution.started') {
       const s = d as ExecutionInput;
       if (s.parentExecutionId) return; // child executions are part of their parent
-      const metadata = { ...(s.metadata ?? {}) };
+      // the same engine keys as the record view (executions-view.ts), so `metadata.traceId=` filters work
+      const metadata = { ...(s.metadata ?? {}), ...traceRefOf(rec.stream, s.traceId, false) };
       if (s.replay) Object.assign(metadata, { replayedFromExecutionId: s.replay.fromExecutionId, replayFromStepId: s.replay.fromStepId, replayedAt: iso(s.replay.replayedAt) });
       if (!before.has(id)) before.set(id, null);
       docs.set(id, { id, workflowId: s.workflowId, status: 'running', createdAt: s.createdAt ?? rec.at, ...(s.userId !== undefined ? { userId: s.userId } : {}), metadata });

@@ -6,6 +6,7 @@
 import type { LogRecord } from '../log/types.js';
 import type { ExecutionInput, ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { executionIdOf, workflowEventOf } from '../workflows/events.js';
+import { traceRefOf } from '../observability/span-types.js';
 
 export interface ExecutionEventView {
   id: string;
@@ -93,6 +94,8 @@ export function foldExecution(records: readonly LogRecord[]): ExecutionRecordVie
     updatedAt: iso(first.at),
     endAt: null,
   };
+  // engine keys win over the caller's metadata (decisions.md §5)
+  Object.assign(view.metadata, traceRefOf(first.stream, start.traceId, start.parentExecutionId !== undefined));
   if (start.replay) {
     Object.assign(view.metadata, {
       replayedFromExecutionId: start.replay.fromExecutionId,

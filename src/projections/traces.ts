@@ -65,6 +65,8 @@ export interface RootOptions {
   attributes?: Record<string, unknown>;
   /** a parent in another stream (nested workflow, agent called by a step, sub-agent) */
   parent?: { stream: string; key?: string };
+  /** the trace id recorded in the start record (wins over the one derived from the stream or its parent) */
+  traceId?: string;
 }
 
 /** What a mapping handler may do with one record. */
@@ -216,6 +218,8 @@ class RecordOps implements SpanOps {
     } else {
       st.entity = { type: opts.entityType, id: opts.entityId };
     }
+    // the recorded id keeps a nested stream in its parent's trace even after the parent's state was forgotten
+    if (opts.traceId) st.traceId = opts.traceId;
     st.rootOpen = true;
     const attributes: Record<string, unknown> = { 'entity.id': opts.entityId, 'entity.type': opts.entityType };
     if (opts.entityName !== undefined) attributes['entity.name'] = opts.entityName;

@@ -9,6 +9,7 @@
  */
 import { z, type ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
+import { checkSchemaSlot } from '../config/schema-slot.js';
 
 export interface ToolExecuteOptions {
   /** the caller's `options.context` (plus `user` when authenticated); `{}` when none */
@@ -45,9 +46,7 @@ export function createTool<I, O>(config: ToolConfig<I, O>): Tool<I, O> {
   if (typeof config.name !== 'string' || !NAME.test(config.name)) {
     throw new TypeError(`Tool name '${String(config.name)}' must be 1-64 characters of letters, digits, '_' or '-'`);
   }
-  if (!config.parameters || typeof (config.parameters as { safeParse?: unknown }).safeParse !== 'function') {
-    throw new TypeError(`Tool ${config.name}: parameters must be a zod schema`);
-  }
+  checkSchemaSlot(`Tool ${config.name}`, 'parameters', config.parameters, true);
   return Object.freeze({ ...config, id: config.id ?? config.name, description: config.description ?? '', kind: 'eventloom-tool' as const });
 }
 

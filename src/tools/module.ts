@@ -32,7 +32,7 @@ export const toolsModule: ModuleFactory = (ctx, modules): ToolsModule => {
   let catalog = build();
   return {
     name: TOOLS_MODULE,
-    routes: toolRoutes({ log: ctx.log, catalog: () => catalog }),
+    routes: toolRoutes({ log: ctx.log, logger: ctx.logger.child({ component: 'tools' }), catalog: () => catalog }),
     catalog: () => catalog,
     async start() {
       catalog = build();

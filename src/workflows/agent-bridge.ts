@@ -23,7 +23,7 @@ export interface WorkflowAgentRunOptions {
   /** aborted when the step is abandoned (suspend, cancel, lost race) */
   signal: AbortSignal;
   /** where the call comes from, for the agent's history (`operationType: "workflow-step"`) */
-  origin?: { workflowId: string; executionId: string; stepId: string };
+  origin?: { workflowId: string; executionId: string; stepId: string; traceId?: string };
 }
 
 export interface WorkflowAgentResult {

@@ -11,7 +11,8 @@ import { StreamExistsError, StreamNotFoundError, replayRecords } from '../runtim
 import { suspendableStepIndex, type ExecutionInput } from '../../machines/workflow-execution.machine.js';
 import { cancelEvents, statusOf, type ExecActor, type WorkflowEngine } from './engine.js';
 import { executionStream, suspensionOf } from './events.js';
-import { planReplay, type ReplayRequest } from './replay-plan.js';
+import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js';
+import { resolveReplayPoint } from './replay-point.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { foldExecution, type ExecutionRecordView } from '../projections/executions-view.js';
 
@@ -244,7 +245,8 @@ export async function replayExecution(engine: WorkflowEngine, workflowId: string
   if (records.length === 0 || records[0].type !== 'execution.started') throw executionNotFound(executionId);
   const source = replayRecords(engine.kind, stream, records);
   if (source.context.workflowId !== def.id || source.context.parentExecutionId) throw executionNotFound(executionId);
-  if (!def.steps.some((s) => s.id === req.stepId)) throw badRequest(`Step '${req.stepId}' not found in workflow '${def.id}'`);
+  // an unknown or ambiguous step answers before the status check (the rest of the checks are the plan's)
+  if (!resolveReplayPoint(def, req.stepId).ok) replayPointOf(def, source.context.steps, req.stepId);
   if (statusOf(source) === 'running') throw badRequest(`Execution ${executionId} is still running; replay needs a finished or suspended execution`);
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const now = engine.host.clock();

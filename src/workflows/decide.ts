@@ -4,20 +4,39 @@
  * next for a running execution, which event a step's outcome becomes, and the environment a
  * top-level step runs in.
  */
+import type { Logger } from 'pino';
 import type { ExecutionContext, ExecutionEvent } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import type { StepOutcome, StepRunEnv } from './step-runner.js';
+import { checkDeclared, type StepOutcome, type StepRunEnv } from './step-runner.js';
+import { executionStream } from './events.js';
+import { traceIdFor } from '../observability/span-types.js';
+
+/** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
+export const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
+
+/** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
+export function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
+  if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
+  const r = checkDeclared(def.result, data);
+  if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };
+  return { type: 'execution.failed', error: { message: `Workflow result does not match its result schema: ${r.issues}`, name: 'ValidationError' }, workflowName };
+}
 
 /**
  * The event the workflow code decides next for a running execution with no step in flight: start
  * the next step, complete the run, or fail it when the definition no longer matches the recording.
+ * `onEngineFailure` hears the last case (a run the engine cannot go on with, not a step's failure).
  */
-export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext): ExecutionEvent {
-  if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
-  if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onEngineFailure?: (message: string) => void): ExecutionEvent {
+  const engineFailure = (message: string): ExecutionEvent => {
+    onEngineFailure?.(message);
+    return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
+  };
+  if (!def) return engineFailure(`Workflow ${c.workflowId} is no longer registered`);
+  if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
   const step = def.steps[c.nextIndex];
   if (!step || step.id !== c.stepIds[c.nextIndex]) {
-    return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
+    return engineFailure(`Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
   }
   return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
 }
@@ -45,7 +64,14 @@ export function outcomeEvent(workflowName: string, step: WorkflowStep, cur: { in
 }
 
 /** What a step environment needs from its host besides the execution's state. */
-export type StepEnvHooks = Pick<StepRunEnv, 'signal' | 'logger' | 'emit' | 'agentRunner' | 'runChild'>;
+export interface StepEnvHooks {
+  signal: AbortSignal;
+  /** read when the step first logs (the engine creates it lazily) */
+  logger(): Logger;
+  emit: StepRunEnv['emit'];
+  agentRunner: StepRunEnv['agentRunner'];
+  runChild: StepRunEnv['runChild'];
+}
 
 /** The environment of the top-level step in flight (`c.current`), as the engine runs it. */
 export function stepEnv(def: WorkflowDefinition, c: ExecutionContext, hooks: StepEnvHooks): StepRunEnv {
@@ -54,6 +80,7 @@ export function stepEnv(def: WorkflowDefinition, c: ExecutionContext, hooks: Ste
   return {
     executionId: c.executionId,
     workflowId: c.workflowId,
+    traceId: traceOf(c),
     data: cur.input,
     resumeData: isResume ? c.resume!.resumeData : undefined,
     isResume,
@@ -63,12 +90,11 @@ export function stepEnv(def: WorkflowDefinition, c: ExecutionContext, hooks: Ste
     context: c.context,
     userId: c.userId,
     conversationId: c.conversationId,
-    retries: def.retries,
     signal: hooks.signal,
-    // read through: the engine's logger is created on first use (most steps never log)
     get logger() {
-      return hooks.logger;
+      return hooks.logger();
     },
+    retries: def.retries,
     emit: hooks.emit,
     agentRunner: hooks.agentRunner,
     runChild: hooks.runChild,

@@ -22,10 +22,12 @@ import {
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
-import { nextStepEvent, outcomeEvent, stepEnv } from './decide.js';
+import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
+import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
+import { loggerFor } from '../observability/logger-for.js';
+import { traceIdFor } from '../observability/span-types.js';
 
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
@@ -68,6 +70,10 @@ export class WorkflowEngine {
   /** every definition an execution may run (sub-workflows included) */
   private readonly definitions = new Map<string, WorkflowDefinition>();
   private readonly inflight = new Set<Promise<void>>();
+  /** executions with a step running in this process: id → number of step tasks */
+  private readonly stepsInFlight = new Map<string, number>();
+  /** running executions whose next step was not started because the engine is stopping */
+  private readonly heldByStop = new Set<string>();
   private readonly modules?: ReadonlyMap<string, unknown>;
   readonly newId: () => string;
   private readonly runStep: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
@@ -130,11 +136,26 @@ export class WorkflowEngine {
 
   /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */
   private advance(actor: ExecActor): void {
+    if (this.stopping) {
+      // the execution stays `running` in the log: the next start recovers it
+      if (actor.snapshot.value === 'running') this.heldByStop.add(actor.snapshot.context.executionId);
+      return;
+    }
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      return nextStepEvent(this.definitions.get(c.workflowId), c);
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (message) => this.logEngineFailure(c, message));
     });
+  }
+
+  /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
+  private logEngineFailure(c: ExecSnapshot['context'], message: string): void {
+    this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+  }
+
+  private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
+    this.logEngineFailure(c, message);
+    return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   }
 
   private abortStep(actor: ExecActor, status: string): void {
@@ -158,12 +179,10 @@ export class WorkflowEngine {
     let stepLogger: Logger | undefined;
     const task = (async () => {
       await Promise.resolve();
-      const outcome = await this.runStep(step, stepEnv(def, c, {
+      const env = stepEnv(def, c, {
         signal: controller.signal,
         // created on first use: most steps never log, and a pino child per step is not free
-        get logger() {
-          return (stepLogger ??= engineLogger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }));
-        },
+        logger: () => (stepLogger ??= loggerFor(engineLogger, { workflowId: c.workflowId, executionId: c.executionId, parentExecutionId: c.parentExecutionId, stepId: step.id })),
         emit: async (stepId, event) => {
           if (!event || typeof event.type !== 'string' || event.type.length === 0) throw new TypeError('emit() needs an event with a string type');
           if (controller.signal.aborted) return;
@@ -173,25 +192,42 @@ export class WorkflowEngine {
         },
         agentRunner: () => resolveAgentRunner(this.modules),
         runChild: (req) => this.runChild(actor, step.id, req),
-      }));
+      });
+      const outcome = await this.runStep(step, env);
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
+      if (this.stopping && outcome.kind === 'failed') {
+        // The stop itself may be why it failed (an agent run aborted at shutdown): recorded, it would
+        // end the run in error. Unrecorded, the step counts as interrupted and runs again when the
+        // next start recovers the execution, like any step still in flight at shutdown.
+        this.heldByStop.add(c.executionId);
+        return;
+      }
       this.dispatch(actor, outcomeEvent(c.workflowName, step, cur, outcome));
     })();
-    this.track(task);
+    this.track(task, c.executionId);
   }
 
-  private track(task: Promise<void>): void {
+  private track(task: Promise<void>, executionId?: string): void {
     const p = task.catch((err) => this.logger.error({ err }, 'workflow step runner failed'));
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    if (executionId !== undefined) this.stepsInFlight.set(executionId, (this.stepsInFlight.get(executionId) ?? 0) + 1);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      if (executionId === undefined) return;
+      const n = (this.stepsInFlight.get(executionId) ?? 1) - 1;
+      if (n > 0) this.stepsInFlight.set(executionId, n);
+      else this.stepsInFlight.delete(executionId);
+    });
   }
 
   /** Creates an execution actor and returns a promise of its first settling record. */
   async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
     const settled = this.feeds.waitForSettle(stream, 0);
-    const res = await this.host.create(this.kind, stream, input, { ...options, at: input.createdAt });
+    // the trace id is recorded, so the record views and the traces projection agree on it (span-types.ts)
+    const data: ExecutionInput = input.traceId ? input : { ...input, traceId: traceIdFor(stream) };
+    const res = await this.host.create(this.kind, stream, data, { ...options, at: input.createdAt });
     return { settled, seq: res.seq };
   }
 
@@ -219,6 +255,7 @@ export class WorkflowEngine {
         createdAt: this.host.clock(),
         parentExecutionId: pc.executionId,
         parentStepId: topStepId,
+        traceId: traceOf(pc),
       });
       settled = created.settled;
     } else {
@@ -301,7 +338,7 @@ export class WorkflowEngine {
       if (actor.snapshot.value !== 'running') continue;
       const c = actor.snapshot.context;
       if (!this.definitions.has(c.workflowId)) {
-        this.dispatch(actor, { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName });
+        this.dispatch(actor, this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`));
         continue;
       }
       recovered++;
@@ -314,7 +351,10 @@ export class WorkflowEngine {
     return recovered;
   }
 
-  /** Graceful stop: no new step starts; in-flight steps finish and are recorded; runs stay `running`. */
+  /**
+   * Graceful stop: no new step starts; in-flight steps finish and are recorded (a failure is not: it
+   * may be the stop's doing, the step runs again after the restart); runs stay `running`.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
@@ -322,6 +362,14 @@ export class WorkflowEngine {
 
   get isStopping(): boolean {
     return this.stopping;
+  }
+
+  /**
+   * After `stop` began: the executions this process leaves unfinished (a step still running, or the
+   * next step held back by the stop). They stay `running` in the log and the next start recovers them.
+   */
+  leftForRecovery(): string[] {
+    return [...new Set([...this.stepsInFlight.keys(), ...this.heldByStop])].sort();
   }
 }
 
@@ -358,7 +406,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
       case 'execution.suspended':
         throw new SuspendSignal(d.reason, d.suspendData);
       case 'execution.failed':
-        throw new Error(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
+        throw new SubWorkflowFailedError(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
       default:
         throw new Error(`Sub-workflow ${workflowId} was cancelled`);
     }
@@ -370,7 +418,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
     case 'suspended':
       throw new SuspendSignal(c.suspension!.reason, c.suspension!.suspendData);
     case 'error':
-      throw new Error(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
+      throw new SubWorkflowFailedError(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
     default:
       throw new Error(`Sub-workflow ${workflowId} was cancelled`);
   }

@@ -11,6 +11,8 @@ import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
 export const EXECUTION_STREAM_PREFIX = 'exec:';
 export const executionStream = (executionId: string) => `${EXECUTION_STREAM_PREFIX}${executionId}`;
 export const executionIdOf = (stream: string) => stream.slice(EXECUTION_STREAM_PREFIX.length);
+/** A sub-workflow's execution id is `<parent>/<step>[/<nested step>]`; client-chosen ids cannot contain `/`. */
+export const isChildExecutionId = (executionId: string) => executionId.includes('/');
 
 export const TERMINAL_RECORD_TYPES: ReadonlySet<string> = new Set(['execution.completed', 'execution.failed', 'execution.cancelled']);
 /** Records after which the run no longer runs (a waiting execute/resume call answers). */

@@ -17,7 +17,8 @@ type Listener = (record: LogRecord) => void;
 export class ExecutionFeeds {
   private readonly listeners = new Map<string, Set<Listener>>();
   private subscription: Subscription | undefined;
-  private readonly pendingWaits = new Set<(err: Error) => void>();
+  /** settle waits not answered yet: how to abandon each, and the stream it waits on */
+  private readonly pendingWaits = new Map<(err: Error) => void, string>();
 
   constructor(
     private readonly log: EventLog,
@@ -30,12 +31,23 @@ export class ExecutionFeeds {
     this.subscription = this.log.subscribe(this.log.head(), (rec) => this.deliver(rec));
   }
 
-  /** Stops the fan-out; waits still pending are rejected with `reason` (their runs stay as they are). */
-  stop(reason: Error = new Error('Workflow feeds stopped')): void {
+  /**
+   * Stops the fan-out; waits still pending are rejected with `reason` (or the error it builds for the
+   * stream waited on; none leaves that wait pending), and their runs stay as they are.
+   */
+  stop(reason: Error | ((stream: string) => Error | undefined) = new Error('Workflow feeds stopped')): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    for (const reject of [...this.pendingWaits]) reject(reason);
+    for (const [reject, stream] of [...this.pendingWaits]) {
+      const err = typeof reason === 'function' ? reason(stream) : reason;
+      if (err) reject(err);
+    }
     this.pendingWaits.clear();
+  }
+
+  /** The streams that settle waits (execute, resume calls) are waiting on. */
+  waitedStreams(): string[] {
+    return [...new Set(this.pendingWaits.values())];
   }
 
   private deliver(rec: LogRecord): void {
@@ -87,7 +99,7 @@ export class ExecutionFeeds {
           resolve(rec);
         }
       });
-      this.pendingWaits.add(abandon);
+      this.pendingWaits.set(abandon, stream);
     });
     // a wait nobody ends up awaiting (its command failed) must not become an unhandled rejection
     wait.catch(() => undefined);

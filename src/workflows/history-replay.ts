@@ -370,7 +370,7 @@ class Walk {
     const controller = new AbortController();
     const env = stepEnv(this.def, this.snap.context, {
       signal: controller.signal,
-      logger: this.logger,
+      logger: () => this.logger,
       emit: async () => undefined,
       agentRunner: () => undefined,
       runChild: () => Promise.reject(new Error('sub-workflows are fed their recorded result in replay')),

@@ -86,7 +86,7 @@ describe('client disconnects', () => {
     await abortAfterFirstDelta('/agents/slow/stream');
     await waitUntil(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'cancelled');
     const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
-    expect(entry.metadata).toEqual({ abortReason: 'Client disconnected' });
+    expect(entry.metadata).toEqual({ abortReason: 'Client disconnected', traceId: expect.stringMatching(/^[0-9a-f]{32}$/), spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
     const records = await t.server.log.readStream(`run:${entry.id}`);
     expect(records.at(-1)!.type).toBe('run.aborted');
     await waitUntil(() => t.server.actors.peek(`run:${entry.id}`) === undefined && agentsModule().runs.sessions.size === 0);

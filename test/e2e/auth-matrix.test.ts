@@ -21,6 +21,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /** built-in routes that are not in api.md/decisions.md, with the class they are meant to have */
 const ADDITIONS: Record<string, AuthClass> = {
   'GET /ui/assets/:file': 'documentation',
+  'GET /console': 'documentation',
+  'GET /console/assets/:file': 'documentation',
 };
 
 const concrete = (path: string) => path.replace(/:[A-Za-z0-9_]+/g, 'matrix-x');

@@ -1,4 +1,7 @@
-/** Runs the real CLI (`tsx src/cli.ts ...`) as a child process to its exit; stdout and stderr kept apart and together. */
+/**
+ * Runs the real CLI (`tsx src/cli.ts ...`) as a child process to its exit; stdout and stderr kept
+ * apart and together. One still running after `timeoutMs` (e.g. a start that should have failed) is killed.
+ */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
@@ -12,7 +15,7 @@ export interface CliRun {
   output: string;
 }
 
-export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), ...args], {
       cwd: opts.cwd ?? ROOT,
@@ -21,8 +24,12 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
     let stdout = '';
     let stderr = '';
     let output = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 15_000);
     child.stdout.on('data', (d) => ((stdout += d), (output += d)));
     child.stderr.on('data', (d) => ((stderr += d), (output += d)));
-    child.on('exit', (code) => resolve({ code, stdout, stderr, output }));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, output });
+    });
   });
 }

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { EventloomConfig } from '../../src/config/define-config.js';
 import { startDefaultServer } from '../../src/server-assembly.js';
 import type { EventloomServer } from '../../src/main.js';
@@ -20,9 +20,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(config: EventloomConfig = {}, opts: { env?: NodeJS.ProcessEnv; dataDir?: string; defaultPrivate?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(config: EventloomConfig = {}, opts: { env?: NodeJS.ProcessEnv; dataDir?: string; defaultPrivate?: boolean; logger?: Logger } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'eventloom-test-'));
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = opts.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const start = () => startDefaultServer({ config, port: 0, host: '127.0.0.1', dataDir, env: opts.env ?? { ...process.env, NODE_ENV: 'test' }, logger, defaultPrivate: opts.defaultPrivate });
   const t: TestServer = {
     server: await start(),

@@ -2,6 +2,7 @@
  * The workflow engine on an in-memory log: step kinds, retries, failures, shared state, custom
  * events, sub-workflows, agent steps, recovery after a simulated crash and graceful stop.
  */
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executionResult, resumeExecution, startExecution } from '../../src/workflows/commands.js';
@@ -160,16 +161,19 @@ describe('recovery and shutdown', () => {
     expect(view.events.find((e) => e.sequence === 5)).toMatchObject({ type: 'workflow-start', metadata: { recovered: true, resumeStepIndex: 1 } });
   });
 
-  it('turns a running execution whose workflow is no longer registered into an error', async () => {
+  it('turns a running execution whose workflow is no longer registered into an error, logged once at error', async () => {
     const first = makeEngine([gated]);
     const run = await startExecution(first, 'gated', { key: 'gone' });
     await until(async () => (await recordsOf(first, run.executionId)).length === 4);
-    const second = makeEngine([], { log: first.log });
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const second = makeEngine([], { log: first.log, logger });
     const settled = second.feeds.waitForSettle(executionStream(run.executionId), 0);
     await second.recover([run.executionId]);
     const rec = await settled;
     expect(rec.type).toBe('execution.failed');
     expect((rec.data as { error: { message: string } }).error.message).toBe('Workflow gated is no longer registered');
+    expect(lines).toEqual([expect.objectContaining({ level: 50, workflowId: 'gated', executionId: run.executionId, msg: 'Workflow gated is no longer registered' })]);
   });
 
   it('waits for the step in flight on stop, records its outcome and starts nothing after it', async () => {

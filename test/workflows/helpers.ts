@@ -2,7 +2,7 @@
  * Builds a workflow engine on an in-memory log for engine-level tests, plus small readers of an
  * execution's records.
  */
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog, LogRecord } from '../../src/log/types.js';
 import { ActorHost } from '../../src/runtime/actor-host.js';
@@ -10,9 +10,9 @@ import { WorkflowEngine } from '../../src/workflows/engine.js';
 import type { WorkflowDefinition } from '../../src/workflows/types.js';
 import { executionStream } from '../../src/workflows/events.js';
 
-export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; modules?: ReadonlyMap<string, unknown> } = {}): WorkflowEngine {
+export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; modules?: ReadonlyMap<string, unknown>; logger?: Logger } = {}): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
-  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows, modules: opts.modules });
+  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, modules: opts.modules });
   engine.feeds.start();
   return engine;
 }

@@ -198,7 +198,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Agent card (agent-to-agent discovery)',
       tags,
-      handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), ctx.origin, deps.version)),
+      handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), deps.version)),
     },
     {
       method: 'GET',
@@ -207,7 +207,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       summary: 'Agent card at the A2A discovery path (bare JSON)',
       tags,
       produces: 'bare-json',
-      handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), ctx.origin, deps.version) }),
+      handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version) }),
     },
   ];
 }

@@ -46,6 +46,7 @@ code{background:#f3f3f6;padding:.1rem .3rem;border-radius:.2rem}</style></head>
 <p>This eventloom server (version ${escapeHtml(deps.version)}) hosts AI agents and durable workflows. Every workflow execution and agent run is recorded in a durable event log, so streams can be resumed and executions replayed.</p>
 <ul class="counts"><li><strong>${c.agents}</strong> agents</li><li><strong>${c.workflows}</strong> workflows</li><li><strong>${c.tools}</strong> tools</li></ul>
 <ul>
+<li><a href="/console">Live console</a> (<code>/console</code>): runs, steps, replays and agents</li>
 <li><a href="/ui">Interactive API explorer</a> (<code>/ui</code>)</li>
 <li><a href="/doc">OpenAPI 3.1 document</a> (<code>/doc</code>)</li>
 <li><a href="/agents">Agents</a> · <a href="/workflows">Workflows</a> · <a href="/tools">Tools</a></li>

@@ -170,7 +170,8 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
       async handler(ctx) {
         const b = ctx.body as import('zod').infer<typeof S.saveMessagesBody>;
         resolve(ctx, b.agentId);
-        if (!Array.isArray(b.messages)) throw badRequest('messages array is required');
+        // an empty array saves nothing and is refused like a missing one (decisions.md §6)
+        if (!Array.isArray(b.messages) || b.messages.length === 0) throw badRequest('messages array is required');
         const entries = b.messages.map((entry: unknown, i: number) => saveEntry(ctx, entry, i, b));
         const token = tokenUser(ctx);
         if (token !== undefined) for (const cid of new Set(entries.map((e) => e.conversationId))) await conversationFor(cid, token);

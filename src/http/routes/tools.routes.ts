@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { ok, type RouteDef } from '../route-types.js';
 import type { EventLog } from '../../log/types.js';
+import type { Logger } from 'pino';
 import type { ToolCatalog } from '../../tools/catalog.js';
 import { toolListItem } from '../../tools/catalog.js';
 import { parseToolInput } from '../../tools/define-tool.js';
@@ -17,6 +18,7 @@ import { userIdentity } from '../auth/propagate.js';
 
 export interface ToolRouteDeps {
   log: EventLog;
+  logger?: Logger;
   catalog(): ToolCatalog;
 }
 
@@ -78,7 +80,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteDef[] {
         const identity = ctx.user ? userIdentity(ctx.user) : undefined;
         const userId = identity ?? str(context.userId) ?? body.userId;
         const conversationId = str(context.conversationId) ?? body.conversationId;
-        const r = await runToolDirect({ log: deps.log }, tool, { input: parsed.value, context, userId, conversationId, signal: ctx.signal });
+        const r = await runToolDirect({ log: deps.log, logger: deps.logger }, tool, { input: parsed.value, context, userId, conversationId, signal: ctx.signal });
         return ok({ toolName: r.toolName, result: r.result, executionTime: r.executionTime, timestamp: r.timestamp });
       },
     },

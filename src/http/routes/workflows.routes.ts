@@ -22,7 +22,7 @@ import {
   suspendExecution,
   type StartedRun,
 } from '../../workflows/commands.js';
-import { executionStream } from '../../workflows/events.js';
+import { executionIdOf, executionStream, isChildExecutionId } from '../../workflows/events.js';
 import { ExecutionsIndex, type ExecutionsFilter } from '../../projections/executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from '../../projections/executions-view.js';
 
@@ -51,7 +51,10 @@ const executeBody = z.object({
 const reasonBody = z.object({ reason: z.string().optional() });
 const resumeBody = z.object({ resumeData: z.unknown().optional(), options: z.object({ stepId: z.string().min(1).optional() }).optional() });
 const replayBody = z.object({
-  stepId: z.string(required('a string')).min(1, 'Required'),
+  stepId: z
+    .string(required('a string'))
+    .min(1, 'Required')
+    .meta({ description: "Any step of the workflow, nested ones included (a nested step replays from the top-level step holding it); an id used at several places is named by its path, e.g. 'approval-gate/manager-approval'" }),
   inputData: z.unknown().optional(),
   resumeData: z.unknown().optional(),
   workflowStateOverride: record.optional(),
@@ -285,10 +288,27 @@ export interface WorkflowsModule extends ServerModule {
 
 export const WORKFLOWS_MODULE_NAME = 'workflows';
 
+/** The answer of a call still waiting for an execution when the server stops (503, never an empty reply). */
+export function shutdownAnswer(stream: string): AppError {
+  const executionId = executionIdOf(stream);
+  return new AppError('UNAVAILABLE', `Server is shutting down: execution ${executionId} has not finished and resumes after the restart`, { executionId });
+}
+
 export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule => {
   const logger = ctx.logger.child({ component: 'workflows' });
   const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), modules });
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
+  let left = false;
+  // at shutdown (steps done, or the grace period over): name what the next start recovers, answer waiting calls
+  const leave = () => {
+    if (left) return;
+    left = true;
+    const ids = [...new Set([...engine.leftForRecovery(), ...engine.feeds.waitedStreams().map(executionIdOf)])].sort();
+    if (ids.length > 0) logger.warn({ executions: ids }, `shutting down with ${ids.length} unfinished workflow execution(s) left for recovery at the next start: ${ids.join(', ')}`);
+    // Clients wait on top-level executions; a sub-workflow's waiter is its parent's step, which must not
+    // fail because of the shutdown (the parent would end in error instead of resuming): it stays pending.
+    engine.feeds.stop((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : shutdownAnswer(stream)));
+  };
   return {
     name: WORKFLOWS_MODULE_NAME,
     engine,
@@ -303,8 +323,11 @@ export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule =>
     },
     async stop() {
       await engine.stop();
-      engine.feeds.stop(new AppError('UNAVAILABLE', 'Server is shutting down'));
+      leave();
       index.stop();
+    },
+    graceExpired() {
+      leave();
     },
     counts: () => ({ workflows: engine.workflows.size }),
   };

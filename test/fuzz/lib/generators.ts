@@ -212,6 +212,8 @@ export function headersArb(world: FuzzWorld): fc.Arbitrary<Array<[string, string
     if (!out.some(([k]) => k === 'authorization')) out.unshift(['authorization', world.authorizations[0]]);
     // and the console credentials, so /observability/* is fuzzed past its guard as well
     if (!out.some(([k]) => k === 'x-service-dev' || k === 'x-console-access-key')) out.unshift(['x-service-dev', 'true']);
+    // and a JSON content type, so bodies reach the parser and the handlers (other types are a 415, fuzzed above)
+    if (!out.some(([k]) => k === 'content-type')) out.unshift(['content-type', 'application/json']);
     return out;
   });
 }
