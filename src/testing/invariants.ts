@@ -10,6 +10,7 @@ import type { LogRecord } from '../log/types.js';
 import { replayRecords } from '../runtime/actor-host.js';
 import { resumeExecution, startExecution } from '../workflows/commands.js';
 import { TERMINAL_RECORD_TYPES } from '../workflows/events.js';
+import { resolveReplayPoint } from '../workflows/replay-point.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import { INVARIANTS } from './invariant-names.js';
 import { Harness, InvariantViolation, type ExecutionHistory, type HarnessOptions, type WorkflowHistory } from './harness.js';
@@ -128,8 +129,12 @@ export function checkReplays(h: WorkflowHistory, def: WorkflowDefinition, nondet
     if (!e.replayOf || e.status === 'running') continue;
     const source = byId.get(e.replayOf.executionId);
     if (!source || source.status !== 'completed') continue;
-    const k = def.steps.findIndex((s) => s.id === e.replayOf!.stepId);
-    const startK = source.records.findIndex((r) => r.type === 'step.started' && (r.data as { stepId: string }).stepId === e.replayOf!.stepId);
+    // a nested step replays from the top-level step that holds it
+    const point = resolveReplayPoint(def, e.replayOf.stepId);
+    if (!point.ok) continue;
+    const top = point.point.topStepId;
+    const k = def.steps.findIndex((s) => s.id === top);
+    const startK = source.records.findIndex((r) => r.type === 'step.started' && (r.data as { stepId: string }).stepId === top);
     if (startK < 0) continue; // the source did not run step k itself (it is a replay that restored it)
     const fromK = source.records.slice(startK);
     if (k < 0 || fromK.some((r) => r.type.startsWith('execution.') && r.type !== 'execution.completed')) continue;
@@ -144,7 +149,7 @@ export function checkReplays(h: WorkflowHistory, def: WorkflowDefinition, nondet
     const got = { status: e.status, result: mask(e.result, e.executionId), steps: pick(e) };
     const want = { status: source.status, result: mask(source.result, source.executionId), steps: pick(source) };
     if (JSON.stringify(got) !== JSON.stringify(want)) {
-      throw new InvariantViolation(INVARIANTS.replay, `execution ${e.executionId} replays ${source.executionId} from step '${e.replayOf.stepId}' and differs: source ${JSON.stringify(want)}, replay ${JSON.stringify(got)}`);
+      throw new InvariantViolation(INVARIANTS.replay, `execution ${e.executionId} replays ${source.executionId} from step '${e.replayOf.stepId}'${top !== e.replayOf.stepId ? ` (top-level '${top}')` : ''} and differs: source ${JSON.stringify(want)}, replay ${JSON.stringify(got)}`);
     }
   }
 }

@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import type { ZodType } from 'zod';
 import { resumeSchemaOf } from '../workflows/commands.js';
+import { locateSteps } from '../workflows/replay-point.js';
 import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import { arbitraryFromSchema } from './arbitraries.js';
@@ -140,7 +141,8 @@ export function workflowCommands(workflow: WorkflowDefinition, options: Workflow
     { name: 'cancel', weight: 1, arbitrary: fc.constant(cancel()) },
     { name: 'wait', weight: 2, arbitrary: fc.record({ turns: fc.nat({ max: 4 }), ticks: fc.nat({ max: 60 }) }).map(wait) },
     { name: 'crash', weight: 2, arbitrary: fc.constant(crash()) },
-    { name: 'replayFrom', weight: 1, arbitrary: fc.constantFrom(...workflow.steps.map((s) => s.id)).map(replayFrom) },
+    // nested steps too: a replay from one re-runs the top-level step that holds it
+    { name: 'replayFrom', weight: 1, arbitrary: fc.constantFrom(...new Set(locateSteps(workflow).map((l) => l.stepId))).map(replayFrom) },
   ];
   const picked = kinds.filter((k) => !without.has(k.name as never)).map(({ weight, arbitrary }) => ({ weight, arbitrary }));
   return fc.tuple(input, fc.array(fc.oneof(...picked), { maxLength: options.maxCommands ?? 8 })).map(([first, rest]) => [execute(first), ...rest]);
