@@ -28,6 +28,7 @@ import type { LogRecord } from '../log/types.js';
 import { nextStepEvent, outcomeEvent, stepEnv } from './decide.js';
 import { runTopLevelStep, SuspendSignal, type StepOutcome } from './step-runner.js';
 import { resumeSchemaOf } from './commands.js';
+import { resolveReplayPoint } from './replay-point.js';
 import { diffValues, sameValue } from './value-diff.js';
 import { executionIdOf } from './events.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
@@ -262,7 +263,12 @@ class Walk {
     };
     const steps: Record<string, StepState> = {};
     for (const [id, st] of Object.entries(seed.steps)) steps[id] = { ...st, index: indexOf(id) };
-    const startIndex = indexOf(seed.fromStepId);
+    // the replay was asked from `fromStepId`, maybe a nested step (or path): it started at the top-level step holding it
+    const point = resolveReplayPoint(this.def, seed.fromStepId);
+    if (!point.ok) {
+      diverge({ kind: 'step-gone', stepId: seed.fromStepId, streamSeq: 1, message: `step '${seed.fromStepId}' (where this replay run starts) is ${point.reason === 'ambiguous' ? 'ambiguous' : 'gone'} in the current code`, expected: seed.fromStepId, actual: stepIds });
+    }
+    const startIndex = point.ok ? point.point.topIndex : -1;
     // every step before the start must be one the replay restored: a new one there would never run
     const missing = stepIds.slice(0, startIndex).find((id) => !(id in steps));
     if (missing !== undefined) {
