@@ -308,7 +308,8 @@ class Walk {
     if (typeof ev.stepIndex === 'number' && steps[ev.stepIndex]?.id !== ev.stepId) {
       diverge({ kind: 'suspend-point', stepId: ev.stepId, stepIndex: ev.stepIndex, streamSeq: r.streamSeq, message: `the recorded ${r.type} at step '${ev.stepId}' (index ${ev.stepIndex}) finds ${steps[ev.stepIndex] ? `step '${steps[ev.stepIndex].id}'` : 'no step'} there in the current code`, expected: ev.stepId, actual: steps[ev.stepIndex]?.id ?? null });
     }
-    if (r.type === 'execution.resumed') {
+    // a sub-workflow's resume comes through its parent's step unchecked (the API checks the parent's schema only)
+    if (r.type === 'execution.resumed' && !this.started.parentExecutionId) {
       const schema = resumeSchemaOf(this.def, steps[ev.stepIndex]);
       const parsed = schema?.safeParse(ev.resumeData);
       if (parsed && !parsed.success) {

@@ -9,25 +9,27 @@ import fc from 'fast-check';
 import { runCommands, workflowCommands } from '../../src/testing/index.js';
 import { collectDefinitions, replayExecutionHistory } from '../../src/workflows/history-replay.js';
 import { orderApprovalWorkflow } from '../../examples/workflows/index.js';
-import { child, parent } from './fixtures.js';
+import { branching, child, parent, twoApprovals } from './fixtures.js';
 import { orderFlow } from '../fixtures/replay/order-flow.js';
 
 describe('replaying recorded histories', () => {
-  it('reports every history of order-approval identical against the code that recorded it, fed and live', async () => {
-    const definitions = collectDefinitions([orderApprovalWorkflow]);
-    await fc.assert(
-      fc.asyncProperty(workflowCommands(orderApprovalWorkflow, { maxCommands: 10 }), async (commands) => {
-        const history = await runCommands(orderApprovalWorkflow, commands);
-        for (const e of history.executions) {
-          for (const live of [false, true]) {
-            const report = await replayExecutionHistory(e.records, { definitions, live });
-            expect(report.divergence, `${commands.join(', ')} → ${e.records.map((r) => r.type).join(',')}`).toBeUndefined();
-            expect(report).toMatchObject({ result: 'identical', recordedStatus: e.status });
+  it('reports every history identical against the code that recorded it, fed and live (order-approval, a sub-workflow, branches, repeated suspensions)', async () => {
+    for (const workflow of [orderApprovalWorkflow, parent, branching, twoApprovals]) {
+      const definitions = collectDefinitions([workflow]);
+      await fc.assert(
+        fc.asyncProperty(workflowCommands(workflow, { maxCommands: 10 }), async (commands) => {
+          const history = await runCommands(workflow, commands);
+          for (const e of history.executions) {
+            for (const live of [false, true]) {
+              const report = await replayExecutionHistory(e.records, { definitions, live });
+              expect(report.divergence, `${workflow.id}: ${commands.join(', ')} → ${e.records.map((r) => r.type).join(',')}`).toBeUndefined();
+              expect(report).toMatchObject({ result: 'identical', recordedStatus: e.status });
+            }
           }
-        }
-      }),
-      { numRuns: 60, seed: 5 },
-    );
+        }),
+        { numRuns: 50, seed: 5 },
+      );
+    }
   }, 120_000);
 
   it('replays a parent and its sub-workflow execution, each against its own definition', async () => {
