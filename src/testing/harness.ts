@@ -12,7 +12,7 @@ import { ActorHost } from '../runtime/actor-host.js';
 import { AppError } from '../errors.js';
 import { WorkflowEngine } from '../workflows/engine.js';
 import { cancelExecution, replayExecution, resumeExecution, startExecution, suspendExecution } from '../workflows/commands.js';
-import { EXECUTION_STREAM_PREFIX, executionStream } from '../workflows/events.js';
+import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
 import { foldExecution } from '../projections/executions-view.js';
 import { AGENTS_MODULE_NAME, type WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
@@ -328,10 +328,5 @@ export class Harness {
     this.gen.fence.kill();
     this.gen.engine.feeds.stop();
     await this.log.close();
-  }
-
-  /** Reads an execution's records (for invariants that start reference runs). */
-  records(executionId: string): Promise<LogRecord[]> {
-    return this.log.readStream(executionStream(executionId));
   }
 }
