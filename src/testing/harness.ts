@@ -34,6 +34,7 @@ export interface ExecutionHistory {
 }
 
 export interface CommandLogEntry {
+  /** the command as it prints, e.g. `resume({"approved":true})` */
   command: string;
   /** `rejected`: the command was refused as the API would refuse it (a 4xx), e.g. resuming a finished run */
   outcome: 'ok' | 'rejected';

@@ -80,7 +80,12 @@ export async function runCommands(workflow: WorkflowDefinition, commands: readon
   const hOptions = harnessOptions(workflow, options);
   const h = new Harness(hOptions);
   try {
-    for (const c of commands) await c.run(h);
+    for (const c of commands) {
+      const before = h.commandLog.length;
+      await c.run(h);
+      // the log names each command as it prints (with its arguments)
+      for (const entry of h.commandLog.slice(before)) entry.command = c.toString();
+    }
     await h.settle();
     const history = await h.history();
     const nondeterministic = new Set(options.nondeterministicSteps ?? []);

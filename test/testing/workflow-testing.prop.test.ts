@@ -91,6 +91,10 @@ describe('runCommands and user invariants', () => {
   it('lets a crash land inside a run, which the next engine recovers and completes', async () => {
     const history = await runCommands(orderApprovalWorkflow, [execute({ items: [{ price: 1, qty: 1 }] }), wait({ ticks: 5 }), crash(), settle()]);
     expect(history.crashes).toBe(1);
+    expect(history.commands).toEqual([
+      { command: 'execute({"items":[{"price":1,"qty":1}]})', outcome: 'ok' },
+      { command: 'crash()', outcome: 'ok' },
+    ]);
     const types = history.executions[0].records.map((r) => r.type);
     expect(types).toContain('execution.recovered');
     expect(types.at(-1)).toBe('execution.completed');
