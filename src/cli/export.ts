@@ -50,13 +50,28 @@ export async function exportCommand(argv: string[]): Promise<number> {
   try {
     streams = await selectStreams(source.log, sel);
     const out = values.out ? createWriteStream(values.out) : process.stdout;
-    await write(out, JSON.stringify(historyHeader(streams.length)) + '\n');
-    for (const stream of streams) {
-      const lines = (await source.log.readStream(stream)).map((r) => JSON.stringify(r) + '\n');
-      records += lines.length;
-      await write(out, lines.join(''));
+    // a reader that stops early (`| head`) closes the pipe: stop writing, as Unix tools do
+    let closed = false;
+    const onError = (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') closed = true;
+    };
+    out.on('error', onError);
+    try {
+      await write(out, JSON.stringify(historyHeader(streams.length)) + '\n');
+      for (const stream of streams) {
+        if (closed) break;
+        const lines = (await source.log.readStream(stream)).map((r) => JSON.stringify(r) + '\n');
+        records += lines.length;
+        await write(out, lines.join(''));
+      }
+      if (out !== process.stdout) await new Promise<void>((resolve, reject) => (out as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
+      closed = true;
+    } finally {
+      out.off('error', onError);
     }
-    if (out !== process.stdout) await new Promise<void>((resolve, reject) => (out as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
+    if (closed) return 0;
   } finally {
     await source.close();
   }

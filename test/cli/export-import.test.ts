@@ -5,6 +5,7 @@
  * the source is never written; a directory a server holds is refused; broken input is refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -113,6 +114,16 @@ describe('eventloom export and import', () => {
     expect(runLines[0].streams).toBe(1);
     expect(runLines.slice(1).every((r) => r.stream === runRecord.stream)).toBe(true);
     expect(runLines.at(-1).type).toBe('run.finished');
+    // a reader that closes the pipe early (`| head -1`) ends the export quietly
+    const headOnly = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli.ts'), 'export', '--data', source], { env: { ...process.env, NODE_ENV: 'test' } });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.stdout.once('data', () => child.stdout.destroy());
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    expect(headOnly.stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(headOnly.code).toBe(0);
     const later = await runCli(['export', '--data', source, '--since', new Date(Date.now() + 60_000).toISOString()]);
     expect(JSON.parse(later.stdout.split('\n')[0]).streams).toBe(0);
   });
