@@ -41,6 +41,10 @@ export const isToolCommand = (name: string | undefined): name is string => name 
 /** Runs a tool and returns its exit code; user errors are printed as one message. */
 export async function runTool(name: string, argv: string[], env: ToolEnv): Promise<number> {
   const command = await COMMANDS[name]();
+  // a reader that stops early (`| head`) closes the pipe: the tool finishes (and cleans up) without printing more
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  });
   try {
     if (argv.includes('--help') || argv.includes('-h')) {
       console.log(command.usage);

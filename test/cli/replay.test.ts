@@ -5,6 +5,7 @@
  * step functions and catches a changed output that feeding recorded results cannot see.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -90,6 +91,19 @@ describe('eventloom replay', () => {
     expect(live.stdout).toMatch(/at step 'finalise' \(index 2\), record \d+: \[output\] step 'finalise' returns another output\n {4}\$\.status: "approved" → "accepted"/);
     // the suspended run never reached finalise: still identical when live
     expect(live.stdout).toMatch(new RegExp(`^identical  order-flow ${ids.waiting} \\(suspended\\)`, 'm'));
+  });
+
+  it('keeps its exit code when the reader closes the pipe early', async () => {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli.ts'), 'replay', history, '--config', config('renamed')], { env: { ...process.env, NODE_ENV: 'test' } });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.stdout.once('data', () => child.stdout.destroy());
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/0 identical, 3 diverged/);
   });
 
   it('answers a usage error with exit code 2', async () => {
