@@ -9,47 +9,13 @@ import pino, { type Logger } from 'pino';
 import type { EventLog } from './log/types.js';
 import { ActorHost } from './runtime/actor-host.js';
 import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
-import type { RouteDef, WsRouteDef } from './http/route-types.js';
+import type { RouteDef, WsRouteDef } from './contract/routes.js';
+import type { ModuleFactory, ServerContext, ServerModule } from './contract/server-module.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
 import { consoleRoutes } from './http/routes/console.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
-
-/** What a domain (workflows, agents, memory, ...) plugs into the server. */
-export interface ServerModule {
-  name: string;
-  routes?: RouteDef[];
-  wsRoutes?: WsRouteDef[];
-  /** runs after the log is open and before the server listens (recovery of unfinished streams) */
-  start?(): Promise<void>;
-  /** graceful shutdown: stop new work, wait for in-flight effects (bounded by the caller) */
-  stop?(): Promise<void>;
-  /**
-   * The shutdown grace period ended while `stop` still waits: answer every request still waiting on
-   * in-flight work (a clear error, never an empty reply) and log what is left for the next start.
-   */
-  graceExpired?(): void;
-  counts?(): Partial<{ agents: number; workflows: number; tools: number }>;
-}
-
-/** Everything a module factory may use. */
-export interface ServerContext {
-  config: EventloomConfig;
-  log: EventLog;
-  host: ActorHost;
-  logger: Logger;
-  dataDir: string;
-  env: NodeJS.ProcessEnv;
-  /** the port once listening (for documents that name the server's own address) */
-  port(): number;
-  /** WebSocket fan-out: one uWS publish to every subscriber of `topic` (false before listening or after close) */
-  publish(topic: string, message: string): boolean;
-  /** subscribers of a uWS topic (0 before listening), so producers can skip encoding for nobody */
-  subscriberCount(topic: string): number;
-}
-
-export type ModuleFactory = (ctx: ServerContext, modules: ReadonlyMap<string, ServerModule>) => ServerModule | Promise<ServerModule>;
 
 export interface StartOptions {
   config: EventloomConfig;
@@ -58,7 +24,7 @@ export interface StartOptions {
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
-  /** domain module factories, in dependency order */
+  /** domain module factories, in dependency order (src/server-assembly.ts wires the default ones) */
   modules?: ModuleFactory[];
   /** builds the authenticator from the config (src/http/auth), if auth applies */
   authenticator?: (ctx: ServerContext, routes: readonly RouteDef[]) => Authenticator | undefined | Promise<Authenticator | undefined>;
@@ -107,7 +73,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const modules = new Map<string, ServerModule>();
   try {
     for (const factory of options.modules ?? []) {
-      const m = await factory(ctx, modules);
+      const m = await factory(ctx);
       modules.set(m.name, m);
     }
   } catch (err) {

@@ -3,16 +3,32 @@
  * authenticated. `startServer` (src/main.ts) stays generic; this file is the one list of domains.
  */
 import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig } from './http/auth/index.js';
-import { startServer, type EventloomServer, type ModuleFactory, type StartOptions } from './main.js';
-import { workflowsModule } from './http/routes/workflows.routes.js';
-import { agentsModule } from './agents/module.js';
-import { memoryModule } from './http/routes/memory.routes.js';
+import { startServer, type EventloomServer, type StartOptions } from './main.js';
+import type { ModuleFactory } from './contract/server-module.js';
+import { workflowsModule } from './workflows/module.js';
+import { agentsModule, type AgentsModule } from './agents/module.js';
+import { memoryModule } from './memory/module.js';
 import { observabilityModule } from './observability/module.js';
-import { mcpModule } from './mcp/module.js';
+import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule } from './tools/module.js';
 
-// observability first: it installs the log capture before other modules create their child loggers
-export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, mcpModule, toolsModule, workflowsModule];
+/**
+ * The default modules of one server, in start order, each given the modules it uses as typed
+ * dependencies. Observability comes first: it installs the log capture before other modules create
+ * their child loggers. Memory lists the agents at request time, so it may come before them.
+ */
+export function defaultModules(): ModuleFactory[] {
+  let agents: AgentsModule | undefined;
+  let mcp: McpModule | undefined;
+  return [
+    observabilityModule,
+    (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
+    (ctx) => (agents = agentsModule(ctx)),
+    async (ctx) => (mcp = await mcpModule(ctx, { agents })),
+    (ctx) => toolsModule(ctx, { agents, mcp }),
+    (ctx) => workflowsModule(ctx, { agentRunner: () => agents?.agentRunner }),
+  ];
+}
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */
@@ -23,7 +39,7 @@ export function startDefaultServer(options: DefaultServerOptions): Promise<Event
   const { defaultPrivate, ...rest } = options;
   return startServer({
     ...rest,
-    modules: DEFAULT_MODULES,
+    modules: defaultModules(),
     authenticator: async (ctx) => {
       const auth = await resolveAuthConfig(ctx.config.auth as AuthConfig | undefined, ctx.env, defaultPrivate ? { defaultPrivate } : undefined);
       if (auth) ctx.logger.info({ auth: describeAuth(auth) }, describeAuth(auth));

@@ -173,7 +173,7 @@ function recordedOptions(o: ResolvedCallOptions): Record<string, unknown> {
   return o as unknown as Record<string, unknown>;
 }
 
-/** Generation settings shared by every SDK call of a prepared call. */
+/** Generation settings shared by every SDK call of a prepared call (text, stream and object). */
 export function callSettings(p: PreparedCall) {
   const o = p.options;
   const s = {
@@ -187,7 +187,6 @@ export function callSettings(p: PreparedCall) {
     presencePenalty: o.presencePenalty,
     seed: o.seed,
     providerOptions: o.providerOptions as never,
-    experimental_context: p.toolContext,
     experimental_telemetry: telemetrySettings(p.agent),
     // api.md lets clients send system messages; without this the SDK warns on the console each time
     allowSystemInMessages: true,
@@ -196,8 +195,9 @@ export function callSettings(p: PreparedCall) {
   return s;
 }
 
+/** The tool loop of text and stream calls; tools see the caller's context through `experimental_context`. */
 export function toolLoopSettings(p: PreparedCall) {
-  return { tools: p.tools, stopWhen: stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences };
+  return { tools: p.tools, stopWhen: stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences, experimental_context: p.toolContext };
 }
 
 function telemetrySettings(agent: Agent): { isEnabled: boolean; functionId?: string; metadata?: Record<string, string | number | boolean> } | undefined {

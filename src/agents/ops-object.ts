@@ -7,36 +7,18 @@
  * `Generated object does not match schema: <issues>`.
  */
 import { generateObject, jsonSchema, streamObject } from 'ai';
-import { AppError } from '../errors.js';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
-import type { AgentRuns } from './agent-runs.js';
+import { callSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import { abortReason, endRunOnError, errorMessage, failRun, toRunUsage, type AgentRun } from './run-session.js';
 import { STREAM_OBJECT_TERMINAL_TYPES, streamEnd } from './stream-end.js';
-import { abortReason } from './ops-text.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage } from './object-schema.js';
 
 type Schema = Record<string, unknown>;
 
 function objectSettings(p: PreparedCall, run: AgentRun, modelSchema: Schema) {
-  const o = p.options;
-  return {
-    model: p.model,
-    system: p.system,
-    messages: p.messages,
-    allowSystemInMessages: true,
-    schema: jsonSchema(modelSchema as never),
-    temperature: o.temperature,
-    maxOutputTokens: o.maxOutputTokens,
-    topP: o.topP,
-    frequencyPenalty: o.frequencyPenalty,
-    presencePenalty: o.presencePenalty,
-    seed: o.seed,
-    providerOptions: o.providerOptions as never,
-    maxRetries: 0,
-    abortSignal: run.controller.signal,
-  };
+  return { ...callSettings(p), schema: jsonSchema(modelSchema as never), abortSignal: run.controller.signal };
 }
 
 function assistantJson(value: unknown) {
@@ -55,19 +37,11 @@ export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: 
       try {
         result = await generateObject(objectSettings(prepared, run, plan.modelSchema));
       } catch (err) {
-        if (run.controller.signal.aborted) {
-          await run.abort(abortReason(run));
-          throw new AppError('EXECUTION_FAILED', `Generation aborted: ${abortReason(run)}`);
-        }
-        await run.fail(err);
-        throw new AppError('EXECUTION_FAILED', errorMessage(err));
+        return endRunOnError(run, err);
       }
       const value = plan.unwrap(result.object);
       const issues = objectSchemaIssues(schema, value);
-      if (issues !== undefined) {
-        await run.fail(schemaMismatchMessage(issues));
-        throw new AppError('EXECUTION_FAILED', schemaMismatchMessage(issues));
-      }
+      if (issues !== undefined) return failRun(run, schemaMismatchMessage(issues));
       const usage = toRunUsage(result.usage);
       await run.finish({ steps: [], text: JSON.stringify(value), output: value, usage, finishReason: result.finishReason });
       memory?.finish(assistantJson(value));

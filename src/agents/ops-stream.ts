@@ -10,14 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, Output, streamText } from 'ai';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import { abortReason, errorMessage, toRunUsage, type AgentRun } from './run-session.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { STREAM_TERMINAL_TYPES, streamEnd } from './stream-end.js';
-import { abortReason } from './ops-text.js';
 import { FORWARDED_SUB_AGENT_PARTS, toRawPart } from './stream-parts.js';
 import type { RunToolContext, SubAgentPartKeys } from './tool-adapter.js';
 import { ResumableChats, type ChatBuffer } from './resumable-chat.js';

@@ -21,6 +21,8 @@ import type { ActorHost, ActorKind } from '../runtime/actor-host.js';
 import { runStream, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
 import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
 import type { MemoryWriter } from './memory-writer.js';
+import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { AppError } from '../errors.js';
 
 export const DELTA_FLUSH_MS = 50;
 
@@ -29,6 +31,8 @@ export interface RunDeps {
   kind: ActorKind<AgentRunLogic>;
   sessions: Map<string, RunEffect>;
   logger: Logger;
+  /** times the text-delta batching (default: the system clock) */
+  clock?: Clock;
 }
 
 export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
@@ -41,6 +45,31 @@ export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
     cachedInputTokens: u?.inputTokenDetails?.cacheReadTokens ?? u?.cachedInputTokens ?? 0,
     reasoningTokens: u?.outputTokenDetails?.reasoningTokens ?? u?.reasoningTokens ?? 0,
   };
+}
+
+/** The reason an aborted run records: the client's disconnect, or whatever aborted the signal. */
+export function abortReason(run: AgentRun): string {
+  const r: unknown = run.controller.signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'Aborted';
+}
+
+/**
+ * Ends a run whose model call threw: recorded as aborted when the run's signal was aborted (client
+ * gone, cancel), else as failed; either way the caller's answer is an EXECUTION_FAILED error.
+ */
+export async function endRunOnError(run: AgentRun, err: unknown): Promise<never> {
+  if (run.controller.signal.aborted) {
+    const reason = abortReason(run);
+    await run.abort(reason);
+    throw new AppError('EXECUTION_FAILED', `Generation aborted: ${reason}`);
+  }
+  return failRun(run, err);
+}
+
+/** Records the run as failed with `err` and throws it as the caller's EXECUTION_FAILED error. */
+export async function failRun(run: AgentRun, err: unknown): Promise<never> {
+  await run.fail(err);
+  throw new AppError('EXECUTION_FAILED', errorMessage(err));
 }
 
 export function errorMessage(err: unknown): string {
@@ -87,7 +116,7 @@ export class AgentRun implements RunEffect {
   private recordedSteps = 0;
   private delta = '';
   private deltaStep = 0;
-  private deltaTimer: NodeJS.Timeout | undefined;
+  private deltaTimer: Timer | undefined;
   private stepNumber = 0;
   /** how the run ended (set with the terminal record) */
   outcome: 'completed' | 'failed' | 'cancelled' | undefined;
@@ -165,7 +194,7 @@ export class AgentRun implements RunEffect {
     if (this.terminal || text.length === 0) return;
     if (this.delta.length === 0) this.deltaStep = this.stepNumber;
     this.delta += text;
-    this.deltaTimer ??= setTimeout(() => this.flushDelta(), DELTA_FLUSH_MS);
+    this.deltaTimer ??= (this.deps.clock ?? systemClock).setTimer(() => this.flushDelta(), DELTA_FLUSH_MS);
   }
 
   private flushDelta(): void {
@@ -177,7 +206,7 @@ export class AgentRun implements RunEffect {
   }
 
   private dropDelta(): void {
-    if (this.deltaTimer) clearTimeout(this.deltaTimer);
+    this.deltaTimer?.cancel();
     this.deltaTimer = undefined;
     this.delta = '';
   }

@@ -7,13 +7,13 @@
 import { parseArgs } from 'node:util';
 import type { LogRecord } from '../log/types.js';
 import { loadConfig } from '../config/define-config.js';
-import { configuredWorkflows } from '../http/routes/workflows.routes.js';
+import { configuredWorkflows } from '../workflows/module.js';
 import { EXECUTION_STREAM_PREFIX, executionStream } from '../workflows/events.js';
 import { collectDefinitions, replayExecutionHistory, type ExecutionReplayReport } from '../workflows/history-replay.js';
 import { openHistorySource } from './history-source.js';
 import { readHistoryFile } from './history-file.js';
 import { CliError } from './cli-error.js';
-import type { ToolEnv } from './tools.js';
+import type { ToolEnv } from './tool-env.js';
 
 export const REPLAY_USAGE = `usage: eventloom replay (--data <dir> | --database-url <url> | <file.jsonl>...) [--config <file>]
          [--execution <id>] [--workflow <id>] [--live] [--step-timeout <ms>] [--json]

@@ -4,7 +4,7 @@
  */
 import type { EventLog, LogRecord } from '../log/types.js';
 import { EXECUTION_STREAM_PREFIX, executionStream } from '../workflows/events.js';
-import { foldExecution } from '../projections/executions-view.js';
+import { foldExecution } from '../workflows/executions-view.js';
 import { runStream } from '../../machines/agent-run.machine.js';
 import { CliError } from './cli-error.js';
 

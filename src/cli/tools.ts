@@ -3,12 +3,8 @@
  * Exit codes: 0 success, 1 a failure or (replay) a divergence, 2 a usage error.
  */
 import { CliError } from './cli-error.js';
+import type { ToolEnv } from './tool-env.js';
 
-/** What a tool gets from the CLI besides its arguments. */
-export interface ToolEnv {
-  /** the config `eventloom start` would load */
-  defaultConfigFile(): string;
-}
 
 interface Command {
   run(argv: string[], env: ToolEnv): Promise<number>;

@@ -6,8 +6,8 @@
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import type { CorsConfig } from '../http/cors.js';
-import type { RouteDef, RequestContext, RouteResult } from '../http/route-types.js';
+import type { CorsConfig } from './cors.js';
+import type { RouteDef, RequestContext, RouteResult } from '../contract/routes.js';
 
 /** An operator route: `authenticatedUser` is the verified user (undefined when anonymous). */
 export interface CustomRoute {

@@ -3,31 +3,7 @@
  * (string, list or function), `allowHeaders`, `allowMethods`, `exposeHeaders`, `maxAge`,
  * `credentials`; `cors: false` turns it off for every route (OPTIONS then answers 404).
  */
-import { z } from 'zod';
-
-export const corsConfigSchema = z.union([
-  z.literal(false),
-  z.object({
-    origin: z.union([z.string(), z.array(z.string()), z.function()]).optional(),
-    allowHeaders: z.array(z.string()).optional(),
-    allowMethods: z.array(z.string()).optional(),
-    exposeHeaders: z.array(z.string()).optional(),
-    maxAge: z.number().int().nonnegative().optional(),
-    credentials: z.boolean().optional(),
-  }),
-]);
-
-export type CorsOrigin = string | string[] | ((origin: string) => string | undefined | null);
-export type CorsConfig =
-  | false
-  | {
-      origin?: CorsOrigin;
-      allowHeaders?: string[];
-      allowMethods?: string[];
-      exposeHeaders?: string[];
-      maxAge?: number;
-      credentials?: boolean;
-    };
+import type { CorsConfig } from '../config/cors.js';
 
 const DEFAULT_METHODS = 'GET,HEAD,PUT,POST,DELETE,PATCH';
 

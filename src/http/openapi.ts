@@ -2,20 +2,13 @@
  * The OpenAPI 3.1 document, derived from the route table (decisions.md §2): every built-in route and
  * every custom route, paths written `{param}`, request/response schemas from zod via z.toJSONSchema.
  */
-import { z, type ZodType } from 'zod';
-import type { RouteDef } from './route-types.js';
+import type { ZodType } from 'zod';
+import type { RouteDef } from '../contract/routes.js';
+import { toJsonSchema } from '../shared/json-schema.js';
 
 export const API_TITLE = 'Agent and Workflow Server API';
 
-function jsonSchema(schema: ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  try {
-    const s = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
-    delete s.$schema;
-    return s;
-  } catch {
-    return {};
-  }
-}
+const jsonSchema = (schema: ZodType, io: 'input' | 'output') => toJsonSchema(schema, { io });
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const pathParams = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);

@@ -9,9 +9,10 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type WebSocket, type us_listen_socket } from 'uWebSockets.js';
 import type { ZodType } from 'zod';
 import { AppError, formatIssues, toFailure } from '../errors.js';
-import { refusesForeignOrigin, type AuthUser, type HttpMethod, type RequestContext, type RouteDef, type RouteResult, type WsClient, type WsRouteDef } from './route-types.js';
+import { INVALID_WS_JSON, refusesForeignOrigin, type AuthUser, type HttpMethod, type RequestContext, type RouteDef, type RouteResult, type WsClient, type WsRouteDef } from '../contract/routes.js';
 import { Router } from './router.js';
-import { createCorsPolicy, originAllowed, type CorsConfig, type CorsPolicy } from './cors.js';
+import { createCorsPolicy, originAllowed, type CorsPolicy } from './cors.js';
+import type { CorsConfig } from '../config/cors.js';
 import { UwsSseSink } from './sse-sink.js';
 import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
@@ -156,9 +157,9 @@ export class HttpEdge {
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
-          if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_JSON;
+          if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_WS_JSON;
         } catch {
-          parsed = INVALID_JSON;
+          parsed = INVALID_WS_JSON;
         }
         // an exception thrown here would escape the uWS callback and end the process
         try {
@@ -440,8 +441,6 @@ export class HttpEdge {
   }
 }
 
-const INVALID_JSON = Symbol.for('eventloom.invalid-json');
-export const isInvalidWsJson = (m: unknown): boolean => m === INVALID_JSON;
 
 interface WsUserData {
   route: WsRouteDef;

@@ -19,12 +19,12 @@
  */
 import type { ModelMessage } from 'ai';
 import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../agents/memory-hooks.js';
-import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type ResolvedMemory } from './config.js';
+import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import { textOf, toModelMessages, type MessageInput } from './messages.js';
-import type { MemoryService } from './service.js';
-import type { PendingScope } from './store.js';
+import type { MemoryStore, PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
 import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
+import { systemClock, type Clock, type Timer } from '../shared/clock.js';
 
 export type AgentMemoryOptions = AgentMemoryConfig;
 
@@ -37,9 +37,20 @@ export function agentMemory(options: AgentMemoryOptions = {}): AgentMemory {
 interface Buffer {
   scope: AgentMemoryScope;
   messages: ModelMessage[];
-  timer?: NodeJS.Timeout;
+  timer?: Timer;
   /** the last write of this conversation */
   inflight: Promise<void>;
+}
+
+/**
+ * What the hooks use of a running memory service (service.ts implements it; declared here so the
+ * hooks do not import the service that attaches them).
+ */
+export interface MemoryService {
+  readonly store: MemoryStore;
+  readonly memoryConfig: unknown;
+  describeAgent(agentId: string, option: unknown): AgentMemoryDescription | null;
+  logError(err: unknown): void;
 }
 
 export class AgentMemory implements AgentMemoryHooks {
@@ -51,7 +62,10 @@ export class AgentMemory implements AgentMemoryHooks {
   private readonly owners = new Map<string, string>();
   private readonly unregister = new Map<MemoryService, () => void>();
 
-  constructor(readonly options: AgentMemoryOptions = {}) {}
+  constructor(
+    readonly options: AgentMemoryOptions = {},
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   attach(service: MemoryService): void {
     this.services.push(service);
@@ -178,8 +192,8 @@ export class AgentMemory implements AgentMemoryHooks {
     const p = args.persistence;
     const now = args.final === true || args.phase === 'finish' || p.mode === 'finish' || p.debounceMs <= 0 || (args.hasToolResult === true && p.flushOnToolResult);
     if (now) return this.flush(service, args.conversationId);
-    if (buffer.timer) clearTimeout(buffer.timer);
-    buffer.timer = setTimeout(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);
+    buffer.timer?.cancel();
+    buffer.timer = this.clock.setTimer(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);
   }
 
   /** Writes everything buffered and waits for saves in flight, for every conversation (server stop). */
@@ -200,7 +214,7 @@ export class AgentMemory implements AgentMemoryHooks {
     const map = this.buffers.get(service);
     const b = map?.get(cid);
     if (!map || !b) return;
-    if (b.timer) clearTimeout(b.timer);
+    b.timer?.cancel();
     b.timer = undefined;
     const messages = b.messages;
     b.messages = [];

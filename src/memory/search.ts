@@ -10,7 +10,7 @@
  * of related ones before they are re-scored.
  */
 import type { KeyValueStore } from '../log/types.js';
-import { convKey, messageIdKey, messageKey, type ConversationRow } from '../projections/memory-keys.js';
+import { convKey, messageIdKey, messageKey, type ConversationRow } from './projection-keys.js';
 import { textOf } from './messages.js';
 import type { SemanticIndexer } from './semantic-index.js';
 import type { SearchResult, StoredMessage } from './types.js';

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { badRequest, notFound } from '../errors.js';
 import type { EventLog } from '../log/types.js';
-import { MemoryProjection } from '../projections/memory-projection.js';
+import { MemoryProjection } from './projection.js';
 import { AgentMemory } from './agent-memory.js';
 import { createEmbedder, createVectorIndex, describeAgentMemory, globalMemoryConfig, resolveAgentMemory, resolveGlobalMemory, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import type { Embedder } from './embedder.js';

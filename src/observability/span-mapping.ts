@@ -10,7 +10,7 @@
  * trace under that step's span; a sub-agent run joins its parent run's trace under the LLM step that delegated.
  * Custom step events become events of their step's span.
  */
-import type { SpanHandler, SpanMapping, SpanOps } from '../projections/traces.js';
+import type { SpanHandler, SpanMapping, SpanOps } from './traces.js';
 import { cutText } from './cut-text.js';
 
 /** Attribute values are kept small: JSON text cut at this length. */

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { ZodType } from 'zod';
-import { toJsonSchema } from '../workflows/describe.js';
+import { toJsonSchema } from '../shared/json-schema.js';
 
 type Schema = Record<string, unknown>;
 
@@ -63,5 +63,6 @@ function fromJsonSchema(schema: unknown, depth: number): fc.Arbitrary<unknown> {
 
 /** Values that pass `schema` (a zod schema), generated from its JSON Schema. */
 export function arbitraryFromSchema(schema: ZodType): fc.Arbitrary<unknown> {
-  return fromJsonSchema(toJsonSchema(schema), 0).filter((v) => schema.safeParse(v).success);
+  // the input side: what a caller may send (fields with defaults are optional there)
+  return fromJsonSchema(toJsonSchema(schema, { io: 'input' }), 0).filter((v) => schema.safeParse(v).success);
 }

@@ -13,8 +13,8 @@ import { AppError } from '../errors.js';
 import { WorkflowEngine } from '../workflows/engine.js';
 import { cancelExecution, replayExecution, resumeExecution, startExecution, suspendExecution } from '../workflows/commands.js';
 import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
-import { foldExecution } from '../projections/executions-view.js';
-import { AGENTS_MODULE_NAME, type WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import { foldExecution } from '../workflows/executions-view.js';
+import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import type { ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { INVARIANTS } from './invariant-names.js';
@@ -173,8 +173,7 @@ export class Harness {
       for (const r of records) this.acked.set(`${r.stream}#${r.streamSeq}`, JSON.stringify(r));
     });
     const host = new ActorHost(fence, { clock: () => ++this.time });
-    const modules = this.options.agentRunner ? new Map([[AGENTS_MODULE_NAME, { agentRunner: this.options.agentRunner }]]) : undefined;
-    const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, modules, newId: () => `${this.idPrefix}-e${++this.ids}` });
+    const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, agentRunner: () => this.options.agentRunner, newId: () => `${this.idPrefix}-e${++this.ids}` });
     engine.feeds.start();
     return { fence, engine };
   }

@@ -7,6 +7,7 @@
  * at each crash, in harness.ts.)
  */
 import type { LogRecord } from '../log/types.js';
+import { statusAfterRecord } from '../../machines/workflow-execution.machine.js';
 import { replayRecords } from '../runtime/actor-host.js';
 import { resumeExecution, startExecution } from '../workflows/commands.js';
 import { TERMINAL_RECORD_TYPES } from '../workflows/events.js';
@@ -16,15 +17,7 @@ import { INVARIANTS } from './invariant-names.js';
 import { Harness, InvariantViolation, type ExecutionHistory, type HarnessOptions, type WorkflowHistory } from './harness.js';
 
 
-const STATUS_AFTER: Record<string, string> = {
-  'execution.suspended': 'suspended',
-  'execution.resumed': 'running',
-  'execution.recovered': 'running',
-  'execution.completed': 'completed',
-  'execution.failed': 'error',
-  'execution.cancelled': 'cancelled',
-};
-const LEGAL = new Set(['running>suspended', 'running>completed', 'running>error', 'running>cancelled', 'suspended>running', 'suspended>cancelled', 'running>running']);
+const LEGAL = new Set(['running>suspended', 'running>completed', 'running>error', 'running>cancelled', 'suspended>running', 'suspended>cancelled']);
 
 const isExternalSuspend = (r: LogRecord) => r.type === 'execution.suspended' && (r.data as { attempt?: number }).attempt === undefined;
 const isInterference = (r: LogRecord) => isExternalSuspend(r) || r.type === 'execution.cancelled' || r.type === 'step.cancelled';
@@ -57,10 +50,11 @@ export function checkTerminal(h: WorkflowHistory): void {
 export function checkTransitions(h: WorkflowHistory, kind: Parameters<typeof replayRecords>[0]): void {
   for (const e of h.executions) {
     let status = 'running';
-    for (const r of e.records) {
-      const next = STATUS_AFTER[r.type];
+    for (const r of e.records.slice(1)) {
+      // recovery continues a running execution: it changes no status and is legal only there
+      const next = r.type === 'execution.recovered' ? 'running' : statusAfterRecord(r.type);
       if (!next) continue;
-      if (!LEGAL.has(`${status}>${next}`) || (r.type === 'execution.recovered' && status !== 'running')) {
+      if (!LEGAL.has(`${status}>${next}`) && !(r.type === 'execution.recovered' && status === 'running')) {
         throw new InvariantViolation(INVARIANTS.transitions, `execution ${e.executionId} went from ${status} to ${next} by ${r.type} (record ${r.streamSeq})`);
       }
       status = next;

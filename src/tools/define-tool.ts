@@ -7,8 +7,9 @@
  * the HTTP request that started the call goes away. Input is validated against `parameters` by
  * whoever runs the tool (the `ai` SDK for model calls, `parseToolInput` for direct execution).
  */
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
+import { toJsonSchema } from '../shared/json-schema.js';
 import { checkSchemaSlot } from '../config/schema-slot.js';
 
 export interface ToolExecuteOptions {
@@ -54,21 +55,9 @@ export function isTool(value: unknown): value is Tool {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'eventloom-tool';
 }
 
-const schemaCache = new WeakMap<object, Record<string, unknown>>();
-
-/** The tool's parameters as JSON Schema (draft 2020-12 without `$schema`), computed once per tool. */
+/** The tool's parameters as JSON Schema (draft 2020-12 without `$schema`), computed once per schema. */
 export function toolParametersJsonSchema(tool: Tool): Record<string, unknown> {
-  let schema = schemaCache.get(tool);
-  if (!schema) {
-    try {
-      schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-      delete schema.$schema;
-    } catch {
-      schema = { type: 'object' };
-    }
-    schemaCache.set(tool, schema);
-  }
-  return schema;
+  return toJsonSchema(tool.parameters, { io: 'input', fallback: { type: 'object' } });
 }
 
 export type ParsedToolInput<I> = { ok: true; value: I } | { ok: false; issues: string };

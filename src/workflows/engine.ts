@@ -19,9 +19,11 @@ import {
   type ExecutionEvent,
   type ExecutionInput,
   type WorkflowExecutionMachine,
+  executionStatus,
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import { resolveAgentRunner } from './agent-bridge.js';
+import type { WorkflowAgentRunner } from './agent-bridge.js';
+import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
 import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
@@ -50,14 +52,14 @@ export interface WorkflowEngineOptions {
   host: ActorHost;
   logger: Logger;
   workflows: readonly WorkflowDefinition[];
-  /** the server's module map, for the agent runner of andAgent steps */
-  modules?: ReadonlyMap<string, unknown>;
+  /** the runner of andAgent steps (the agents module's), read when a step runs */
+  agentRunner?: () => WorkflowAgentRunner | undefined;
   newId?: () => string;
   /** runs a top-level step (default `runTopLevelStep`); the testing helper and replay substitute their own */
   runStep?: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
 }
 
-export const statusOf = (snap: ExecSnapshot) => snap.value as ExecSnapshot['value'] & string;
+export const statusOf = (snap: ExecSnapshot) => executionStatus(snap);
 
 export class WorkflowEngine {
   readonly log: EventLog;
@@ -74,7 +76,7 @@ export class WorkflowEngine {
   private readonly stepsInFlight = new Map<string, number>();
   /** running executions whose next step was not started because the engine is stopping */
   private readonly heldByStop = new Set<string>();
-  private readonly modules?: ReadonlyMap<string, unknown>;
+  private readonly agentRunner: () => WorkflowAgentRunner | undefined;
   readonly newId: () => string;
   private readonly runStep: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
@@ -85,7 +87,7 @@ export class WorkflowEngine {
     this.log = options.log;
     this.host = options.host;
     this.logger = options.logger;
-    this.modules = options.modules;
+    this.agentRunner = options.agentRunner ?? (() => undefined);
     this.newId = options.newId ?? randomUUID;
     this.runStep = options.runStep ?? runTopLevelStep;
     for (const def of options.workflows) {
@@ -190,7 +192,7 @@ export class WorkflowEngine {
             if (!(err instanceof EventRejectedError)) throw err;
           });
         },
-        agentRunner: () => resolveAgentRunner(this.modules),
+        agentRunner: this.agentRunner,
         runChild: (req) => this.runChild(actor, step.id, req),
       });
       const outcome = await this.runStep(step, env);
@@ -241,22 +243,18 @@ export class WorkflowEngine {
     if ((await this.log.streamHead(stream)) === 0) {
       const parsed = def.input ? def.input.safeParse(req.input) : { success: true as const, data: req.input };
       if (!parsed.success) throw new Error(`Sub-workflow ${def.id} input validation failed: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-      const created = await this.createExecution({
-        executionId: childId,
-        workflowId: def.id,
-        workflowName: def.name,
-        stepIds: def.steps.map((s) => s.id),
-        input: parsed.data,
-        context: pc.context,
-        workflowState: {},
-        ...(pc.userId !== undefined ? { userId: pc.userId } : {}),
-        ...(pc.conversationId !== undefined ? { conversationId: pc.conversationId } : {}),
-        metadata: {},
-        createdAt: this.host.clock(),
-        parentExecutionId: pc.executionId,
-        parentStepId: topStepId,
-        traceId: traceOf(pc),
-      });
+      const created = await this.createExecution(
+        newExecutionInput(def, childId, {
+          input: parsed.data,
+          context: pc.context,
+          userId: pc.userId,
+          conversationId: pc.conversationId,
+          createdAt: this.host.clock(),
+          parentExecutionId: pc.executionId,
+          parentStepId: topStepId,
+          traceId: traceOf(pc),
+        }),
+      );
       settled = created.settled;
     } else {
       const child = await this.host.load(this.kind, stream);
@@ -301,11 +299,7 @@ export class WorkflowEngine {
     this.dispatch(child, (snap) => {
       const c = snap.context;
       if (snap.value !== 'running') return [];
-      const idx = c.current ? c.current.index : c.nextIndex;
-      if (idx >= c.stepIds.length) return [];
-      const def = this.definitions.get(c.workflowId);
-      const step = def?.steps[idx];
-      return { type: 'execution.suspended', stepIndex: idx, stepId: c.stepIds[idx], stepName: step?.name ?? c.stepIds[idx], stepType: step?.type ?? 'andThen', input: c.current ? c.current.input : c.data, reason: 'Parent execution suspended', workflowName: c.workflowName };
+      return externalSuspendEvent(c, this.definitions.get(c.workflowId), 'Parent execution suspended') ?? [];
     });
   }
 

@@ -7,6 +7,7 @@
  */
 import type { LogRecord } from '../log/types.js';
 import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
+import { iso } from '../shared/time.js';
 
 export const EXECUTION_STREAM_PREFIX = 'exec:';
 export const executionStream = (executionId: string) => `${EXECUTION_STREAM_PREFIX}${executionId}`;
@@ -20,7 +21,6 @@ export const SETTLING_RECORD_TYPES: ReadonlySet<string> = new Set([...TERMINAL_R
 
 export type WorkflowEventPayload = Record<string, unknown> & { type: string; executionId: string; sequence: number; timestamp: string };
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const displayName = (index: number, name: string) => `Step ${index + 1}: ${name}`;
 
 function stepBase(d: Record<string, any>) {

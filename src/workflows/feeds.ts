@@ -1,5 +1,6 @@
 /**
- * Per-execution fan-out of committed records: one log subscription for the whole engine, and a
+ * Per-execution fan-out of committed records: one RxJS pipeline over the log's committed records
+ * for the whole engine (execution records only), and a
  * listener set per execution stream that somebody watches (SSE readers, execute calls waiting for
  * the run to settle, parents waiting for a child). Work per record is O(listeners of its stream).
  *
@@ -7,8 +8,10 @@
  * it listens first, then replays the durable log after the cursor, then goes live, so no record
  * is lost or sent twice; frames are the shared per-record bytes of `events.ts`.
  */
-import type { EventLog, LogRecord, Subscription } from '../log/types.js';
-import type { SseSink } from '../http/route-types.js';
+import { filter, type Subscription as RxSubscription } from 'rxjs';
+import { records$ } from '../log/committed.js';
+import type { EventLog, LogRecord } from '../log/types.js';
+import type { SseSink } from '../contract/routes.js';
 import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame } from './events.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 
@@ -16,7 +19,7 @@ type Listener = (record: LogRecord) => void;
 
 export class ExecutionFeeds {
   private readonly listeners = new Map<string, Set<Listener>>();
-  private subscription: Subscription | undefined;
+  private subscription: RxSubscription | undefined;
   /** settle waits not answered yet: how to abandon each, and the stream it waits on */
   private readonly pendingWaits = new Map<(err: Error) => void, string>();
 
@@ -28,7 +31,10 @@ export class ExecutionFeeds {
   /** Starts delivering records committed from now on. */
   start(): void {
     if (this.subscription) return;
-    this.subscription = this.log.subscribe(this.log.head(), (rec) => this.deliver(rec));
+    // one pipeline over the log's committed records: execution records, dispatched by stream
+    this.subscription = records$(this.log, this.log.head())
+      .pipe(filter((rec) => rec.stream.startsWith(EXECUTION_STREAM_PREFIX)))
+      .subscribe((rec) => this.deliver(rec));
   }
 
   /**
@@ -51,7 +57,6 @@ export class ExecutionFeeds {
   }
 
   private deliver(rec: LogRecord): void {
-    if (!rec.stream.startsWith(EXECUTION_STREAM_PREFIX)) return;
     const set = this.listeners.get(rec.stream);
     if (!set) return;
     for (const l of set) {

@@ -18,6 +18,7 @@ import {
   WORKFLOW_EXECUTION_KIND,
   WORKFLOW_EXECUTION_VERSION,
   workflowExecutionMachine,
+  statusAfterRecord,
   type ExecutionEvent,
   type ExecutionInput,
   type ReplaySeed,
@@ -184,13 +185,7 @@ export async function replayExecutionHistory(records: readonly LogRecord[], opti
 
 function recordedStatus(records: readonly LogRecord[]): string {
   let status = 'running';
-  for (const r of records) {
-    if (r.type === 'execution.suspended') status = 'suspended';
-    else if (r.type === 'execution.resumed' || r.type === 'execution.recovered') status = 'running';
-    else if (r.type === 'execution.completed') status = 'completed';
-    else if (r.type === 'execution.failed') status = 'error';
-    else if (r.type === 'execution.cancelled') status = 'cancelled';
-  }
+  for (const r of records) status = statusAfterRecord(r.type) ?? status;
   return status;
 }
 

@@ -15,7 +15,7 @@ import {
   specAuthClass,
   type MatrixMode,
 } from '../../src/http/auth/matrix.js';
-import type { AuthClass } from '../../src/http/route-types.js';
+import type { AuthClass } from '../../src/contract/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** built-in routes that are not in api.md/decisions.md, with the class they are meant to have */

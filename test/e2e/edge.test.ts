@@ -13,7 +13,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
-import type { SseSink } from '../../src/http/route-types.js';
+import type { SseSink } from '../../src/contract/routes.js';
 import { api, startTestServer } from '../helpers/server.js';
 import { send } from '../reliability/lib/raw-http.js';
 import { collectSse } from '../helpers/sse.js';

@@ -7,11 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executionResult, resumeExecution, startExecution } from '../../src/workflows/commands.js';
 import { andThen, createWorkflow } from '../../src/workflows/builder.js';
-import { foldExecution } from '../../src/projections/executions-view.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
 import { executionStream } from '../../src/workflows/events.js';
 import type { WorkflowAgentRunner } from '../../src/workflows/agent-bridge.js';
 import { agentStep, branching, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
-import { makeEngine, recordsOf, typesOf, until } from './helpers.js';
+import { makeEngine, recordsOf, typesOf } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 describe('step kinds', () => {
   it('runs andWhen, andAll and andRace: nested output, outputs in declaration order, first settled wins without waiting for the loser', async () => {
@@ -120,7 +121,7 @@ describe('agent steps', () => {
         return { text: '{"a":"42"}', object: { a: '42' }, usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 } };
       },
     };
-    const engine = makeEngine([agentStep], { modules: new Map([['agents', { agentRunner }]]) });
+    const engine = makeEngine([agentStep], { agentRunner: () => agentRunner });
     const run = await startExecution(engine, 'agent-step', { q: 'life' }, { context: { k: 1 }, userId: 'u' });
     const rec = await run.settled;
     expect((rec.data as { result: unknown }).result).toEqual({ a: '42' });
@@ -183,7 +184,8 @@ describe('recovery and shutdown', () => {
     const stopped = engine.stop();
     release('stop-1');
     await stopped;
-    await new Promise((r) => setTimeout(r, 20));
+    // a step started after stop would be started by the settled outcome's continuation: let it run
+    await new Promise((r) => setImmediate(r));
     expect(typesOf(await recordsOf(engine, run.executionId))).toEqual(['execution.started', 'step.started', 'step.completed', 'step.started', 'step.completed']);
   });
 });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { andThen, andWhen, createWorkflow } from '../../src/workflows/builder.js';
 import { replayExecution, startExecution } from '../../src/workflows/commands.js';
-import { foldExecution } from '../../src/projections/executions-view.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
 import type { WorkflowStep } from '../../src/workflows/types.js';
 import { makeEngine, recordsOf } from './helpers.js';
 

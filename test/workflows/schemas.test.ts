@@ -10,7 +10,7 @@ import { executionResult, startExecution } from '../../src/workflows/commands.js
 import { createTool } from '../../src/tools/define-tool.js';
 import { agentMemory } from '../../src/memory/agent-memory.js';
 import { checkSchemaSlot, isZodSchema } from '../../src/config/schema-slot.js';
-import { foldExecution } from '../../src/projections/executions-view.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
 import { makeEngine, recordsOf } from './helpers.js';
 
 const step = () => andThen({ id: 'only', execute: () => ({ ok: true }) });

@@ -3,7 +3,7 @@
  * The built-in protection comes from the route's auth class in the one route table, never from a second list of
  * paths; operator patterns (`publicRoutes`, `protectedRoutes`) are matched against the concrete request.
  */
-import type { AuthClass, AuthUser, HttpMethod } from '../route-types.js';
+import type { AuthClass, AuthUser, HttpMethod } from '../../contract/routes.js';
 import type { AuthEnv, ResolvedAuthConfig } from './config.js';
 import { checkConsoleAccess, isProduction, queryValue, type GuardRequest } from './console-guard.js';
 import { AUTH_REQUIRED, verifyBearer, verifyToken } from './jwt.js';

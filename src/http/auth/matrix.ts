@@ -6,7 +6,7 @@
  * of each mode, the environment, and the token and credentials of each kind.
  */
 import { createHmac } from 'node:crypto';
-import type { AuthClass, HttpMethod } from '../route-types.js';
+import type { AuthClass, HttpMethod } from '../../contract/routes.js';
 import type { AuthConfig } from './config.js';
 
 export type MatrixMode = 'no-auth' | 'jwt' | 'jwt-private';

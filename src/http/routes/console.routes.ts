@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../../errors.js';
-import type { RouteDef, RouteResult } from '../route-types.js';
+import type { RouteDef, RouteResult } from '../../contract/routes.js';
 
 export const CONSOLE_CSP = "default-src 'self'";
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
-import { html, type RouteDef } from '../route-types.js';
+import { html, type RouteDef } from '../../contract/routes.js';
 import { API_TITLE, buildOpenApi } from '../openapi.js';
 
 export interface DocsDeps {

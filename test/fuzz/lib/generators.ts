@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { ZodType } from 'zod';
-import type { RouteDef } from '../../../src/http/route-types.js';
+import type { RouteDef } from '../../../src/contract/routes.js';
 import type { RawRequest } from '../../reliability/lib/raw-http.js';
 
 /** What the test knows about the server's data, so some generated requests reach deep into handlers. */

@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { AppError } from '../../errors.js';
-import type { RouteDef, RequestContext } from '../route-types.js';
-import { writeEnvValues } from '../../observability/env-file.js';
-import { checkUpdates, installLatest, isValidPackageName, trackedPackages, type UpdatesOptions } from '../../observability/updates.js';
+import { AppError } from '../errors.js';
+import type { RouteDef, RequestContext } from '../contract/routes.js';
+import { writeEnvValues } from './env-file.js';
+import { checkUpdates, installLatest, isValidPackageName, trackedPackages, type UpdatesOptions } from './updates.js';
 
 export interface SystemRouteDeps {
   /** the dotenv file POST /setup-observability writes */

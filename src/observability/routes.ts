@@ -4,15 +4,14 @@
  * clients subscribe to the uWS topics of their entity filter (src/observability/feeds.ts).
  */
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
-import type { RouteDef, WsRouteDef } from '../route-types.js';
-import { isInvalidWsJson } from '../server.js';
-import type { TraceStore } from '../../projections/traces-store.js';
-import type { LogRecordStore } from '../../observability/log-records.js';
-import { buildTree, type Span } from '../../observability/span-types.js';
-import { topicsFor, type SlowClientGuard } from '../../observability/feeds.js';
-import type { LogStats } from '../../log/level-log.js';
-import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from '../../observability/query-schemas.js';
+import { AppError } from '../errors.js';
+import { isInvalidWsJson, type RouteDef, type WsRouteDef } from '../contract/routes.js';
+import type { TraceStore } from './traces-store.js';
+import type { LogRecordStore } from './log-records.js';
+import { buildTree, type Span } from './span-types.js';
+import { topicsFor, type SlowClientGuard } from './feeds.js';
+import type { LogStats } from '../log/level-log.js';
+import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from './query-schemas.js';
 
 export interface ObservabilityRouteDeps {
   store: TraceStore;
@@ -25,6 +24,8 @@ export interface ObservabilityRouteDeps {
   logStats?: () => LogStats;
   /** the log's durable head */
   logHead: () => number;
+  /** executions and agent runs in flight */
+  live: () => unknown;
 }
 
 /** What the status shows of the event log and the process: enough to watch memory and storage from outside. */
@@ -36,6 +37,7 @@ function runtimeStatus(deps: ObservabilityRouteDeps) {
       head: deps.logHead(),
       ...(s ? { cachedStreams: s.cachedStreams, storageMemoryBytes: s.storageMemoryBytes, tableFiles: s.tableFiles, batches: s.batches } : {}),
     },
+    live: deps.live(),
     process: { rssBytes: m.rss, heapUsedBytes: m.heapUsed, heapTotalBytes: m.heapTotal, externalBytes: m.external, uptimeSeconds: Math.round(process.uptime()) },
   };
 }

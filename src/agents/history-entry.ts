@@ -6,6 +6,7 @@
  */
 import type { AgentOperationType, AgentRunStarted, AgentRunUsage, RecordedStep } from '../../machines/agent-run.machine.js';
 import type { LogRecord } from '../log/types.js';
+import { iso } from '../shared/time.js';
 import { traceRefOf } from '../observability/span-types.js';
 
 export type HistoryStatus = 'working' | 'completed' | 'error' | 'cancelled';
@@ -42,7 +43,6 @@ export interface StoredHistoryEntry {
   entry: HistoryEntry;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export function stepsOf(step: RecordedStep): HistoryStep[] {
   const out: HistoryStep[] = [];

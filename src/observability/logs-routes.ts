@@ -4,12 +4,11 @@
  * `update` per new matching entry; `updateFilter` replaces the filter; `since`/`until` apply to live entries too).
  */
 import { z } from 'zod';
-import type { RouteDef, WsRouteDef } from '../route-types.js';
-import { formatIssues } from '../../errors.js';
-import { isInvalidWsJson } from '../server.js';
-import type { LogCapture } from '../../observability/log-capture.js';
-import type { LogsFeed, SlowClientGuard } from '../../observability/feeds.js';
-import { logFilterOf, logQueryEcho, logQuerySchema, type LogQuery } from '../../observability/query-schemas.js';
+import { isInvalidWsJson, type RouteDef, type WsRouteDef } from '../contract/routes.js';
+import { formatIssues } from '../errors.js';
+import type { LogCapture } from './log-capture.js';
+import type { LogsFeed, SlowClientGuard } from './feeds.js';
+import { logFilterOf, logQueryEcho, logQuerySchema, type LogQuery } from './query-schemas.js';
 
 export interface LogsRouteDeps {
   capture: LogCapture;

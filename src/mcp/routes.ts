@@ -4,11 +4,11 @@
  * the server's own definition). Unknown id → 404 `MCP server '<id>' not found`.
  */
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
-import { ok, type RouteDef } from '../route-types.js';
-import type { McpConnection } from '../../mcp/connection.js';
-import type { McpToolBinding } from '../../mcp/mcp-tool.js';
-import { mcpServerShape, mcpServerTools } from '../../mcp/describe.js';
+import { AppError } from '../errors.js';
+import { ok, type RouteDef } from '../contract/routes.js';
+import type { McpConnection } from './connection.js';
+import type { McpToolBinding } from './mcp-tool.js';
+import { mcpServerShape, mcpServerTools } from './describe.js';
 
 export interface McpRouteDeps {
   connections: ReadonlyMap<string, McpConnection>;

@@ -8,12 +8,12 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
-import { ExecutionsIndex, matches, type ExecutionsFilter } from '../../src/projections/executions-index.js';
-import { foldExecution } from '../../src/projections/executions-view.js';
+import { ExecutionsIndex, matches, type ExecutionsFilter } from '../../src/workflows/executions-index.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
 import { cancelExecution, resumeExecution, startExecution } from '../../src/workflows/commands.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
-import { failing, parent } from '../workflows/fixtures.js';
-import { makeEngine } from '../workflows/helpers.js';
+import { failing, parent } from './fixtures.js';
+import { makeEngine } from './helpers.js';
 
 const op = fc.oneof(
   fc.record({ kind: fc.constant('echo' as const), user: fc.constantFrom(undefined, 'ann', 'bob'), team: fc.constantFrom(undefined, 'red', 'blue') }),

@@ -7,15 +7,15 @@
  * user.sub`): a userId in the query or body is replaced by it and another user's conversation
  * answers 404, unless the operator sets `memory.enforceTokenUser: false`.
  */
-import { badRequest, invalidRequest, notFound } from '../../errors.js';
-import type { ModuleFactory, ServerModule } from '../../main.js';
-import { parseMessageInput, type MessageInput } from '../../memory/messages.js';
-import * as S from '../../memory/route-schemas.js';
-import { MemoryService, type AgentLike } from '../../memory/service.js';
-import { conversationNotFound, type MemoryStore } from '../../memory/store.js';
-import type { Conversation, MessageRole, OrderDirection } from '../../memory/types.js';
-import { userIdentity } from '../auth/propagate.js';
-import { ok, type RequestContext, type RouteDef } from '../route-types.js';
+import { badRequest, invalidRequest, notFound } from '../errors.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
+import { parseMessageInput, type MessageInput } from './messages.js';
+import * as S from './route-schemas.js';
+import { MemoryService, type AgentLike } from './service.js';
+import { conversationNotFound, type MemoryStore } from './store.js';
+import type { Conversation, MessageRole, OrderDirection } from './types.js';
+import { userIdentity } from '../contract/routes.js';
+import { ok, type RequestContext, type RouteDef } from '../contract/routes.js';
 
 const BASE = '/api/memory';
 const TAGS = ['Memory'];
@@ -278,20 +278,19 @@ export interface MemoryModule extends ServerModule {
 
 export const MEMORY_MODULE = 'memory';
 
-/** Agents registered by the agents module (read at request time: modules are created in order). */
-function registeredAgents(modules: ReadonlyMap<string, ServerModule>): readonly AgentLike[] {
-  const agents = modules.get('agents') as { registry?: { list(): AgentLike[] } } | undefined;
-  return agents?.registry?.list() ?? [];
+export interface MemoryModuleDeps {
+  /** the agents registered by the agents module (read at request time: it is created after this one) */
+  agents(): readonly AgentLike[];
 }
 
-export const memoryModule: ModuleFactory = (ctx, modules): MemoryModule => {
+export function memoryModule(ctx: ServerContext, deps: MemoryModuleDeps): MemoryModule {
   const service = new MemoryService({
     log: ctx.log,
     memory: ctx.config.memory,
     providers: ctx.config.providers,
     env: ctx.env,
     logger: ctx.logger.child({ component: 'memory' }),
-    agents: () => registeredAgents(modules),
+    agents: deps.agents,
   });
   return {
     name: MEMORY_MODULE,
@@ -301,4 +300,4 @@ export const memoryModule: ModuleFactory = (ctx, modules): MemoryModule => {
     start: () => service.start(),
     stop: () => service.stop(),
   };
-};
+}

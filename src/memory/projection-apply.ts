@@ -19,7 +19,7 @@ import {
   type MessagesSavedData,
   type StoredMessage,
   type WorkingMemoryUpdatedData,
-} from '../memory/types.js';
+} from './types.js';
 import {
   convKey,
   convWorkingMemoryKey,
@@ -33,7 +33,7 @@ import {
   userWorkingMemoryKey,
   type ConversationRow,
   type WorkingMemoryRow,
-} from './memory-keys.js';
+} from './projection-keys.js';
 
 export interface KvReader {
   get<T = unknown>(key: string): Promise<T | undefined>;

@@ -100,6 +100,19 @@ export interface WsClient {
   readonly data: Record<string, unknown>;
 }
 
+/** identity = `user.id` ?? `user.sub`, as a string (numeric ids are stringified; other shapes have none). */
+export function userIdentity(user: AuthUser): string | undefined {
+  for (const v of [user.id, user.sub]) {
+    if (typeof v === 'string' && v !== '') return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  }
+  return undefined;
+}
+
+/** What a WebSocket route's `message` receives for a frame that is not JSON (or nested too deep). */
+export const INVALID_WS_JSON = Symbol.for('eventloom.invalid-json');
+export const isInvalidWsJson = (m: unknown): boolean => m === INVALID_WS_JSON;
+
 export interface WsRouteDef {
   /** exact path, or a prefix when `prefix: true` (`/ws/observability/<anything>`) */
   path: string;

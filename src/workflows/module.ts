@@ -5,12 +5,13 @@
  * list, detail, executions, state, suspend and resume.
  */
 import { z } from 'zod';
-import { AppError, notFound } from '../../errors.js';
-import { ok, type RouteDef, type RouteResult } from '../route-types.js';
-import type { ModuleFactory, ServerModule } from '../../main.js';
-import { WorkflowEngine } from '../../workflows/engine.js';
-import { isWorkflowDefinition, type WorkflowDefinition } from '../../workflows/types.js';
-import { describeWorkflowDetail, describeWorkflowSummary } from '../../workflows/describe.js';
+import { AppError, notFound } from '../errors.js';
+import { ok, type RouteDef, type RouteResult } from '../contract/routes.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
+import type { WorkflowAgentRunner } from './agent-bridge.js';
+import { WorkflowEngine } from './engine.js';
+import { isWorkflowDefinition, type WorkflowDefinition } from './types.js';
+import { describeWorkflowDetail, describeWorkflowSummary } from './describe.js';
 import {
   cancelExecution,
   executionResult,
@@ -21,10 +22,10 @@ import {
   startExecution,
   suspendExecution,
   type StartedRun,
-} from '../../workflows/commands.js';
-import { executionIdOf, executionStream, isChildExecutionId } from '../../workflows/events.js';
-import { ExecutionsIndex, type ExecutionsFilter } from '../../projections/executions-index.js';
-import { foldExecution, toExecutionRecord, toExecutionState } from '../../projections/executions-view.js';
+} from './commands.js';
+import { executionIdOf, executionStream, isChildExecutionId } from './events.js';
+import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
+import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
 
 const TAGS = ['Workflows'];
 const record = z.record(z.string(), z.unknown());
@@ -99,6 +100,7 @@ const executionsQuery = z.object({
     .optional(),
   limit: z.string().regex(/^\d+$/, 'must be an integer >= 1').transform(Number).refine((n) => n >= 1, 'must be an integer >= 1').optional(),
   offset: z.string().regex(/^\d+$/, 'must be an integer >= 0').transform(Number).optional(),
+  include: z.enum(['events'], { message: "must be 'events'" }).optional(),
 });
 
 const DEFAULT_LIMIT = 50;
@@ -145,7 +147,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       method: 'GET',
       path: '/workflows/executions',
       auth: 'management',
-      summary: 'List workflow executions (filters, one global page across workflows)',
+      summary: 'List workflow executions (filters, one global page across workflows); rows carry the execution-level events, all events with include=events',
       tags: TAGS,
       query: executionsQuery,
       handler: async (ctx) => {
@@ -156,8 +158,12 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         const filter: ExecutionsFilter = { workflowId: q.workflowId, status: q.status, from: q.from, to: q.to, userId: q.userId, metadata: metadataFilter(q.metadata, ctx.rawQuery) };
         await index.waitFor(engine.log.head());
         const page = await index.query(filter, limit, offset);
-        const views = await Promise.all(page.docs.map(async (d) => toExecutionRecord(foldExecution(await engine.log.readStream(executionStream(d.id))))));
-        return ok(views, 200, { total: page.total, limit, offset });
+        // summary rows come from the index alone; every event means reading each row's stream
+        const views =
+          q.include === 'events'
+            ? await Promise.all(page.docs.map(async (d) => foldExecution(await engine.log.readStream(executionStream(d.id)))))
+            : await index.summaries(page.docs);
+        return ok(views.map(toExecutionRecord), 200, { total: page.total, limit, offset });
       },
     },
     {
@@ -294,9 +300,14 @@ export function shutdownAnswer(stream: string): AppError {
   return new AppError('UNAVAILABLE', `Server is shutting down: execution ${executionId} has not finished and resumes after the restart`, { executionId });
 }
 
-export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule => {
+export interface WorkflowsModuleDeps {
+  /** the runner of andAgent steps, read when a step runs (the agents module may be absent) */
+  agentRunner(): WorkflowAgentRunner | undefined;
+}
+
+export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): WorkflowsModule {
   const logger = ctx.logger.child({ component: 'workflows' });
-  const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), modules });
+  const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), agentRunner: deps.agentRunner });
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
   let left = false;
   // at shutdown (steps done, or the grace period over): name what the next start recovers, answer waiting calls
@@ -331,5 +342,5 @@ export const workflowsModule: ModuleFactory = (ctx, modules): WorkflowsModule =>
     },
     counts: () => ({ workflows: engine.workflows.size }),
   };
-};
+}
 

@@ -6,15 +6,15 @@
  * the run in the log (src/tools/tool-runs.ts) and answers once the record is durable.
  */
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
-import { ok, type RouteDef } from '../route-types.js';
-import type { EventLog } from '../../log/types.js';
+import { AppError } from '../errors.js';
+import { ok, type RouteDef } from '../contract/routes.js';
+import type { EventLog } from '../log/types.js';
 import type { Logger } from 'pino';
-import type { ToolCatalog } from '../../tools/catalog.js';
-import { toolListItem } from '../../tools/catalog.js';
-import { parseToolInput } from '../../tools/define-tool.js';
-import { runToolDirect } from '../../tools/tool-runs.js';
-import { userIdentity } from '../auth/propagate.js';
+import type { ToolCatalog } from './catalog.js';
+import { toolListItem } from './catalog.js';
+import { parseToolInput } from './define-tool.js';
+import { runToolDirect } from './tool-runs.js';
+import { userIdentity } from '../contract/routes.js';
 
 export interface ToolRouteDeps {
   log: EventLog;

@@ -8,8 +8,8 @@
  * conversation, so a shorter tail still answers any limit. A load from storage only fills the
  * cache when no message write happened meanwhile, so a raced read never caches stale data.
  */
-import type { StoredMessage } from '../memory/types.js';
-import type { ConversationRow } from './memory-keys.js';
+import type { StoredMessage } from './types.js';
+import type { ConversationRow } from './projection-keys.js';
 
 interface Tail {
   /** ascending by ord */

@@ -4,8 +4,9 @@
  * same view, and reading the stream is how the state endpoint sees its own writes at once.
  */
 import type { LogRecord } from '../log/types.js';
-import type { ExecutionInput, ExecutionStatus } from '../../machines/workflow-execution.machine.js';
-import { executionIdOf, workflowEventOf } from '../workflows/events.js';
+import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
+import { executionIdOf, workflowEventOf } from './events.js';
+import { iso } from '../shared/time.js';
 import { traceRefOf } from '../observability/span-types.js';
 
 export interface ExecutionEventView {
@@ -58,7 +59,6 @@ export interface ExecutionRecordView {
   endAt: string | null;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const EVENT_STATUS: Record<string, string> = {
   'workflow-start': 'running',
@@ -69,10 +69,25 @@ const EVENT_STATUS: Record<string, string> = {
   'workflow-error': 'error',
 };
 
+/**
+ * Which events a view keeps: every one (the state endpoint, `?include=events`), or the
+ * execution-level ones only (`workflow-*`: start, suspended, complete, error, cancelled), which is
+ * what the executions index keeps so a summary row needs no read of the stream.
+ */
+export type EventDetail = 'all' | 'execution';
+
 /** Folds an execution's records (in stream order, starting with `execution.started`). */
-export function foldExecution(records: readonly LogRecord[]): ExecutionRecordView {
+export function foldExecution(records: readonly LogRecord[], detail: EventDetail = 'all'): ExecutionRecordView {
   const first = records[0];
-  if (!first || first.type !== 'execution.started') throw new Error('An execution stream starts with execution.started');
+  if (!first) throw new Error('An execution stream starts with execution.started');
+  const view = startView(first);
+  for (const rec of records) applyRecord(view, rec, detail);
+  return view;
+}
+
+/** The view as the first record (`execution.started`) opens it, before that record is applied. */
+export function startView(first: LogRecord): ExecutionRecordView {
+  if (first.type !== 'execution.started') throw new Error('An execution stream starts with execution.started');
   const start = first.data as ExecutionInput;
   const id = executionIdOf(first.stream);
   const view: ExecutionRecordView = {
@@ -103,14 +118,15 @@ export function foldExecution(records: readonly LogRecord[]): ExecutionRecordVie
       replayedAt: iso(start.replay.replayedAt),
     });
   }
-  for (const rec of records) applyRecord(view, rec);
   return view;
 }
 
-function applyRecord(view: ExecutionRecordView, rec: LogRecord): void {
+/** Applies one record of the execution's stream to its view (in stream order). */
+export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: EventDetail = 'all'): void {
   const d = rec.data as Record<string, any>;
   view.lastSequence = rec.streamSeq;
   view.updatedAt = iso(rec.at);
+  view.status = statusAfterRecord(rec.type) ?? view.status;
   switch (rec.type) {
     case 'step.completed':
       if (d.workflowState) view.workflowState = d.workflowState;
@@ -121,7 +137,6 @@ function applyRecord(view: ExecutionRecordView, rec: LogRecord): void {
       }
       break;
     case 'execution.suspended':
-      view.status = 'suspended';
       if (d.workflowState) view.workflowState = d.workflowState;
       view.suspension = {
         suspendedAt: iso(rec.at),
@@ -132,7 +147,6 @@ function applyRecord(view: ExecutionRecordView, rec: LogRecord): void {
       };
       break;
     case 'execution.resumed':
-      view.status = 'running';
       delete view.suspension;
       view.metadata.resumedAt = iso(rec.at);
       break;
@@ -140,18 +154,15 @@ function applyRecord(view: ExecutionRecordView, rec: LogRecord): void {
       view.metadata.recoveredAt = iso(rec.at);
       break;
     case 'execution.completed':
-      view.status = 'completed';
       view.output = d.result;
       view.endAt = iso(rec.at);
       break;
     case 'execution.failed':
-      view.status = 'error';
       view.error = { name: 'Error', ...d.error };
       view.metadata.errorMessage = d.error?.message;
       view.endAt = iso(rec.at);
       break;
     case 'execution.cancelled':
-      view.status = 'cancelled';
       delete view.suspension;
       view.cancellation = { cancelledAt: iso(rec.at), reason: d.reason };
       view.metadata.cancellationReason = d.reason;
@@ -160,7 +171,7 @@ function applyRecord(view: ExecutionRecordView, rec: LogRecord): void {
   }
   if (rec.type === 'step.event') return; // custom events stay in the stream log only
   const ev = workflowEventOf(rec);
-  if (!ev) return;
+  if (!ev || (detail === 'execution' && !ev.type.startsWith('workflow-'))) return;
   const e: ExecutionEventView = {
     id: `${view.id}:${rec.streamSeq}`,
     sequence: rec.streamSeq,

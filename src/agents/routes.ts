@@ -4,21 +4,21 @@
  * the agent card and its A2A well-known path. Unknown agent → 404 `Agent <id> not found`.
  */
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
-import { ok, type RequestContext, type RouteDef } from '../route-types.js';
-import type { Agent } from '../../agents/define-agent.js';
-import type { AgentRuns } from '../../agents/agent-runs.js';
-import { newRunId } from '../../agents/agent-runs.js';
-import { resolveCallOptions } from '../../agents/call-options.js';
-import { agentCard, agentDetail, agentListItem, type DescribeEnv } from '../../agents/describe.js';
-import { ObjectRequest, TextRequest } from '../../agents/request-schema.js';
-import { runText } from '../../agents/ops-text.js';
-import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from '../../agents/ops-stream.js';
-import { ResumableChats } from '../../agents/resumable-chat.js';
-import { userIdentity } from '../auth/propagate.js';
-import { runObject, runStreamObject } from '../../agents/ops-object.js';
-import type { PreparedCall } from '../../agents/prepare-call.js';
-import type { AgentHistoryProjection } from '../../projections/agent-history.js';
+import { AppError } from '../errors.js';
+import { ok, type RequestContext, type RouteDef } from '../contract/routes.js';
+import type { Agent } from './define-agent.js';
+import type { AgentRuns } from './agent-runs.js';
+import { newRunId } from './agent-runs.js';
+import { resolveCallOptions } from './call-options.js';
+import { agentCard, agentDetail, agentListItem, type DescribeEnv } from './describe.js';
+import { ObjectRequest, TextRequest } from './request-schema.js';
+import { runText } from './ops-text.js';
+import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from './ops-stream.js';
+import { ResumableChats } from './resumable-chat.js';
+import { userIdentity } from '../contract/routes.js';
+import { runObject, runStreamObject } from './ops-object.js';
+import type { PreparedCall } from './prepare-call.js';
+import type { AgentHistoryProjection } from './history.js';
 
 export interface AgentRouteDeps {
   runs: AgentRuns;

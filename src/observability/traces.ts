@@ -10,8 +10,9 @@
  * parent trace is lost then.
  */
 import type { LogRecord } from '../log/types.js';
-import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from '../observability/span-types.js';
+import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from './span-types.js';
 import { TraceStore } from './traces-store.js';
+import { iso } from '../shared/time.js';
 
 export interface RootEntity {
   type?: string;
@@ -97,7 +98,6 @@ export type SpanHandler = (ops: SpanOps) => void;
 export type SpanMapping = Readonly<Record<string, SpanHandler>>;
 
 const MAX_STREAM_STATES = 20_000;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class TraceProjection {
   private readonly streams = new Map<string, StreamSpans>();

@@ -14,7 +14,7 @@
  * - `mem:x␀<cid>␀<messageId>`             → ord (idempotent saves, deletes by id)
  * - `mem:w␀c␀<cid>` / `mem:w␀u␀<userId>`  → WorkingMemoryRow
  */
-import type { Conversation, OrderBy, WorkingMemoryFormat } from '../memory/types.js';
+import type { Conversation, OrderBy, WorkingMemoryFormat } from './types.js';
 
 export const SEP = '\u0000';
 /** The range holding the whole memory projection. */
