@@ -21,9 +21,14 @@ function defaultConfigFile(): string {
 }
 
 async function main(): Promise<void> {
+  const tools = await import('./cli/tools.js');
+  if (tools.isToolCommand(process.argv[2])) {
+    process.exitCode = await tools.runTool(process.argv[2], process.argv.slice(3), { defaultConfigFile });
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
   if (args.command === 'help') {
-    console.log(USAGE);
+    console.log(`${USAGE}\n${tools.TOOLS_USAGE}`);
     return;
   }
   if (args.command !== 'start') throw new Error(`unknown command '${args.command}'\n${USAGE}`);
