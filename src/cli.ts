@@ -1,6 +1,7 @@
 /**
- * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project.
- * Each command is one entry of COMMANDS and parses its own arguments.
+ * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
+ * `export`, `import` and `replay` are the offline tools of src/cli/tools.ts. Each command is one
+ * entry of COMMANDS (or of the tools' table) and parses its own arguments.
  *
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
  * [--log-format pretty|json] [--access-log]`. Defaults: port 3141, host 127.0.0.1, data ./.eventloom,
@@ -75,10 +76,16 @@ async function start(args: CliArgs): Promise<void> {
 const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
   start,
   init: async (args) => (await import('./cli-init.js')).runInit(args.positionals?.[0] ?? '.', process.cwd()),
-  help: async () => console.log(USAGE),
+  help: async () => console.log(`${USAGE}\n${(await import('./cli/tools.js')).TOOLS_USAGE}`),
 };
 
 async function main(): Promise<void> {
+  // the offline tools (export, import, replay) parse their own arguments and set the exit code
+  const tools = await import('./cli/tools.js');
+  if (tools.isToolCommand(process.argv[2])) {
+    process.exitCode = await tools.runTool(process.argv[2], process.argv.slice(3), { defaultConfigFile: () => defaultConfigFile().file });
+    return;
+  }
   const args = parseArgs(process.argv.slice(2));
   const command = Object.hasOwn(COMMANDS, args.command) ? COMMANDS[args.command] : undefined;
   if (!command) throw new Error(`unknown command '${args.command}'\n${USAGE}`);

@@ -28,6 +28,7 @@ export type {
 } from './workflows/types.js';
 export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './workflows/agent-bridge.js';
 export { workflowsModule } from './workflows/module.js';
+export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
 export { locateSteps, resolveReplayPoint, type StepLocation, type ReplayPointResolution } from './workflows/replay-point.js';
 // logs and observability
 export { observabilityModule, type ObservabilityConfig, type ObservabilityModule } from './observability/module.js';

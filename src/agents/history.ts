@@ -11,7 +11,7 @@
  * Checkpoint `agent-history` = last global sequence applied and flushed.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
-import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from './history-entry.js';
 
 const NAME = 'agent-history';
@@ -125,29 +125,17 @@ async function loadEntry(kv: KeyValueStore, stream: string): Promise<StoredHisto
   return kv.get<StoredHistoryEntry>(key);
 }
 
-export class AgentHistoryProjection {
+export class AgentHistoryProjection extends ProjectionHandle {
   private readonly definition: AgentHistoryDefinition;
-  private readonly runner: ProjectionRunner;
 
-  constructor(private readonly log: EventLog, options: AgentHistoryOptions = {}) {
+  constructor(log: EventLog, options: AgentHistoryOptions = {}) {
     const onError = options.onError ?? (() => undefined);
+    super(log, { onError });
     this.definition = new AgentHistoryDefinition(onError);
-    this.runner = new ProjectionRunner(log, this.definition, { onError });
   }
 
-  /** Catches up from the checkpoint; resolves once everything committed before the call is folded. */
-  start(): Promise<void> {
-    return this.runner.start();
-  }
-
-  /** Stops following the log (call before the log closes). */
-  stop(): Promise<void> {
-    return this.runner.stop();
-  }
-
-  /** Resolves once every record with `seq <= seq` is folded and its writes issued. */
-  waitFor(seq: number): Promise<void> {
-    return this.runner.waitFor(seq);
+  protected projection(): ProjectionDefinition {
+    return this.definition;
   }
 
   /** Run ids whose last record left them working (used at boot to close interrupted runs). */

@@ -9,7 +9,7 @@
  * kv store shows pending writes to readers at once, so nothing waits for a second fsync.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
-import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { isMemoryStream, planMemoryRecord, type MemoryChange } from './projection-apply.js';
 import type { StoredMessage } from './types.js';
 import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, messageRange, ordOfMessageKey, type ConversationRow } from './projection-keys.js';
@@ -36,13 +36,12 @@ export interface MemoryProjectionOptions {
   tailMessages?: number;
 }
 
-export class MemoryProjection implements ProjectionDefinition {
+export class MemoryProjection extends ProjectionHandle implements ProjectionDefinition {
   readonly name = MEMORY_CHECKPOINT;
   /** one record per fold: a record's plan reads (ranges included) what the previous one wrote */
   readonly unit = 'record';
   readonly checkpointEvery = CHECKPOINT_EVERY;
   readonly keyRange = MEMORY_RANGE;
-  private readonly runner: ProjectionRunner;
   private readonly listeners = new Set<MemoryChangeListener>();
   /** changes of the record being folded, told to listeners once its writes are issued */
   private pending: MemoryChange[] = [];
@@ -54,42 +53,17 @@ export class MemoryProjection implements ProjectionDefinition {
   private readonly onError: (err: unknown) => void;
   private readonly tails: TailCache | undefined;
 
-  constructor(
-    private readonly log: EventLog,
-    opts: MemoryProjectionOptions = {},
-  ) {
-    this.onError = opts.onError ?? ((err) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? err}`));
+  constructor(log: EventLog, opts: MemoryProjectionOptions = {}) {
+    const onError = opts.onError ?? ((err: unknown) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? err}`));
+    super(log, { onError });
+    this.onError = onError;
     const tail = opts.tailMessages ?? 20;
     this.tails = tail > 0 ? new TailCache(tail) : undefined;
-    this.runner = new ProjectionRunner(log, this, { onError: this.onError });
   }
 
-  /** Last global sequence folded (memory record or not). */
-  get appliedSeq(): number {
-    return this.runner.appliedSeq;
-  }
-
-  /** Catches up from the checkpoint to the log's head, then follows it live. */
-  start(): Promise<void> {
-    return this.runner.start();
-  }
-
-  /**
-   * Stops following the log and saves the checkpoint. Writers still waiting to read their write
-   * are rejected (their records are durable and are folded on the next start).
-   */
-  stop(): Promise<void> {
-    return this.runner.stop();
-  }
-
-  /** Resolves once every record up to `seq` is folded (read your writes). */
-  waitFor(seq: number): Promise<void> {
-    return this.runner.waitFor(seq);
-  }
-
-  /** Clears the projection and folds the whole log again (also the vector index, via `reset`). */
-  rebuild(): Promise<void> {
-    return this.runner.rebuild();
+  /** The projection is its own definition (its fold keeps the row and tail caches in step). */
+  protected projection(): ProjectionDefinition {
+    return this;
   }
 
   onChange(listener: MemoryChangeListener): () => void {

@@ -280,3 +280,48 @@ export class ProjectionRunner {
     this.onError(err);
   }
 }
+
+/**
+ * A read model's lifecycle, delegated to its runner: read models extend it and add their queries.
+ * The runner is built on first use, so a subclass may be its own definition.
+ */
+export abstract class ProjectionHandle {
+  private runnerInstance: ProjectionRunner | undefined;
+
+  protected constructor(
+    protected readonly log: EventLog,
+    private readonly runnerOptions: ProjectionRunnerOptions = {},
+  ) {}
+
+  /** The definition the runner runs. */
+  protected abstract projection(): ProjectionDefinition;
+
+  protected get runner(): ProjectionRunner {
+    return (this.runnerInstance ??= new ProjectionRunner(this.log, this.projection(), this.runnerOptions));
+  }
+
+  /** Last global sequence folded (whether or not the record concerned this model). */
+  get appliedSeq(): number {
+    return this.runner.appliedSeq;
+  }
+
+  /** Catches up from the checkpoint, then follows the log; resolves once caught up with the head at the call. */
+  start(): Promise<void> {
+    return this.runner.start();
+  }
+
+  /** Stops following the log (call before the log closes); records not folded yet are folded on the next start. */
+  stop(): Promise<void> {
+    return this.runner.stop();
+  }
+
+  /** Resolves once every record up to `seq` is folded (read your writes). */
+  waitFor(seq: number): Promise<void> {
+    return this.runner.waitFor(seq);
+  }
+
+  /** Clears the model and folds the whole log again. */
+  rebuild(): Promise<void> {
+    return this.runner.rebuild();
+  }
+}

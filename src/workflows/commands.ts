@@ -123,7 +123,7 @@ export function executionResult(rec: LogRecord, executionId: string, createdAt: 
 }
 
 /** The resume schema of a top-level step: its own, a nested step's, else the workflow's. */
-function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
+export function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
   if (step.resumeSchema) return step.resumeSchema;
   if (step.type === 'andWhen' && step.step.resumeSchema) return step.step.resumeSchema;
   return def.resumeSchema;

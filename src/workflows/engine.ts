@@ -24,7 +24,8 @@ import {
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import type { WorkflowAgentRunner } from './agent-bridge.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
-import { checkDeclared, runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
+import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
@@ -54,6 +55,8 @@ export interface WorkflowEngineOptions {
   /** the runner of andAgent steps (the agents module's), read when a step runs */
   agentRunner?: () => WorkflowAgentRunner | undefined;
   newId?: () => string;
+  /** runs a top-level step (default `runTopLevelStep`); the testing helper and replay substitute their own */
+  runStep?: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
 }
 
 export const statusOf = (snap: ExecSnapshot) => executionStatus(snap);
@@ -75,6 +78,7 @@ export class WorkflowEngine {
   private readonly heldByStop = new Set<string>();
   private readonly agentRunner: () => WorkflowAgentRunner | undefined;
   readonly newId: () => string;
+  private readonly runStep: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
   readonly reservedIds = new Set<string>();
   private stopping = false;
@@ -85,6 +89,7 @@ export class WorkflowEngine {
     this.logger = options.logger;
     this.agentRunner = options.agentRunner ?? (() => undefined);
     this.newId = options.newId ?? randomUUID;
+    this.runStep = options.runStep ?? runTopLevelStep;
     for (const def of options.workflows) {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
       this.workflows.set(def.id, def);
@@ -141,20 +146,17 @@ export class WorkflowEngine {
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      const def = this.definitions.get(c.workflowId);
-      if (!def) return this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`);
-      if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
-      const step = def.steps[c.nextIndex];
-      if (!step || step.id !== c.stepIds[c.nextIndex]) {
-        return this.engineFailure(c, `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
-      }
-      return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (message) => this.logEngineFailure(c, message));
     });
   }
 
   /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
-  private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
+  private logEngineFailure(c: ExecSnapshot['context'], message: string): void {
     this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+  }
+
+  private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
+    this.logEngineFailure(c, message);
     return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   }
 
@@ -175,30 +177,14 @@ export class WorkflowEngine {
     const controller = new AbortController();
     const scratch: StepScratch = { attempt: cur.attempt, controller };
     actor.scratch.step = scratch;
-    const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
     const engineLogger = this.logger;
     let stepLogger: Logger | undefined;
     const task = (async () => {
       await Promise.resolve();
-      const outcome = await runTopLevelStep(step, {
-        executionId: c.executionId,
-        workflowId: c.workflowId,
-        traceId: traceOf(c),
-        data: cur.input,
-        resumeData: isResume ? c.resume!.resumeData : undefined,
-        isResume,
-        initData: c.input,
-        stepResults: c.steps,
-        workflowState: c.workflowState,
-        context: c.context,
-        userId: c.userId,
-        conversationId: c.conversationId,
+      const env = stepEnv(def, c, {
         signal: controller.signal,
         // created on first use: most steps never log, and a pino child per step is not free
-        get logger() {
-          return (stepLogger ??= loggerFor(engineLogger, { workflowId: c.workflowId, executionId: c.executionId, parentExecutionId: c.parentExecutionId, stepId: step.id }));
-        },
-        retries: def.retries,
+        logger: () => (stepLogger ??= loggerFor(engineLogger, { workflowId: c.workflowId, executionId: c.executionId, parentExecutionId: c.parentExecutionId, stepId: step.id })),
         emit: async (stepId, event) => {
           if (!event || typeof event.type !== 'string' || event.type.length === 0) throw new TypeError('emit() needs an event with a string type');
           if (controller.signal.aborted) return;
@@ -209,6 +195,7 @@ export class WorkflowEngine {
         agentRunner: this.agentRunner,
         runChild: (req) => this.runChild(actor, step.id, req),
       });
+      const outcome = await this.runStep(step, env);
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
       if (this.stopping && outcome.kind === 'failed') {
@@ -218,30 +205,9 @@ export class WorkflowEngine {
         this.heldByStop.add(c.executionId);
         return;
       }
-      this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
+      this.dispatch(actor, outcomeEvent(c.workflowName, step, cur, outcome));
     })();
     this.track(task, c.executionId);
-  }
-
-  private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
-    const base = { stepIndex: cur.index, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: cur.input, attempt: cur.attempt };
-    switch (o.kind) {
-      case 'completed':
-        return { type: 'step.completed', ...base, output: o.output ?? null, ...(o.workflowState ? { workflowState: o.workflowState } : {}), ...(o.usage ? { usage: o.usage } : {}) };
-      case 'skipped':
-        return { type: 'step.skipped', ...base };
-      case 'suspended':
-        return {
-          type: 'execution.suspended',
-          ...base,
-          reason: o.reason,
-          ...(o.suspendData !== undefined ? { suspendData: o.suspendData } : {}),
-          ...(o.workflowState ? { workflowState: o.workflowState } : {}),
-          workflowName,
-        };
-      case 'failed':
-        return { type: 'execution.failed', error: o.error, attempt: cur.attempt, workflowName };
-    }
   }
 
   private track(task: Promise<void>, executionId?: string): void {
@@ -399,17 +365,6 @@ export class WorkflowEngine {
   leftForRecovery(): string[] {
     return [...new Set([...this.stepsInFlight.keys(), ...this.heldByStop])].sort();
   }
-}
-
-/** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
-const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
-
-/** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
-function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
-  if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
-  const r = checkDeclared(def.result, data);
-  if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };
-  return { type: 'execution.failed', error: { message: `Workflow result does not match its result schema: ${r.issues}`, name: 'ValidationError' }, workflowName };
 }
 
 /** The events that cancel an execution as it is now: the step in flight, then the run. */

@@ -16,7 +16,7 @@
  * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
-import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf } from './events.js';
@@ -175,40 +175,16 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
   }
 }
 
-export class ExecutionsIndex {
+export class ExecutionsIndex extends ProjectionHandle {
   private readonly definition: ExecutionsIndexDefinition;
-  private readonly runner: ProjectionRunner;
 
-  constructor(
-    private readonly log: EventLog,
-    onError: (err: unknown) => void = () => undefined,
-  ) {
+  constructor(log: EventLog, onError: (err: unknown) => void = () => undefined) {
+    super(log, { onError });
     this.definition = new ExecutionsIndexDefinition(log);
-    this.runner = new ProjectionRunner(log, this.definition, { onError });
   }
 
-  /** Loads the checkpoint, catches up with the log and follows it. */
-  start(): Promise<void> {
-    return this.runner.start();
-  }
-
-  /** Stops following the log; records not yet folded are left for the next start (from the checkpoint). */
-  stop(): Promise<void> {
-    return this.runner.stop();
-  }
-
-  /** Resolves once every record up to `seq` is applied (read-your-writes for queries). */
-  waitFor(seq: number): Promise<void> {
-    return this.runner.waitFor(seq);
-  }
-
-  get appliedSeq(): number {
-    return this.runner.appliedSeq;
-  }
-
-  /** Clears the index and folds the whole log again. */
-  rebuild(): Promise<void> {
-    return this.runner.rebuild();
+  protected projection(): ProjectionDefinition {
+    return this.definition;
   }
 
   private get counts(): Record<string, number> {

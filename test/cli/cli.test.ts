@@ -3,15 +3,14 @@
  * and a data directory that only one process may hold.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from '../../src/cli-args.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { runCli } from '../helpers/run-cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
 const children: SpawnedServer[] = [];
 const tmp = () => {
@@ -32,21 +31,6 @@ async function freePort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise((resolve) => probe.close(resolve));
   return port;
-}
-
-/** Runs the CLI to its exit; one still running after `timeoutMs` (a start that should have failed) is killed. */
-function runCli(args: string[], timeoutMs = 15_000): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test' } });
-    let output = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
 }
 
 describe('command-line arguments', () => {
