@@ -29,6 +29,7 @@ export interface ServerSummary {
   version: string;
   url: string;
   ui: boolean;
+  console: boolean;
   agents: Array<{ id: string; model: string }>;
   workflows: string[];
   tools: string[];
@@ -46,6 +47,7 @@ export function summarize(server: EventloomServer, extra: Pick<ServerSummary, 'v
     ...extra,
     url: server.url,
     ui: server.routes.some((r) => r.method === 'GET' && r.path === '/ui'),
+    console: server.routes.some((r) => r.method === 'GET' && r.path === '/console'),
     agents: agents?.registry.list().map((a) => ({ id: a.id, model: agents.registry.modelLabel(a) })) ?? [],
     workflows: workflows ? [...workflows.engine.workflows.keys()] : [],
     tools: tools?.catalog().executable().map((e) => e.tool.name) ?? [],
@@ -59,6 +61,7 @@ export function renderBanner(s: ServerSummary): string {
   const rows: Array<[string, string]> = [
     ['URL', s.url],
     ['Explorer', s.ui ? `${s.url}/ui` : 'off (NODE_ENV=production; set server.enableSwaggerUI to turn it on)'],
+    ...(s.console ? ([['Console', `${s.url}/console`]] as Array<[string, string]>) : []),
     ['Agents', list(s.agents.map((a) => a.id))],
     ['Workflows', list(s.workflows)],
     ['Tools', list(s.tools)],

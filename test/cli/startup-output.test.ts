@@ -46,6 +46,7 @@ describe('start-up output', () => {
     expect(out).toContain('eventloom 0.1.0 is running');
     expect(out).toMatch(new RegExp(`URL +${s.url.replace(/\./g, '\\.')}\\n`));
     expect(out).toMatch(/Explorer +http:\/\/127\.0\.0\.1:\d+\/ui/);
+    expect(out).toMatch(/Console +http:\/\/127\.0\.0\.1:\d+\/console\n/);
     expect(out).toMatch(/Agents +assistant\n/);
     expect(out).toMatch(/Workflows +echo, order-approval\n/);
     expect(out).toMatch(/Tools +getWeather\n/);
