@@ -1,7 +1,8 @@
 /**
  * `eventloom init [dir]`: scaffolds a project that runs with `npm start` — eventloom.config.ts (one
- * agent with one tool, one workflow that suspends for a person's approval), tsconfig.json, a
- * package.json with `start` and `typecheck` scripts, and a .gitignore. An existing file is never
+ * agent with one tool, one workflow that suspends for a person's approval), a property test of that
+ * workflow (eventloom/testing, run by `npm test`), tsconfig.json, a package.json with `start`,
+ * `typecheck` and `test` scripts, and a .gitignore. An existing file is never
  * overwritten: an existing package.json only gains the scripts, dependencies and `"type": "module"`
  * it lacks (values already there are kept; a project that declares CommonJS keeps it and gets
  * eventloom.config.mts), and every other existing file is left as it is.
@@ -97,13 +98,35 @@ export const TSCONFIG_TEMPLATE = `${JSON.stringify(
       esModuleInterop: true,
       noEmit: true,
     },
-    include: ['eventloom.config.ts', 'src'],
+    include: ['eventloom.config.ts', '*.test.ts', '*.test.mts', 'src'],
   },
   null,
   2,
 )}\n`;
 
 const GITIGNORE_TEMPLATE = 'node_modules/\n.eventloom/\n';
+
+/** A property test of the scaffolded workflow (eventloom/testing + fast-check, run by vitest). */
+export const PROPERTY_TEST_TEMPLATE = (configModule: string) => `/**
+ * expense-approval under random inputs and random command sequences (suspend, resume, cancel,
+ * crash and restart, replay from a step) on the real engine over an in-memory log: the built-in
+ * invariants (no event after a terminal state, legal transitions, nothing acknowledged lost in a
+ * crash, a recovered run ends like an uninterrupted one, replay equals its source) and one of ours.
+ */
+import { it } from 'vitest';
+import { testWorkflow } from 'eventloom/testing';
+import { expenseApproval } from '${configModule}';
+
+it('expense-approval keeps its invariants under random commands', async () => {
+  await testWorkflow(expenseApproval, {
+    numRuns: 50,
+    invariants: {
+      'an approved or rejected expense reports its amount in EUR': ({ executions }) =>
+        executions.every((e) => e.status !== 'completed' || typeof (e.result as { amountEur?: unknown }).amountEur === 'number'),
+    },
+  });
+}, 60_000);
+`;
 
 interface OwnPackage {
   version: string;
@@ -115,9 +138,14 @@ interface OwnPackage {
 function wanted(): { scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> } {
   const own = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as OwnPackage;
   return {
-    scripts: { start: 'eventloom start', typecheck: 'tsc --noEmit' },
+    scripts: { start: 'eventloom start', typecheck: 'tsc --noEmit', test: 'vitest run' },
     dependencies: { eventloom: `^${own.version}`, zod: own.peerDependencies?.zod ?? '^4.1.0' },
-    devDependencies: { typescript: own.devDependencies?.typescript ?? '^5.9.0', '@types/node': own.devDependencies?.['@types/node'] ?? '^20.19.0' },
+    devDependencies: {
+      typescript: own.devDependencies?.typescript ?? '^5.9.0',
+      '@types/node': own.devDependencies?.['@types/node'] ?? '^20.19.0',
+      vitest: own.devDependencies?.vitest ?? '^4.1.0',
+      'fast-check': own.devDependencies?.['fast-check'] ?? '^4.0.0',
+    },
   };
 }
 
@@ -169,6 +197,9 @@ export function scaffold(dirArg: string, cwd: string): InitResult {
   writeNew(configName, CONFIG_TEMPLATE);
   writeNew('tsconfig.json', configName === 'eventloom.config.ts' ? TSCONFIG_TEMPLATE : TSCONFIG_TEMPLATE.replace('"eventloom.config.ts"', '"eventloom.config.mts"'));
   writeNew('.gitignore', GITIGNORE_TEMPLATE);
+  // in a CommonJS project the test is an ES module too (.mts), like its config
+  if (configName === 'eventloom.config.ts') writeNew('expense-approval.prop.test.ts', PROPERTY_TEST_TEMPLATE('./eventloom.config.js'));
+  else writeNew('expense-approval.prop.test.mts', PROPERTY_TEST_TEMPLATE('./eventloom.config.mjs'));
 
   if (existing === undefined) {
     const pkg = { name: packageName(dir), version: '0.1.0', private: true, type: 'module', ...want };

@@ -24,19 +24,20 @@ afterAll(() => {
 });
 
 describe('eventloom init', () => {
-  it('writes the config, tsconfig, .gitignore and a package.json with start and typecheck scripts, then names the next two commands', () => {
+  it('writes the config, a property test of its workflow, tsconfig, .gitignore and a package.json with start, typecheck and test scripts, then names the next two commands', () => {
     const cwd = tmp();
     const r = scaffold('my-app', cwd);
     const dir = path.join(cwd, 'my-app');
-    expect(r.written.sort()).toEqual(['.gitignore', 'eventloom.config.ts', 'package.json', 'tsconfig.json']);
+    expect(r.written.sort()).toEqual(['.gitignore', 'eventloom.config.ts', 'expense-approval.prop.test.ts', 'package.json', 'tsconfig.json']);
+    expect(readFileSync(path.join(dir, 'expense-approval.prop.test.ts'), 'utf8')).toContain("import { expenseApproval } from './eventloom.config.js';");
     expect(readFileSync(path.join(dir, 'eventloom.config.ts'), 'utf8')).toBe(CONFIG_TEMPLATE);
     const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
     expect(pkg).toMatchObject({
       name: 'my-app',
       type: 'module',
-      scripts: { start: 'eventloom start', typecheck: 'tsc --noEmit' },
+      scripts: { start: 'eventloom start', typecheck: 'tsc --noEmit', test: 'vitest run' },
       dependencies: { eventloom: `^${VERSION}`, zod: expect.stringMatching(/^\^4\./) },
-      devDependencies: { typescript: expect.any(String), '@types/node': expect.any(String) },
+      devDependencies: { typescript: expect.any(String), '@types/node': expect.any(String), vitest: expect.any(String), 'fast-check': expect.any(String) },
     });
     expect(JSON.parse(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).compilerOptions).toMatchObject({ module: 'NodeNext', strict: true, noEmit: true });
     expect(r.next).toEqual(['cd my-app && npm install', 'npm start']);
@@ -50,17 +51,17 @@ describe('eventloom init', () => {
     expect(readFileSync(path.join(dir, 'eventloom.config.ts'), 'utf8')).toBe('// mine\n');
     expect(r.skipped).toContain('eventloom.config.ts');
     const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    expect(pkg.scripts).toEqual({ start: 'node server.js', typecheck: 'tsc --noEmit' });
+    expect(pkg.scripts).toEqual({ start: 'node server.js', typecheck: 'tsc --noEmit', test: 'vitest run' });
     expect(pkg.dependencies.zod).toBe('4.2.0');
     expect(pkg.dependencies.eventloom).toBe(`^${VERSION}`);
     expect(pkg.type).toBe('module');
-    expect(r.added).toEqual(['type', 'scripts.typecheck', 'dependencies.eventloom', 'devDependencies.typescript', 'devDependencies.@types/node']);
+    expect(r.added).toEqual(['type', 'scripts.typecheck', 'scripts.test', 'dependencies.eventloom', 'devDependencies.typescript', 'devDependencies.@types/node', 'devDependencies.vitest', 'devDependencies.fast-check']);
     expect(r.next).toEqual(['npm install', 'npm start']);
 
     const again = scaffold('.', dir);
     expect(again.written).toEqual([]);
     expect(again.added).toEqual([]);
-    expect(again.skipped.sort()).toEqual(['.gitignore', 'eventloom.config.ts', 'package.json', 'tsconfig.json']);
+    expect(again.skipped.sort()).toEqual(['.gitignore', 'eventloom.config.ts', 'expense-approval.prop.test.ts', 'package.json', 'tsconfig.json']);
   });
 
   it('refuses a package.json that is not JSON instead of replacing it', () => {
@@ -79,7 +80,7 @@ describe('eventloom init', () => {
     expect(r.written).toContain('eventloom.config.mts');
     expect(existsSync(path.join(dir, 'eventloom.config.ts'))).toBe(false);
     expect(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).type).toBe('commonjs');
-    expect(JSON.parse(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).include).toEqual(['eventloom.config.mts', 'src']);
+    expect(JSON.parse(readFileSync(path.join(dir, 'tsconfig.json'), 'utf8')).include).toEqual(['eventloom.config.mts', '*.test.ts', '*.test.mts', 'src']);
   });
 
   it('scaffolds a config whose agent, tool and workflow work on the real server', async () => {

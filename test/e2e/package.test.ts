@@ -42,10 +42,10 @@ describe('eventloom installed from its tarball into a new project', () => {
     project = path.join(work, 'my-app');
     cpSync(path.join(ROOT, 'test', 'fixtures', 'empty-project'), project, { recursive: true });
     await npm(
-      ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(work, tarball), `zod@${installedVersion('zod')}`, `typescript@${installedVersion('typescript')}`, `@types/node@${installedVersion('@types/node')}`, `fast-check@${installedVersion('fast-check')}`],
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(work, tarball), `zod@${installedVersion('zod')}`, `typescript@${installedVersion('typescript')}`, `@types/node@${installedVersion('@types/node')}`, `fast-check@${installedVersion('fast-check')}`, `vitest@${installedVersion('vitest')}`],
       project,
     );
-    registry = await startFakeRegistry({ zod: '4.99.0', typescript: installedVersion('typescript'), '@types/node': installedVersion('@types/node'), 'fast-check': installedVersion('fast-check') });
+    registry = await startFakeRegistry({ zod: '4.99.0', typescript: installedVersion('typescript'), '@types/node': installedVersion('@types/node'), 'fast-check': installedVersion('fast-check'), vitest: installedVersion('vitest') });
   }, 240_000);
 
   afterAll(async () => {
@@ -61,7 +61,7 @@ describe('eventloom installed from its tarball into a new project', () => {
     expect(init.stdout).toContain('created  eventloom.config.ts');
     expect(init.stdout).toMatch(/Next:\n {2}npm run typecheck\n {2}npm start/);
     const pkg = JSON.parse(readFileSync(path.join(project, 'package.json'), 'utf8'));
-    expect(pkg.scripts).toEqual({ start: 'eventloom start', typecheck: 'tsc --noEmit' });
+    expect(pkg.scripts).toEqual({ start: 'eventloom start', typecheck: 'tsc --noEmit', test: 'vitest run' });
     expect(pkg.dependencies.eventloom).toMatch(/^file:/);
 
     // the user's project type-checks against the package's declarations
@@ -69,6 +69,9 @@ describe('eventloom installed from its tarball into a new project', () => {
     // the second entry of the exports map resolves from the user's project too
     const testing = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('eventloom/testing'); console.log(typeof m.testWorkflow)"], { cwd: project });
     expect(testing.stdout.trim()).toBe('function');
+    // the scaffold's property test of its workflow runs and passes with the user's own vitest
+    const tested = await npm(['test'], project);
+    expect(tested.stdout).toMatch(/1 passed/);
 
     const s = await spawnServer(['--port', '0', '--data', path.join(work, 'data')], { npm_config_registry: registry.url }, 30_000, [], { entry: bin(), cwd: project });
     servers.push(s);
@@ -86,7 +89,7 @@ describe('eventloom installed from its tarball into a new project', () => {
     // the update check reads the user's project (the tarball dependency is not a registry package)
     const updates = await api(`${s.url}/updates`);
     expect(updates.status).toBe(200);
-    expect(updates.body.data.updates.map((u: { name: string }) => u.name).sort()).toEqual(['@types/node', 'fast-check', 'typescript', 'zod']);
+    expect(updates.body.data.updates.map((u: { name: string }) => u.name).sort()).toEqual(['@types/node', 'fast-check', 'typescript', 'vitest', 'zod']);
     expect(updates.body.data.updates.find((u: { name: string }) => u.name === 'zod')).toMatchObject({ installed: installedVersion('zod'), latest: '4.99.0', type: 'minor' });
 
     s.child.kill('SIGTERM');
