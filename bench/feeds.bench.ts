@@ -57,8 +57,8 @@ async function serve(): Promise<void> {
   const { startServer } = await import('../src/main.js');
   const { createMemoryLog } = await import('../src/log/memory-log.js');
   const { observabilityModule } = await import('../src/observability/module.js');
-  const { TraceProjection } = await import('../src/projections/traces.js');
-  const { TraceStore } = await import('../src/projections/traces-store.js');
+  const { TraceProjection } = await import('../src/observability/traces.js');
+  const { TraceStore } = await import('../src/observability/traces-store.js');
   const { DEFAULT_SPAN_MAPPING } = await import('../src/observability/span-mapping.js');
   const { ObservabilityFeed, topicsFor } = await import('../src/observability/feeds.js');
 

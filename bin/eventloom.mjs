@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * Entry point of `eventloom` / `npm start`. Runs the transpiled server in dist/ (rebuilt first when
- * the sources are newer) unless the config is a TypeScript file outside the bundled examples, in
- * which case the TypeScript sources run under tsx so the config and the server share one copy of
- * every module.
+ * Entry point of `eventloom` / `npx eventloom` / `npm start`: runs the transpiled CLI in dist/. In a
+ * checkout of the repository (src/ present) dist/ is rebuilt first when the sources are newer; an
+ * installed package ships dist/ only. A TypeScript config is loaded by the CLI through tsx, so the
+ * config and the server share one copy of every eventloom module.
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -13,19 +13,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const configIdx = args.findIndex((a) => a === '--config' || a.startsWith('--config='));
-const configArg = configIdx < 0 ? undefined : args[configIdx].includes('=') ? args[configIdx].split('=').slice(1).join('=') : args[configIdx + 1];
-const localConfig = path.resolve('eventloom.config.ts');
-const userTsConfig = (configArg && /\.(c|m)?ts$/.test(configArg)) || (!configArg && existsSync(localConfig));
-
-if (userTsConfig) {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import(pathToFileURL(path.join(root, 'src', 'cli.ts')).href);
-} else {
-  const distCli = path.join(root, 'dist', 'src', 'cli.js');
+const distCli = path.join(root, 'dist', 'src', 'cli.js');
+if (existsSync(path.join(root, 'src')) && existsSync(path.join(root, 'scripts', 'build.mjs'))) {
   const { newestSourceMtime, buildDist } = await import(pathToFileURL(path.join(root, 'scripts', 'build.mjs')).href);
   if (!existsSync(distCli) || statSync(distCli).mtimeMs < newestSourceMtime()) await buildDist();
-  await import(pathToFileURL(distCli).href);
 }
+await import(pathToFileURL(distCli).href);

@@ -2,7 +2,7 @@
  * The example configuration `npm start` serves: the `assistant` agent with its `getWeather` tool and
  * the `echo` and `order-approval` workflows. Copy it to ./eventloom.config.ts to make your own.
  */
-import { defineConfig } from '../src/config/define-config.js';
+import { defineConfig } from 'eventloom';
 import { echoWorkflow, orderApprovalWorkflow } from './workflows/index.js';
 import { assistantAgent } from './agents/assistant.js';
 

@@ -63,6 +63,8 @@ export interface AgentRunStarted {
   metadata?: Record<string, unknown>;
   /** JSON Schema of an object operation */
   schema?: unknown;
+  /** the trace of the run's spans: its own, or its caller's (workflow step, parent run) */
+  traceId?: string;
 }
 
 export type AgentRunEvent =

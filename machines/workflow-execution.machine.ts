@@ -64,6 +64,8 @@ export interface ExecutionInput {
   parentExecutionId?: string;
   parentStepId?: string;
   replay?: ReplaySeed;
+  /** the trace of the execution's spans: its own, or its parent's for a sub-workflow (set by the engine) */
+  traceId?: string;
 }
 
 export interface CurrentStep {
@@ -337,3 +339,26 @@ export const workflowExecutionMachine = setup({
 export type WorkflowExecutionMachine = typeof workflowExecutionMachine;
 
 export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['completed', 'error', 'cancelled']);
+
+/** An execution's status: the state value of its actor's snapshot (the one definition of it). */
+export function executionStatus(snapshot: { value: unknown }): ExecutionStatus {
+  return snapshot.value as ExecutionStatus;
+}
+
+/**
+ * The status an accepted record leaves the execution in, for readers that fold records instead of
+ * running the machine (projections); undefined when the record does not change it. A property test
+ * checks it against `executionStatus` of the machine's snapshot after every accepted event.
+ */
+export function statusAfterRecord(type: string): ExecutionStatus | undefined {
+  return STATUS_AFTER[type];
+}
+
+const STATUS_AFTER: Readonly<Record<string, ExecutionStatus>> = {
+  'execution.started': 'running',
+  'execution.resumed': 'running',
+  'execution.suspended': 'suspended',
+  'execution.completed': 'completed',
+  'execution.failed': 'error',
+  'execution.cancelled': 'cancelled',
+};

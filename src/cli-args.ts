@@ -9,12 +9,22 @@ export interface CliArgs {
   data?: string;
   config?: string;
   defaultPrivate?: boolean;
+  /** `pretty` (the default on a TTY) or `json` (the default otherwise) */
+  logFormat?: 'json' | 'pretty';
+  /** one log line per answered request */
+  accessLog?: boolean;
+  /** positional arguments after the command (`init [dir]`) */
+  positionals?: string[];
+  /** the PostgreSQL store shared by several nodes */
   databaseUrl?: string;
   nodeId?: string;
   leaseMs?: number;
 }
 
-export const USAGE = 'usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private] [--database-url <postgres://…>] [--node-id <id>] [--lease-ms <n>]';
+export const USAGE = `usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private]
+                       [--log-format pretty|json] [--access-log]
+                       [--database-url <postgres://…>] [--node-id <id>] [--lease-ms <n>]
+       eventloom init [dir]   write eventloom.config.ts, tsconfig.json and package.json scripts (never overwrites)`;
 
 export function parseArgs(argv: string[]): CliArgs {
   const args: CliArgs = { command: 'start' };
@@ -60,11 +70,24 @@ export function parseArgs(argv: string[]): CliArgs {
       case '--default-private':
         args.defaultPrivate = true;
         break;
+      case '--log-format': {
+        const v = value();
+        if (v !== 'json' && v !== 'pretty') throw new Error(`--log-format must be 'pretty' or 'json', got '${v}'`);
+        args.logFormat = v;
+        break;
+      }
+      case '--access-log':
+        args.accessLog = true;
+        break;
       case '--help':
       case '-h':
         args.command = 'help';
         break;
       default:
+        if (!a.startsWith('-') && args.command === 'init') {
+          (args.positionals ??= []).push(a);
+          break;
+        }
         throw new Error(`unknown option ${a}\n${USAGE}`);
     }
   }

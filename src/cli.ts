@@ -1,36 +1,48 @@
 /**
+ * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
+ * `export`, `import` and `replay` are the offline tools of src/cli/tools.ts. Each command is one
+ * entry of COMMANDS (or of the tools' table) and parses its own arguments.
+ *
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
- * [--database-url postgres://…] [--node-id id] [--lease-ms n]`.
- * Defaults: port 3141, host 127.0.0.1, data ./.eventloom, config ./eventloom.config.ts when present,
- * else the bundled examples. Exit code 1 with a clear message when the server cannot start
- * (busy port, locked data directory, unreachable database, bad config).
+ * [--log-format pretty|json] [--access-log] [--database-url postgres://…] [--node-id id]
+ * [--lease-ms n]`. Defaults: port 3141, host 127.0.0.1, data ./.eventloom,
+ * config ./eventloom.config.ts (or .mts) when present, else the bundled examples; readable logs after a
+ * banner on a terminal, JSON lines otherwise. Exit code 1 with a clear message when the server
+ * cannot start (busy port, locked data directory, unreachable database, bad config).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, USAGE } from './cli-args.js';
+import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
 
 // uWS reads its header limit when the addon loads: set it before anything imports uWebSockets.js
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 
-function defaultConfigFile(): string {
-  const local = path.resolve('eventloom.config.ts');
-  if (existsSync(local)) return local;
+const BUNDLED_EXAMPLE = 'bundled example';
+
+function defaultConfigFile(): { file: string; shown: string } {
+  // .mts: the name a CommonJS project gives an ES module config (eventloom init writes it there)
+  for (const name of ['eventloom.config.ts', 'eventloom.config.mts']) {
+    const local = path.resolve(name);
+    if (existsSync(local)) return { file: local, shown: local };
+  }
   // the bundled examples sit beside this module's tree: examples/*.ts under tsx, dist/examples/*.js when transpiled
+  const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = import.meta.url.endsWith('.js') ? 'js' : 'ts';
-  return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', `eventloom.config.${ext}`);
+  const file = path.join(here, '..', 'examples', `eventloom.config.${ext}`);
+  // a person reads the TypeScript source, which the package ships next to dist/
+  const source = path.resolve(here, ext === 'js' ? '../..' : '..', 'examples', 'eventloom.config.ts');
+  return { file, shown: `${existsSync(source) ? source : file} (${BUNDLED_EXAMPLE})` };
 }
 
-async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  if (args.command === 'help') {
-    console.log(USAGE);
-    return;
-  }
-  if (args.command !== 'start') throw new Error(`unknown command '${args.command}'\n${USAGE}`);
+async function start(args: CliArgs): Promise<void> {
   const { loadConfig } = await import('./config/define-config.js');
   const { startDefaultServer } = await import('./server-assembly.js');
-  const configFile = args.config ?? defaultConfigFile();
+  const { chooseLogFormat, createCliLogger, renderBanner, summarize } = await import('./cli-banner.js');
+  const { VERSION } = await import('./version.js');
+  const { file: configFile, shown: configShown } = args.config ? { file: args.config, shown: path.resolve(args.config) } : defaultConfigFile();
+  const format = chooseLogFormat(args.logFormat, process.stdout.isTTY === true);
+  const logger = await createCliLogger(format, process.env);
   const config = await loadConfig(configFile);
   const server = await startDefaultServer({
     config,
@@ -41,8 +53,12 @@ async function main(): Promise<void> {
     databaseUrl: args.databaseUrl,
     nodeId: args.nodeId,
     leaseMs: args.leaseMs,
+    accessLog: args.accessLog,
+    logger,
   });
-  server.logger.info({ url: server.url, config: configFile, data: path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom') }, `eventloom listening on ${server.url}`);
+  const data = path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom');
+  if (format === 'pretty') process.stdout.write(`\n${renderBanner(summarize(server, { version: VERSION, data, auth: server.auth, config: configShown }))}\n`);
+  server.logger.info({ url: server.url, config: configShown, data }, `eventloom listening on ${server.url}`);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -58,6 +74,26 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** The commands; one that takes the server flags parses them with parseArgs. */
+const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
+  start,
+  init: async (args) => (await import('./cli-init.js')).runInit(args.positionals?.[0] ?? '.', process.cwd()),
+  help: async () => console.log(`${USAGE}\n${(await import('./cli/tools.js')).TOOLS_USAGE}`),
+};
+
+async function main(): Promise<void> {
+  // the offline tools (export, import, replay) parse their own arguments and set the exit code
+  const tools = await import('./cli/tools.js');
+  if (tools.isToolCommand(process.argv[2])) {
+    process.exitCode = await tools.runTool(process.argv[2], process.argv.slice(3), { defaultConfigFile: () => defaultConfigFile().file });
+    return;
+  }
+  const args = parseArgs(process.argv.slice(2));
+  const command = Object.hasOwn(COMMANDS, args.command) ? COMMANDS[args.command] : undefined;
+  if (!command) throw new Error(`unknown command '${args.command}'\n${USAGE}`);
+  await command(args);
 }
 
 main().catch((err: Error) => {

@@ -3,18 +3,19 @@
  */
 // server, config and the core runtime
 export { defineConfig, loadConfig, type EventloomConfig, type CustomRoute, type ServerConfig } from './config/define-config.js';
-export { startServer, type StartOptions, type EventloomServer, type ServerModule, type ServerContext, type ModuleFactory } from './main.js';
-export { startDefaultServer, DEFAULT_MODULES, type DefaultServerOptions } from './server-assembly.js';
+export { startServer, type StartOptions, type EventloomServer } from './main.js';
+export type { ServerModule, ServerContext, ModuleFactory } from './contract/server-module.js';
+export { startDefaultServer, defaultModules, type DefaultServerOptions } from './server-assembly.js';
 export { openLevelLog, createMemoryLog, checkLogIntegrity } from './log/index.js';
 export type { EventLog, LogRecord, NewRecord, AppendOptions, AppendResult, KeyValueStore, Subscription } from './log/types.js';
 export { openPgLog, DatabaseUnavailableError, StreamFencedError, type PgEventLog, type PgLogOptions } from './log/pg/pg-log.js';
 export { ActorHost, EventRejectedError, MachineVersionError, replayRecords, type ActorKind } from './runtime/actor-host.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
-export type { RouteDef, WsRouteDef, RequestContext, RouteResult, SseSink, AuthClass, AuthUser } from './http/route-types.js';
+export type { RouteDef, WsRouteDef, RequestContext, RouteResult, SseSink, AuthClass, AuthUser } from './contract/routes.js';
 export { encodeSseFrame } from './feeds/sse-encoder.js';
 export { resolveModel, createDemoModel } from './agents/models/index.js';
 export type { AuthConfig } from './http/auth/index.js';
-export type { CorsConfig } from './http/cors.js';
+export type { CorsConfig } from './config/cors.js';
 // workflows
 export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, andWorkflow } from './workflows/builder.js';
 export type {
@@ -26,8 +27,10 @@ export type {
   StepFunction,
   StepType,
 } from './workflows/types.js';
-export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage, AgentsModuleLike } from './workflows/agent-bridge.js';
-export { workflowsModule } from './http/routes/workflows.routes.js';
+export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './workflows/agent-bridge.js';
+export { workflowsModule } from './workflows/module.js';
+export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
+export { locateSteps, resolveReplayPoint, type StepLocation, type ReplayPointResolution } from './workflows/replay-point.js';
 // logs and observability
 export { observabilityModule, type ObservabilityConfig, type ObservabilityModule } from './observability/module.js';
 export { loggerFor, CORRELATION_KEYS, type LogBindings } from './observability/logger-for.js';
@@ -63,7 +66,7 @@ export type { McpStatus } from './mcp/connection.js';
 export { agentMemory, AgentMemory, type AgentMemoryOptions } from './memory/agent-memory.js';
 export { MemoryStore, type ListConversationsQuery, type ListMessagesQuery, type SaveEntry } from './memory/store.js';
 export { MemoryService } from './memory/service.js';
-export { memoryModule, MEMORY_MODULE, type MemoryModule } from './http/routes/memory.routes.js';
+export { memoryModule, MEMORY_MODULE, type MemoryModule } from './memory/module.js';
 export { describeAgentMemory, type MemoryConfig, type EmbedderOption, type AgentMemoryDescription } from './memory/config.js';
 export type { WorkingMemoryConfig } from './memory/working-memory.js';
 export { LexicalEmbedder, AiSdkEmbedder, type Embedder } from './memory/embedder.js';

@@ -11,56 +11,16 @@ import type { PgEventLog } from './log/pg/pg-log.js';
 import type { CommandInbox } from './cluster/inbox.js';
 import { clusterRoutes } from './cluster/cluster-routes.js';
 import { ActorHost } from './runtime/actor-host.js';
-import { HttpEdge, listen, type Authenticator, type RunningServer } from './http/server.js';
-import type { RouteDef, WsRouteDef } from './http/route-types.js';
+import { HttpEdge, listen, type AccessEntry, type Authenticator, type RunningServer } from './http/server.js';
+import type { RouteDef, WsRouteDef } from './contract/routes.js';
+import type { ModuleFactory, ServerContext, ServerModule } from './contract/server-module.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
+import { docsCatalog } from './http/openapi-examples.js';
+import { consoleRoutes } from './http/routes/console.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
 import { isOwnedStream, releasesOwnership, resolveCluster, type ResolvedCluster } from './config/cluster.js';
-
-/** What a domain (workflows, agents, memory, ...) plugs into the server. */
-export interface ServerModule {
-  name: string;
-  routes?: RouteDef[];
-  wsRoutes?: WsRouteDef[];
-  /** runs after the log is open and before the server listens (recovery of unfinished streams) */
-  start?(): Promise<void>;
-  /** graceful shutdown: stop new work, wait for in-flight effects (bounded by the caller) */
-  stop?(): Promise<void>;
-  counts?(): Partial<{ agents: number; workflows: number; tools: number }>;
-}
-
-/** Everything a module factory may use. */
-export interface ServerContext {
-  config: EventloomConfig;
-  log: EventLog;
-  host: ActorHost;
-  logger: Logger;
-  dataDir: string;
-  /** this node's id and the store under the log (LevelDB, or PostgreSQL shared by several nodes) */
-  node: {
-    nodeId: string;
-    store: ResolvedCluster['store'] | 'memory';
-    leaseMs: number;
-    /** what this node owns now (the PostgreSQL store) */
-    owns?: () => Promise<{ executions: number; agentRuns: number }>;
-  };
-  /**
-   * Makes an owned stream (execution, agent run) this node's before it runs its actor: false when
-   * another live node owns it. Absent when the store has one node (LevelDB, memory).
-   */
-  claim?: (stream: string) => Promise<boolean>;
-  env: NodeJS.ProcessEnv;
-  /** the port once listening (for documents that name the server's own address) */
-  port(): number;
-  /** WebSocket fan-out: one uWS publish to every subscriber of `topic` (false before listening or after close) */
-  publish(topic: string, message: string): boolean;
-  /** subscribers of a uWS topic (0 before listening), so producers can skip encoding for nobody */
-  subscriberCount(topic: string): number;
-}
-
-export type ModuleFactory = (ctx: ServerContext, modules: ReadonlyMap<string, ServerModule>) => ServerModule | Promise<ServerModule>;
 
 export interface StartOptions {
   config: EventloomConfig;
@@ -69,7 +29,7 @@ export interface StartOptions {
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
-  /** domain module factories, in dependency order */
+  /** domain module factories, in dependency order (src/server-assembly.ts wires the default ones) */
   modules?: ModuleFactory[];
   /** builds the authenticator from the config (src/http/auth), if auth applies */
   authenticator?: (ctx: ServerContext, routes: readonly RouteDef[]) => Authenticator | undefined | Promise<Authenticator | undefined>;
@@ -81,6 +41,8 @@ export interface StartOptions {
   nodeId?: string;
   /** the CLI's --lease-ms (wins over config.cluster.leaseMs) */
   leaseMs?: number;
+  /** one info line per answered request (`--access-log`) */
+  accessLog?: boolean;
 }
 
 export interface EventloomServer {
@@ -146,6 +108,14 @@ function storeOf(log: EventLog): ServerContext['node']['store'] {
   return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
 }
 
+/** After the grace period: how long requests just answered by `graceExpired` get to be written. */
+const SHUTDOWN_ANSWER_MS = 500;
+
+function accessLogger(logger: Logger): (entry: AccessEntry) => void {
+  const access = logger.child({ component: 'access' });
+  return (e) => access.info(e, `${e.method} ${e.path} ${e.status} ${e.ms} ms`);
+}
+
 export async function startServer(options: StartOptions): Promise<EventloomServer> {
   const env = options.env ?? process.env;
   const config = options.config;
@@ -173,9 +143,16 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   };
 
   const modules = new Map<string, ServerModule>();
-  for (const factory of options.modules ?? []) {
-    const m = await factory(ctx, modules);
-    modules.set(m.name, m);
+  try {
+    for (const factory of options.modules ?? []) {
+      const m = await factory(ctx);
+      modules.set(m.name, m);
+    }
+  } catch (err) {
+    // a module refused the config (e.g. a schema slot that is not a zod schema): free the data directory
+    for (const m of [...modules.values()].reverse()) await m.stop?.().catch(() => undefined);
+    await log.close();
+    throw err;
   }
 
   const routes: RouteDef[] = [];
@@ -185,7 +162,9 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     return c;
   };
   const enableUi = config.server?.enableSwaggerUI ?? env.NODE_ENV !== 'production';
-  routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi }));
+  const bearer = config.auth !== undefined || Boolean(env.JWT_SECRET);
+  routes.push(...docsRoutes({ version: VERSION, routes: () => routes, port: () => port, counts, enableUi, bearer, catalog: () => docsCatalog(modules) }));
+  routes.push(...consoleRoutes());
   // several nodes on one store: read barrier, and commands forwarded to their stream's owner
   const shared = clusterRoutes(log, inbox);
   for (const m of modules.values()) routes.push(...(m.routes ?? []).map((r) => (shared ? shared.wrap(r) : r)));
@@ -211,6 +190,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     maxBodyBytes: config.server?.maxBodyBytes,
     authenticate: await options.authenticator?.(ctx, routes),
     onError: (err, where) => logger.error({ err, ...where }, 'request failed'),
+    onResponse: options.accessLog ? accessLogger(logger) : undefined,
   });
   let server: RunningServer;
   try {
@@ -230,9 +210,24 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
       edge.beginShutdown();
       server.stopListening();
       const deadline = Date.now() + (config.server?.shutdownTimeoutMs ?? 10_000);
-      const stops = Promise.all([...modules.values()].reverse().map((m) => m.stop?.().catch((err) => logger.error({ err }, `stopping ${m.name} failed`))));
+      let stopped = false;
+      const stops = Promise.all([...modules.values()].reverse().map((m) => m.stop?.().catch((err) => logger.error({ err }, `stopping ${m.name} failed`)))).then(() => {
+        stopped = true;
+      });
       await Promise.race([stops, new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
-      while (edge.inflightCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      let answerBy = deadline;
+      if (!stopped) {
+        for (const m of modules.values()) {
+          try {
+            m.graceExpired?.();
+          } catch (err) {
+            logger.error({ err }, `ending the shutdown of ${m.name} failed`);
+          }
+        }
+        // a moment for the answers just given to leave before the sockets close
+        answerBy = Date.now() + SHUTDOWN_ANSWER_MS;
+      }
+      while (edge.inflightCount > 0 && Date.now() < answerBy) await new Promise((r) => setTimeout(r, 20));
       wsApp = undefined;
       server.close();
       await inbox?.close();

@@ -3,35 +3,59 @@
  * authenticated. `startServer` (src/main.ts) stays generic; this file is the one list of domains.
  */
 import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig } from './http/auth/index.js';
-import { startServer, type EventloomServer, type ModuleFactory, type StartOptions } from './main.js';
-import { workflowsModule } from './http/routes/workflows.routes.js';
-import { agentsModule } from './agents/module.js';
-import { memoryModule } from './http/routes/memory.routes.js';
+import { startServer, type EventloomServer, type StartOptions } from './main.js';
+import type { ModuleFactory } from './contract/server-module.js';
+import { workflowsModule, type WorkflowsModule } from './workflows/module.js';
+import { agentsModule, type AgentsModule } from './agents/module.js';
+import { memoryModule } from './memory/module.js';
 import { observabilityModule } from './observability/module.js';
-import { mcpModule } from './mcp/module.js';
+import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
 
-// observability first: it installs the log capture before other modules create their child loggers;
-// takeover last: it continues other nodes' executions and runs through the workflows and agents modules
-export const DEFAULT_MODULES: ModuleFactory[] = [observabilityModule, memoryModule, agentsModule, mcpModule, toolsModule, workflowsModule, takeoverModule];
+/**
+ * The default modules of one server, in start order, each given the modules it uses as typed
+ * dependencies. Observability comes first: it installs the log capture before other modules create
+ * their child loggers. Memory lists the agents at request time, so it may come before them. Takeover
+ * (several nodes on PostgreSQL) comes last.
+ */
+export function defaultModules(): ModuleFactory[] {
+  let agents: AgentsModule | undefined;
+  let mcp: McpModule | undefined;
+  let workflows: WorkflowsModule | undefined;
+  return [
+    observabilityModule,
+    (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
+    (ctx) => (agents = agentsModule(ctx)),
+    async (ctx) => (mcp = await mcpModule(ctx, { agents })),
+    (ctx) => toolsModule(ctx, { agents, mcp }),
+    (ctx) => (workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner })),
+    // last: it continues other nodes' executions and closes their agent runs through those modules
+    (ctx) => takeoverModule(ctx, { workflows, agents }),
+  ];
+}
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {
   /** the CLI's --default-private */
   defaultPrivate?: boolean;
 }
 
-export function startDefaultServer(options: DefaultServerOptions): Promise<EventloomServer> {
+/** The server, and in words how it authenticates requests (for the start-up banner). */
+export type DefaultServer = EventloomServer & { auth: string };
+
+export async function startDefaultServer(options: DefaultServerOptions): Promise<DefaultServer> {
   const { defaultPrivate, ...rest } = options;
-  return startServer({
+  let authDescription = describeAuth(undefined);
+  const server = await startServer({
     ...rest,
-    modules: DEFAULT_MODULES,
+    modules: defaultModules(),
     authenticator: async (ctx) => {
       const auth = await resolveAuthConfig(ctx.config.auth as AuthConfig | undefined, ctx.env, defaultPrivate ? { defaultPrivate } : undefined);
+      authDescription = describeAuth(auth);
       if (auth) ctx.logger.info({ auth: describeAuth(auth) }, describeAuth(auth));
-      // with no JWT auth and no console key every route is public: skip the per-request check entirely
-      if (!auth && !ctx.env.SERVICE_CONSOLE_ACCESS_KEY && ctx.env.NODE_ENV !== 'production') return undefined;
+      // always on: the console routes are guarded in every mode (without JWT auth the check is synchronous and cheap)
       return createAuthenticator(auth, ctx.env);
     },
   });
+  return Object.assign(server, { auth: authDescription });
 }

@@ -3,9 +3,8 @@
  * EVENTLOOM_MODEL when set (e.g. `openai/gpt-4o-mini`), else the offline demo model, which echoes
  * (`You said: ...`) and calls `getWeather` when a prompt mentions the weather.
  */
-import { createAgent } from '../../src/agents/define-agent.js';
 import { getWeatherTool } from '../tools/get-weather.js';
-import { agentMemory } from '../../src/memory/agent-memory.js';
+import { agentMemory, createAgent } from 'eventloom';
 
 export const assistantAgent = createAgent({
   id: 'assistant',

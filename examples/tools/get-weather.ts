@@ -3,7 +3,7 @@
  * example agent can show a tool loop offline (the demo model calls it when asked about weather).
  */
 import { z } from 'zod';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from 'eventloom';
 
 export const getWeatherTool = createTool({
   name: 'getWeather',

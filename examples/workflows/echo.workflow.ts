@@ -3,7 +3,7 @@
  * abortable by the step's signal, so a running execution can be suspended or cancelled mid-step.
  */
 import { z } from 'zod';
-import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { andThen, createWorkflow } from 'eventloom';
 
 export const ECHO_MAX_DELAY_MS = 30_000;
 
@@ -28,7 +28,8 @@ export const echoWorkflow = createWorkflow(
     id: 'echo',
     name: 'Echo',
     purpose: 'Returns its input text, optionally after a delay',
-    input: z.object({ text: z.string(), delayMs: z.number().int().min(0).optional() }),
+    // examples show in the API explorer as the body to try
+    input: z.object({ text: z.string(), delayMs: z.number().int().min(0).optional() }).meta({ examples: [{ text: 'Hello, eventloom!' }] }),
     result: z.object({ text: z.string() }),
   },
   andThen({

@@ -4,7 +4,7 @@
  * parallel, logs them, races two shipping routes, and finishes with the decision and the total.
  */
 import { z } from 'zod';
-import { andAll, andRace, andTap, andThen, andWhen, createWorkflow } from '../../src/workflows/builder.js';
+import { andAll, andRace, andTap, andThen, andWhen, createWorkflow } from 'eventloom';
 import { sleep } from './echo.workflow.js';
 
 type Order = { items: Array<{ price: number; qty: number }> };
@@ -15,10 +15,11 @@ export const orderApprovalWorkflow = createWorkflow(
     id: 'order-approval',
     name: 'Order Approval',
     purpose: 'Approve orders, asking a manager when the total is over 100',
-    input: z.object({ items: z.array(z.object({ price: z.number(), qty: z.number() })) }),
+    // an order over 100, so the execution suspends for a manager (examples show in the API explorer)
+    input: z.object({ items: z.array(z.object({ price: z.number(), qty: z.number() })) }).meta({ examples: [{ items: [{ price: 60, qty: 2 }, { price: 4.5, qty: 3 }] }] }),
     result: z.object({ status: z.string(), total: z.number() }),
     suspendSchema: z.object({ total: z.number() }),
-    resumeSchema: z.object({ approved: z.boolean() }),
+    resumeSchema: z.object({ approved: z.boolean() }).meta({ examples: [{ approved: true }] }),
   },
   andThen({
     id: 'compute-total',

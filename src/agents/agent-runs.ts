@@ -9,12 +9,14 @@ import { jsonSchema, stepCountIs, tool, type Tool as AiTool, type ToolSet } from
 import type { Logger } from 'pino';
 import type { ActorHost } from '../runtime/actor-host.js';
 import { runStream, type AgentOperationType, type AgentRunStarted } from '../../machines/agent-run.machine.js';
+import { traceIdFor } from '../observability/span-types.js';
 import type { Agent } from './define-agent.js';
 import type { AgentRegistry } from './registry.js';
 import type { ResolvedCallOptions } from './call-options.js';
 import { prepareCall, type PrepareArgs, type PreparedCall } from './prepare-call.js';
 import { createAgentRunKind, type RunEffect } from './run-kind.js';
 import { AgentRun, type RunDeps } from './run-session.js';
+import { MemoryWriter } from './memory-writer.js';
 import { delegationToolName, toToolSet, type RunToolContext } from './tool-adapter.js';
 import { ResumableChats } from './resumable-chat.js';
 import type { Tool } from '../tools/define-tool.js';
@@ -96,7 +98,7 @@ export class AgentRuns {
   }
 
   /** A run of a prepared call (not started: `run.start(executor)` records `run.started`). */
-  newRun(prepared: PreparedCall, operationType: AgentOperationType, input: unknown, extra: { metadata?: Record<string, unknown>; schema?: unknown } = {}): AgentRun {
+  newRun(prepared: PreparedCall, operationType: AgentOperationType, input: unknown, extra: { metadata?: Record<string, unknown>; schema?: unknown; traceId?: string } = {}): AgentRun {
     const started: Omit<AgentRunStarted, 'runId'> = {
       agentId: prepared.agent.id,
       operationType,
@@ -109,7 +111,18 @@ export class AgentRuns {
     if (conversationId !== undefined) started.conversationId = conversationId;
     if (extra.metadata !== undefined) started.metadata = extra.metadata;
     if (extra.schema !== undefined) started.schema = extra.schema;
-    return new AgentRun(this.runDeps, started, prepared.toolContext.runId);
+    // a run linked to a caller whose trace is unknown here records none: the projection then follows the link
+    const linked = extra.metadata?.parentRunId !== undefined || extra.metadata?.executionId !== undefined;
+    const traceId = extra.traceId ?? this.traceOfRun(extra.metadata?.parentRunId) ?? (linked ? undefined : traceIdFor(runStream(prepared.toolContext.runId)));
+    if (traceId !== undefined) started.traceId = traceId;
+    return new AgentRun(this.runDeps, started, prepared.toolContext.runId, MemoryWriter.for(prepared, this.deps.logger));
+  }
+
+  /** The trace of a run in flight in this process (a sub-agent's parent is: it waits for the delegation). */
+  private traceOfRun(runId: unknown): string | undefined {
+    if (typeof runId !== 'string') return undefined;
+    const s = this.sessions.get(runStream(runId));
+    return s instanceof AgentRun ? s.started.traceId : undefined;
   }
 
   /** Cancels the run when the client goes away, unless `onDisconnect` is `continue`. Returns the unbind. */
@@ -160,7 +173,7 @@ function recordedOptions(o: ResolvedCallOptions): Record<string, unknown> {
   return o as unknown as Record<string, unknown>;
 }
 
-/** Generation settings shared by every SDK call of a prepared call. */
+/** Generation settings shared by every SDK call of a prepared call (text, stream and object). */
 export function callSettings(p: PreparedCall) {
   const o = p.options;
   const s = {
@@ -174,7 +187,6 @@ export function callSettings(p: PreparedCall) {
     presencePenalty: o.presencePenalty,
     seed: o.seed,
     providerOptions: o.providerOptions as never,
-    experimental_context: p.toolContext,
     experimental_telemetry: telemetrySettings(p.agent),
     // api.md lets clients send system messages; without this the SDK warns on the console each time
     allowSystemInMessages: true,
@@ -183,8 +195,9 @@ export function callSettings(p: PreparedCall) {
   return s;
 }
 
+/** The tool loop of text and stream calls; tools see the caller's context through `experimental_context`. */
 export function toolLoopSettings(p: PreparedCall) {
-  return { tools: p.tools, stopWhen: stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences };
+  return { tools: p.tools, stopWhen: stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences, experimental_context: p.toolContext };
 }
 
 function telemetrySettings(agent: Agent): { isEnabled: boolean; functionId?: string; metadata?: Record<string, string | number | boolean> } | undefined {

@@ -6,7 +6,7 @@
  * A sub-agent sees its parent's context and user, reads (never writes) the parent's conversation,
  * and inside a streaming parent streams its parts into the parent's stream.
  */
-import { z } from 'zod';
+import { toJsonSchema } from '../shared/json-schema.js';
 import { AppError, formatIssues } from '../errors.js';
 import type { WorkflowAgentResult, WorkflowAgentRunOptions, WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import { newRunId, type AgentRuns } from './agent-runs.js';
@@ -25,12 +25,6 @@ export function installSubAgentRunner(runs: AgentRuns): void {
   };
 }
 
-function zodToJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const js = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
-  delete js.$schema;
-  return js;
-}
-
 /** The `agentRunner` the workflow engine finds on `modules.get('agents')`. */
 export function createWorkflowAgentRunner(runs: AgentRuns): WorkflowAgentRunner {
   return {
@@ -41,8 +35,8 @@ export function createWorkflowAgentRunner(runs: AgentRuns): WorkflowAgentRunner 
       const options = resolveCallOptions({ context: o.context ?? {}, memory }, agent);
       const prepared = await runs.prepare({ agent, input: prompt, options, headers: {}, runId: newRunId(), signal: o.signal });
       const metadata = o.origin ? { workflowId: o.origin.workflowId, executionId: o.origin.executionId, stepId: o.origin.stepId } : undefined;
-      const output = o.schema ? { type: 'object' as const, schema: zodToJsonSchema(o.schema) } : undefined;
-      const r = await runText(runs, prepared, prompt, o.signal, { operationType: 'workflow-step', metadata, output });
+      const output = o.schema ? { type: 'object' as const, schema: toJsonSchema(o.schema) } : undefined;
+      const r = await runText(runs, prepared, prompt, o.signal, { operationType: 'workflow-step', metadata, output, traceId: o.origin?.traceId });
       const result: WorkflowAgentResult = { text: r.text, usage: { ...r.usage } };
       if (o.schema) {
         const parsed = o.schema.safeParse(r.output);

@@ -71,13 +71,17 @@ export function agentDetail(agent: Agent, registry: AgentRegistry, env: Describe
   };
 }
 
-export function agentCard(agent: Agent, origin: string, version: string): Record<string, unknown> {
+/**
+ * The agent card for discovery. eventloom does not serve the A2A JSON-RPC transport (`message/send`,
+ * `message/stream`), so the card names no `url` and claims no streaming: an A2A client finds no endpoint rather than
+ * one that answers 404. The agent's own routes (`POST /agents/:id/text`, `/stream`) are the way to call it.
+ */
+export function agentCard(agent: Agent, version: string): Record<string, unknown> {
   return {
     name: agent.id,
     description: agentDescription(agent),
-    url: `${origin}/a2a/${agent.id}`,
     version,
-    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },
     defaultInputModes: ['text'],
     defaultOutputModes: ['text'],
     skills: agent.tools.map((t) => ({ id: t.name, name: t.name, description: t.description, tags: ['tool'] })),

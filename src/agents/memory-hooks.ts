@@ -13,6 +13,9 @@
  *   call with every response message (mode `finish`). Debouncing (`debounceMs`) and conversation
  *   creation on first write are the implementation's business. A save failure is logged, never
  *   turned into a failed generation.
+ * - the run's last save carries `final: true` (possibly with no messages): everything still buffered
+ *   for the conversation is written at once and the promise resolves when it is durable. The run
+ *   waits for it before the client sees the call finished (its response, or a stream's last frame).
  */
 import type { ModelMessage } from 'ai';
 
@@ -64,6 +67,8 @@ export interface SaveMessagesArgs extends AgentMemoryScope {
   persistence: ResolvedPersistence;
   /** set on `step` saves that contain a tool result or tool error (`flushOnToolResult`) */
   hasToolResult?: boolean;
+  /** the run's last save: write everything buffered now (no debounce), resolve once durable */
+  final?: boolean;
 }
 
 export interface AgentMemoryHooks {

@@ -4,9 +4,9 @@
  * history projection up and closes runs a restart interrupted; on stop it lets in-flight runs end
  * (the composition root bounds the wait). Exposes `agentRunner` for workflow `andAgent` steps.
  */
-import type { ModuleFactory, ServerModule } from '../main.js';
-import { agentRoutes } from '../http/routes/agents.routes.js';
-import { AgentHistoryProjection } from '../projections/agent-history.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
+import { agentRoutes } from './routes.js';
+import { AgentHistoryProjection } from './history.js';
 import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import { VERSION } from '../version.js';
 import { claimable } from '../cluster/ownership.js';
@@ -33,7 +33,7 @@ function parseProviders(value: unknown): ProvidersConfig | undefined {
   return r.data;
 }
 
-export const agentsModule: ModuleFactory = (ctx): AgentsModule => {
+export function agentsModule(ctx: ServerContext): AgentsModule {
   const registry = new AgentRegistry(ctx.config.agents, ctx.env, parseProviders(ctx.config.providers));
   const logger = ctx.logger.child({ component: 'agents' });
   const runs = new AgentRuns({ host: ctx.host, logger, registry });
@@ -63,4 +63,4 @@ export const agentsModule: ModuleFactory = (ctx): AgentsModule => {
     },
     counts: () => ({ agents: registry.size }),
   };
-};
+}

@@ -1,41 +1,24 @@
 /**
  * The object operations: `/object` (data = the generated value) and `/stream-object` (SSE
- * `partial-object` frames on every change, then one validated `object` frame, decisions.md §10.4).
+ * `partial-object` frames on every change, then one validated `object` frame, decisions.md §10.4,
+ * written once the run and its memory saves are durable: stream-end.ts).
  * No tool calling. Any JSON Schema root works (object-schema.ts wraps non-object roots for the
  * model); a value that does not match the caller's schema fails the run with
  * `Generated object does not match schema: <issues>`.
  */
 import { generateObject, jsonSchema, streamObject } from 'ai';
-import { AppError } from '../errors.js';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
-import type { AgentRuns } from './agent-runs.js';
+import { callSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
-import { abortReason } from './ops-text.js';
+import { abortReason, endRunOnError, errorMessage, failRun, toRunUsage, type AgentRun } from './run-session.js';
+import { STREAM_OBJECT_TERMINAL_TYPES, streamEnd } from './stream-end.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage } from './object-schema.js';
 
 type Schema = Record<string, unknown>;
 
 function objectSettings(p: PreparedCall, run: AgentRun, modelSchema: Schema) {
-  const o = p.options;
-  return {
-    model: p.model,
-    system: p.system,
-    messages: p.messages,
-    allowSystemInMessages: true,
-    schema: jsonSchema(modelSchema as never),
-    temperature: o.temperature,
-    maxOutputTokens: o.maxOutputTokens,
-    topP: o.topP,
-    frequencyPenalty: o.frequencyPenalty,
-    presencePenalty: o.presencePenalty,
-    seed: o.seed,
-    providerOptions: o.providerOptions as never,
-    maxRetries: 0,
-    abortSignal: run.controller.signal,
-  };
+  return { ...callSettings(p), schema: jsonSchema(modelSchema as never), abortSignal: run.controller.signal };
 }
 
 function assistantJson(value: unknown) {
@@ -45,7 +28,7 @@ function assistantJson(value: unknown) {
 export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: unknown, schema: Schema, signal: AbortSignal | undefined): Promise<unknown> {
   const run = runs.newRun(prepared, 'object', input, { schema });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const plan = planObjectSchema(schema);
   try {
     return await run.start(async (run) => {
@@ -54,19 +37,11 @@ export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: 
       try {
         result = await generateObject(objectSettings(prepared, run, plan.modelSchema));
       } catch (err) {
-        if (run.controller.signal.aborted) {
-          await run.abort(abortReason(run));
-          throw new AppError('EXECUTION_FAILED', `Generation aborted: ${abortReason(run)}`);
-        }
-        await run.fail(err);
-        throw new AppError('EXECUTION_FAILED', errorMessage(err));
+        return endRunOnError(run, err);
       }
       const value = plan.unwrap(result.object);
       const issues = objectSchemaIssues(schema, value);
-      if (issues !== undefined) {
-        await run.fail(schemaMismatchMessage(issues));
-        throw new AppError('EXECUTION_FAILED', schemaMismatchMessage(issues));
-      }
+      if (issues !== undefined) return failRun(run, schemaMismatchMessage(issues));
       const usage = toRunUsage(result.usage);
       await run.finish({ steps: [], text: JSON.stringify(value), output: value, usage, finishReason: result.finishReason });
       memory?.finish(assistantJson(value));
@@ -80,13 +55,14 @@ export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: 
 export async function runStreamObject(runs: AgentRuns, prepared: PreparedCall, input: unknown, schema: Schema, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
   const run = runs.newRun(prepared, 'stream-object', input, { schema });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const plan = planObjectSchema(schema);
   let index = 0;
-  const emit = (type: string, payload: Record<string, unknown>) => {
+  const end = streamEnd((payload) => {
     index++;
-    if (!sink.closed) sink.send(encodeSseFrame(type, index, payload));
-  };
+    if (!sink.closed) sink.send(encodeSseFrame(payload.type as string, index, payload));
+  }, STREAM_OBJECT_TERMINAL_TYPES);
+  const emit = (type: string, payload: Record<string, unknown>) => end.emit({ ...payload, type });
   const failWith = async (message: string) => {
     await run.fail(message);
     emit('error', { type: 'error', error: message });
@@ -137,6 +113,8 @@ export async function runStreamObject(runs: AgentRuns, prepared: PreparedCall, i
     emit('error', { type: 'error', error: errorMessage(err) });
   } finally {
     unbind();
+    // `run.start` settled: the terminal record and the memory saves are durable
+    end.release();
     sink.end();
   }
 }

@@ -4,18 +4,19 @@
  * into the parent's stream with the sub-agent keys). Each is one `streamText` call; the SDK's
  * callbacks record the run (batched text deltas, steps, finish/error/abort) while the client
  * receives every part as it comes. Frames are written straight from the SDK stream (time to first
- * byte is the model's, not the log's); the stream ends only after the run's terminal record is
- * durable.
+ * byte is the model's, not the log's); the last frames (from `finish`/`error`/`abort` on) and the
+ * end of the stream wait until the run's terminal record and its memory saves are durable
+ * (stream-end.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { jsonSchema, Output, streamText } from 'ai';
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
-import { abortReason } from './ops-text.js';
+import { abortReason, errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import type { MemoryWriter } from './memory-writer.js';
+import { STREAM_TERMINAL_TYPES, streamEnd } from './stream-end.js';
 import { FORWARDED_SUB_AGENT_PARTS, toRawPart } from './stream-parts.js';
 import type { RunToolContext, SubAgentPartKeys } from './tool-adapter.js';
 import { ResumableChats, type ChatBuffer } from './resumable-chat.js';
@@ -70,8 +71,9 @@ function frameWriter(sink: SseSink) {
 export async function runRawStream(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
   const run = runs.newRun(prepared, 'stream', input);
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
-  const emit = frameWriter(sink);
+  const memory = run.memory;
+  const end = streamEnd(frameWriter(sink), STREAM_TERMINAL_TYPES);
+  const emit = end.emit;
   prepared.toolContext.forward = emit;
   try {
     await run.start(async (run) => {
@@ -97,6 +99,8 @@ export async function runRawStream(runs: AgentRuns, prepared: PreparedCall, inpu
     emit({ type: 'error', error: errorMessage(err) });
   } finally {
     unbind();
+    // `run.start` settled: the terminal record and the memory saves are durable
+    end.release();
     sink.end();
   }
 }
@@ -106,7 +110,7 @@ export const CHAT_HEADERS: Readonly<Record<string, string>> = { 'x-vercel-ai-ui-
 export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
   const run = runs.newRun(prepared, 'chat', input);
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   let buffer: ChatBuffer | undefined;
   const { userId, conversationId } = prepared.callContext;
   if (prepared.options.resumableStream && userId !== undefined && conversationId !== undefined) {
@@ -114,7 +118,8 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
     buffer = runs.resumableChats.open(ResumableChats.key(prepared.agent.id, conversationId, userId), (reason) => run.controller.abort(new DOMException(reason, 'AbortError')));
     buffer.attach(sink);
   }
-  const emit = buffer ? bufferWriter(buffer) : frameWriter(sink);
+  const end = streamEnd(buffer ? bufferWriter(buffer) : frameWriter(sink), STREAM_TERMINAL_TYPES);
+  const emit = end.emit;
   try {
     await run.start(async (run) => {
       memory?.input();
@@ -139,6 +144,8 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
     emit({ type: 'error', errorText: errorMessage(err) });
   } finally {
     unbind();
+    // `run.start` settled: the terminal record and the memory saves are durable
+    end.release();
     if (buffer) buffer.end();
     else {
       if (!sink.closed) sink.send(SSE_DONE_FRAME);

@@ -5,12 +5,10 @@
  * and lists every step's tool calls and results (decisions.md §3).
  */
 import { generateText, jsonSchema, Output, type ToolSet, type GenerateTextResult } from 'ai';
-import { AppError } from '../errors.js';
 import type { AgentOperationType, AgentRunUsage } from '../../machines/agent-run.machine.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { errorMessage, toRunUsage, type AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
+import { endRunOnError, failRun, toRunUsage } from './run-session.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
 export interface TextResponse {
@@ -26,6 +24,8 @@ export interface TextResponse {
 export interface TextRunOptions {
   operationType?: AgentOperationType;
   metadata?: Record<string, unknown>;
+  /** the caller's trace (a workflow step's); default: the parent run's, else the run's own */
+  traceId?: string;
   /** structured output: `options.output` of the request, or a workflow step's schema (any root) */
   output?: { type: 'text' } | { type: 'object'; schema: Record<string, unknown> };
 }
@@ -42,16 +42,10 @@ export function toTextResponse(result: AnyResult, usage: AgentRunUsage): TextRes
   return { text: result.text, usage, finishReason: result.finishReason, toolCalls, toolResults, feedback: null };
 }
 
-/** The reason an aborted run records: the client's disconnect, or whatever aborted the signal. */
-export function abortReason(run: AgentRun): string {
-  const r: unknown = run.controller.signal.reason;
-  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'Aborted';
-}
-
 export async function runText(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, opts: TextRunOptions = {}): Promise<TextResponse> {
-  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata });
+  const run = runs.newRun(prepared, opts.operationType ?? 'text', input, { metadata: opts.metadata, traceId: opts.traceId });
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
-  const memory = MemoryWriter.for(prepared, runs.logger);
+  const memory = run.memory;
   const output = opts.output;
   const plan: ObjectSchemaPlan | undefined = output?.type === 'object' ? planObjectSchema(output.schema) : undefined;
   try {
@@ -70,12 +64,7 @@ export async function runText(runs: AgentRuns, prepared: PreparedCall, input: un
           },
         });
       } catch (err) {
-        if (run.controller.signal.aborted) {
-          await run.abort(abortReason(run));
-          throw new AppError('EXECUTION_FAILED', `Generation aborted: ${abortReason(run)}`);
-        }
-        await run.fail(err);
-        throw new AppError('EXECUTION_FAILED', errorMessage(err));
+        return endRunOnError(run, err);
       }
       const usage = toRunUsage(result.totalUsage);
       let structured: unknown;
@@ -83,14 +72,10 @@ export async function runText(runs: AgentRuns, prepared: PreparedCall, input: un
         try {
           structured = plan ? plan.unwrap(result.output) : result.output;
         } catch (err) {
-          await run.fail(err);
-          throw new AppError('EXECUTION_FAILED', errorMessage(err));
+          return failRun(run, err);
         }
         const issues = output.type === 'object' ? objectSchemaIssues(output.schema, structured) : undefined;
-        if (issues !== undefined) {
-          await run.fail(schemaMismatchMessage(issues));
-          throw new AppError('EXECUTION_FAILED', schemaMismatchMessage(issues));
-        }
+        if (issues !== undefined) return failRun(run, schemaMismatchMessage(issues));
       }
       await run.finish({ steps: result.steps, text: result.text, output: structured, usage, finishReason: result.finishReason });
       memory?.finish(result.response.messages);

@@ -146,6 +146,36 @@ export const AgentInput = z.unknown().superRefine((value, ctx) => {
 export const TextRequest = obj({ input: AgentInput, options: TextOptions.optional() });
 export type TextRequest = z.infer<typeof TextRequest>;
 
+/**
+ * `/chat` also takes the ai SDK `useChat` default body, `{id, messages, trigger?, messageId?}`: the
+ * messages are the input and `id` (the client's chat id) names the conversation when the options do not.
+ */
+export const ChatRequest = obj({
+  input: AgentInput.optional(),
+  messages: AgentInput.optional(),
+  id: str().optional(),
+  options: TextOptions.optional(),
+}).superRefine((v, ctx) => {
+  if (v.input === undefined && v.messages === undefined) ctx.addIssue({ code: 'custom', path: ['input'], message: 'Required' });
+});
+export type ChatRequest = z.infer<typeof ChatRequest>;
+
+/**
+ * A chat body as a text request. With server memory in use (`keepsHistory`), a useChat client still
+ * sends the whole conversation; the server already holds all but the last message, so only that one is
+ * new input.
+ */
+export function chatAsTextRequest(body: ChatRequest, keepsHistory: (options: TextRequest['options']) => boolean): TextRequest {
+  let options = body.options;
+  if (body.id !== undefined && options?.memory?.conversationId === undefined && options?.conversationId === undefined) {
+    options = { ...options, memory: { ...options?.memory, conversationId: body.id } };
+  }
+  if (body.input !== undefined) return { input: body.input, options };
+  const messages = body.messages!;
+  const input = Array.isArray(messages) && messages.length > 1 && keepsHistory(options) ? messages.slice(-1) : messages;
+  return { input, options };
+}
+
 /** Any JSON Schema object (arrays, scalars and objects alike); `true`/`false` schemas are not useful here. */
 export const JsonSchemaValue = z.unknown().superRefine((value, ctx) => {
   if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });

@@ -6,7 +6,7 @@
  * `/chat` on the same key aborts the older generation: its readers get `abort`, then `[DONE]`.
  * Finished streams are dropped (their messages are in memory), so resuming one answers 204.
  */
-import type { SseSink } from '../http/route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 
 export const SUPERSEDED_REASON = 'Superseded by a newer chat request';

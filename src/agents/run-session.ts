@@ -8,6 +8,11 @@
  * - `stepFinished`: a step that ends in tool calls becomes a `run.step` record at once (durable
  *   progress of a tool loop); the final step travels in `run.finished`;
  * - `finish` / `fail` / `abort`: the first terminal call wins; `done` resolves once it is durable.
+ *
+ * A run with memory owns its `MemoryWriter`: `start` resolves (or rejects) only after the executor
+ * settled and the writer closed, i.e. after the run's memory saves are durable too. Operations answer
+ * their client (response, a stream's last frame) after `start`, so nothing a client sees as
+ * finished precedes the durability of what it reports.
  */
 import { randomUUID } from 'node:crypto';
 import type { LanguageModelUsage, StepResult, ToolSet } from 'ai';
@@ -15,6 +20,9 @@ import type { Logger } from 'pino';
 import type { ActorHost, ActorKind } from '../runtime/actor-host.js';
 import { runStream, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
 import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
+import type { MemoryWriter } from './memory-writer.js';
+import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { AppError } from '../errors.js';
 
 export const DELTA_FLUSH_MS = 50;
 
@@ -23,6 +31,8 @@ export interface RunDeps {
   kind: ActorKind<AgentRunLogic>;
   sessions: Map<string, RunEffect>;
   logger: Logger;
+  /** times the text-delta batching (default: the system clock) */
+  clock?: Clock;
 }
 
 export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
@@ -35,6 +45,31 @@ export function toRunUsage(u: LanguageModelUsage | undefined): AgentRunUsage {
     cachedInputTokens: u?.inputTokenDetails?.cacheReadTokens ?? u?.cachedInputTokens ?? 0,
     reasoningTokens: u?.outputTokenDetails?.reasoningTokens ?? u?.reasoningTokens ?? 0,
   };
+}
+
+/** The reason an aborted run records: the client's disconnect, or whatever aborted the signal. */
+export function abortReason(run: AgentRun): string {
+  const r: unknown = run.controller.signal.reason;
+  return r instanceof Error ? r.message : typeof r === 'string' ? r : 'Aborted';
+}
+
+/**
+ * Ends a run whose model call threw: recorded as aborted when the run's signal was aborted (client
+ * gone, cancel), else as failed; either way the caller's answer is an EXECUTION_FAILED error.
+ */
+export async function endRunOnError(run: AgentRun, err: unknown): Promise<never> {
+  if (run.controller.signal.aborted) {
+    const reason = abortReason(run);
+    await run.abort(reason);
+    throw new AppError('EXECUTION_FAILED', `Generation aborted: ${reason}`);
+  }
+  return failRun(run, err);
+}
+
+/** Records the run as failed with `err` and throws it as the caller's EXECUTION_FAILED error. */
+export async function failRun(run: AgentRun, err: unknown): Promise<never> {
+  await run.fail(err);
+  throw new AppError('EXECUTION_FAILED', errorMessage(err));
 }
 
 export function errorMessage(err: unknown): string {
@@ -81,14 +116,20 @@ export class AgentRun implements RunEffect {
   private recordedSteps = 0;
   private delta = '';
   private deltaStep = 0;
-  private deltaTimer: NodeJS.Timeout | undefined;
+  private deltaTimer: Timer | undefined;
   private stepNumber = 0;
   /** how the run ended (set with the terminal record) */
   outcome: 'completed' | 'failed' | 'cancelled' | undefined;
   /** the recorded error of a failed run, the reason of an aborted one */
   failure: string | undefined;
 
-  constructor(private readonly deps: RunDeps, readonly started: Omit<AgentRunStarted, 'runId'>, runId: string = randomUUID()) {
+  constructor(
+    private readonly deps: RunDeps,
+    readonly started: Omit<AgentRunStarted, 'runId'>,
+    runId: string = randomUUID(),
+    /** the run's memory saves (none without memory, a userId, or with `readOnly`) */
+    readonly memory?: MemoryWriter,
+  ) {
     this.runId = runId;
     this.stream = runStream(runId);
   }
@@ -97,7 +138,7 @@ export class AgentRun implements RunEffect {
     return this.terminal !== undefined;
   }
 
-  /** Records `run.started` and runs the executor as the actor's effect; resolves with its result. */
+  /** Records `run.started` and runs the executor as the actor's effect; resolves with its result once its memory saves are durable. */
   start<T>(executor: (run: AgentRun) => Promise<T>): Promise<T> {
     this.executor = executor;
     const result = new Promise<T>((resolve, reject) => {
@@ -125,9 +166,11 @@ export class AgentRun implements RunEffect {
     } catch (err) {
       p = Promise.reject(err);
     }
+    // the writer's chain never rejects (a failed save is logged, not a failed generation)
+    const saved = () => this.memory?.close() ?? Promise.resolve();
     p.then(
-      (v) => this.settle?.resolve(v),
-      (e) => this.settle?.reject(e),
+      (v) => saved().then(() => this.settle?.resolve(v)),
+      (e) => saved().then(() => this.settle?.reject(e)),
     );
   }
 
@@ -151,7 +194,7 @@ export class AgentRun implements RunEffect {
     if (this.terminal || text.length === 0) return;
     if (this.delta.length === 0) this.deltaStep = this.stepNumber;
     this.delta += text;
-    this.deltaTimer ??= setTimeout(() => this.flushDelta(), DELTA_FLUSH_MS);
+    this.deltaTimer ??= (this.deps.clock ?? systemClock).setTimer(() => this.flushDelta(), DELTA_FLUSH_MS);
   }
 
   private flushDelta(): void {
@@ -163,7 +206,7 @@ export class AgentRun implements RunEffect {
   }
 
   private dropDelta(): void {
-    if (this.deltaTimer) clearTimeout(this.deltaTimer);
+    this.deltaTimer?.cancel();
     this.deltaTimer = undefined;
     this.delta = '';
   }
@@ -172,6 +215,10 @@ export class AgentRun implements RunEffect {
   stepFinished(step: StepResult<ToolSet>): void {
     this.stepNumber = step.stepNumber + 1;
     if (this.terminal) return;
+    for (const part of step.content) {
+      // the SDK hands a throwing tool's error to the model; operators see it here, once per call
+      if (part.type === 'tool-error') this.deps.logger.warn({ ...this.logIds(), toolCallId: part.toolCallId, toolName: part.toolName, err: part.error }, 'agent tool failed');
+    }
     if (step.finishReason !== 'tool-calls' || step.toolCalls.length === 0) return;
     // the step record carries the step's whole text: pending deltas are redundant
     this.dropDelta();
@@ -190,7 +237,20 @@ export class AgentRun implements RunEffect {
 
   fail(error: unknown): Promise<void> {
     if (this.terminal) return this.terminal;
+    // the one log line of a failed run (the route answers with an AppError, which is not logged again)
+    this.deps.logger.warn({ ...this.logIds(), err: error instanceof Error ? error : { type: 'Error', message: errorMessage(error) } }, 'agent run failed');
     return this.end({ type: 'run.failed', error: errorMessage(error) });
+  }
+
+  /** Correlation keys of this run's log lines (logger-for.ts), the calling workflow step's included. */
+  private logIds(): Record<string, unknown> {
+    const s = this.started;
+    const m = s.metadata ?? {};
+    const ids: Record<string, unknown> = { agentId: s.agentId, runId: this.runId };
+    if (s.conversationId !== undefined) ids.conversationId = s.conversationId;
+    if (s.userId !== undefined) ids.userId = s.userId;
+    for (const k of ['workflowId', 'executionId', 'stepId', 'parentRunId'] as const) if (typeof m[k] === 'string') ids[k] = m[k];
+    return ids;
   }
 
   abort(reason: string): Promise<void> {

@@ -8,7 +8,7 @@
  * The owner runs forwarded commands with the same handlers, barrier included, forwarding excluded.
  */
 import { toFailure } from '../errors.js';
-import type { RequestContext, RouteDef, RouteResult } from '../http/route-types.js';
+import type { RequestContext, RouteDef, RouteResult } from '../contract/routes.js';
 import type { PgEventLog } from '../log/pg/pg-log.js';
 import { StreamFencedError } from '../log/pg/pg-commit.js';
 import type { EventLog } from '../log/types.js';

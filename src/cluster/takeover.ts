@@ -6,23 +6,27 @@
  * with the node, is closed as failed. The old owner, should it come back, is fenced: its appends
  * to the stream are refused inside their commit.
  */
-import type { ModuleFactory, ServerModule } from '../main.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import type { PgEventLog } from '../log/pg/pg-log.js';
 import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
-import type { WorkflowsModule } from '../http/routes/workflows.routes.js';
+import type { WorkflowsModule } from '../workflows/module.js';
 import type { AgentsModule } from '../agents/module.js';
 
 const RUN_PREFIX = 'run:';
 const BATCH = 100;
 
-export const takeoverModule: ModuleFactory = (ctx, modules): ServerModule => {
+export interface TakeoverDeps {
+  workflows?: Pick<WorkflowsModule, 'engine'>;
+  agents?: Pick<AgentsModule, 'runs'>;
+}
+
+export function takeoverModule(ctx: ServerContext, deps: TakeoverDeps): ServerModule {
   const log = ctx.log as Partial<PgEventLog>;
   if (!ctx.claim || !log.lapsedStreams) return { name: 'takeover' };
   const lapsed = log.lapsedStreams.bind(log);
   const claim = ctx.claim;
   const logger = ctx.logger.child({ component: 'takeover' });
-  const workflows = modules.get('workflows') as WorkflowsModule | undefined;
-  const agents = modules.get('agents') as AgentsModule | undefined;
+  const { workflows, agents } = deps;
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<void> | undefined;
   let stopped = false;
@@ -67,4 +71,4 @@ export const takeoverModule: ModuleFactory = (ctx, modules): ServerModule => {
       await sweeping;
     },
   };
-};
+}

@@ -6,9 +6,9 @@
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import type { CorsConfig } from '../http/cors.js';
+import type { CorsConfig } from './cors.js';
 import type { ClusterConfig } from './cluster.js';
-import type { RouteDef, RequestContext, RouteResult } from '../http/route-types.js';
+import type { RouteDef, RequestContext, RouteResult } from '../contract/routes.js';
 
 /** An operator route: `authenticatedUser` is the verified user (undefined when anonymous). */
 export interface CustomRoute {
@@ -50,11 +50,39 @@ export function defineConfig<T extends EventloomConfig>(config: T): T {
   return config;
 }
 
+let typeScriptLoader: Promise<void> | undefined;
+
+/**
+ * A TypeScript config is imported through tsx, registered once in this process. Only the transpiled
+ * build registers it: under tsx (tests, `tsx src/cli.ts`) a loader is active already.
+ */
+function ensureTypeScriptLoader(file: string): Promise<void> {
+  if (!/\.[cm]?tsx?$/.test(file) || !import.meta.url.endsWith('.js')) return Promise.resolve();
+  return (typeScriptLoader ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  }));
+}
+
+type ConfigModule = { default?: EventloomConfig; config?: EventloomConfig };
+
+async function importConfig(abs: string): Promise<ConfigModule> {
+  try {
+    return (await import(pathToFileURL(abs).href)) as ConfigModule;
+  } catch (err) {
+    // a .ts file in a CommonJS package is compiled as CommonJS, and eventloom is an ES module
+    if ((err as { code?: unknown }).code === 'ERR_REQUIRE_CYCLE_MODULE' && /\.tsx?$/.test(abs)) {
+      throw new Error(`${abs} is an ES module but its package.json makes .ts files CommonJS: rename it to ${abs.replace(/\.tsx?$/, '.mts')} or set "type": "module" in package.json`);
+    }
+    throw err;
+  }
+}
+
 /** Imports a config module (default export, or named `config`). */
 export async function loadConfig(file: string): Promise<EventloomConfig> {
   const abs = path.resolve(file);
   if (!existsSync(abs)) throw new Error(`Config file not found: ${abs}`);
-  const mod = (await import(pathToFileURL(abs).href)) as { default?: EventloomConfig; config?: EventloomConfig };
+  await ensureTypeScriptLoader(abs);
+  const mod = await importConfig(abs);
   const config = mod.default ?? mod.config;
   if (!config || typeof config !== 'object') throw new Error(`Config file ${abs} must export a config object (export default defineConfig({...}))`);
   return config;

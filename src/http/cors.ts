@@ -3,31 +3,7 @@
  * (string, list or function), `allowHeaders`, `allowMethods`, `exposeHeaders`, `maxAge`,
  * `credentials`; `cors: false` turns it off for every route (OPTIONS then answers 404).
  */
-import { z } from 'zod';
-
-export const corsConfigSchema = z.union([
-  z.literal(false),
-  z.object({
-    origin: z.union([z.string(), z.array(z.string()), z.function()]).optional(),
-    allowHeaders: z.array(z.string()).optional(),
-    allowMethods: z.array(z.string()).optional(),
-    exposeHeaders: z.array(z.string()).optional(),
-    maxAge: z.number().int().nonnegative().optional(),
-    credentials: z.boolean().optional(),
-  }),
-]);
-
-export type CorsOrigin = string | string[] | ((origin: string) => string | undefined | null);
-export type CorsConfig =
-  | false
-  | {
-      origin?: CorsOrigin;
-      allowHeaders?: string[];
-      allowMethods?: string[];
-      exposeHeaders?: string[];
-      maxAge?: number;
-      credentials?: boolean;
-    };
+import type { CorsConfig } from '../config/cors.js';
 
 const DEFAULT_METHODS = 'GET,HEAD,PUT,POST,DELETE,PATCH';
 
@@ -36,6 +12,11 @@ export interface CorsPolicy {
   responseHeaders(requestOrigin: string): Array<[string, string]>;
   /** headers for a preflight (OPTIONS) response */
   preflightHeaders(requestOrigin: string, requestedHeaders: string): Array<[string, string]>;
+  /**
+   * True when the config names `requestOrigin` (a string, a list entry, or a function returning it). The default
+   * `*` names no one: it lets pages read answers, it is not a statement that they may change the host.
+   */
+  namesOrigin(requestOrigin: string): boolean;
 }
 
 export function createCorsPolicy(config: CorsConfig | undefined): CorsPolicy | undefined {
@@ -57,6 +38,13 @@ export function createCorsPolicy(config: CorsConfig | undefined): CorsPolicy | u
     return h;
   };
   return {
+    namesOrigin(requestOrigin) {
+      const o = cfg.origin;
+      if (o === undefined || o === '*' || requestOrigin === '') return false;
+      if (typeof o === 'string') return o === requestOrigin;
+      if (Array.isArray(o)) return o.includes(requestOrigin);
+      return o(requestOrigin) === requestOrigin;
+    },
     responseHeaders(requestOrigin) {
       const h = base(requestOrigin);
       if (h.length && cfg.exposeHeaders?.length) h.push(['Access-Control-Expose-Headers', cfg.exposeHeaders.join(',')]);
@@ -72,4 +60,30 @@ export function createCorsPolicy(config: CorsConfig | undefined): CorsPolicy | u
       return h;
     },
   };
+}
+
+/**
+ * Whether a request may call a route that refuses foreign origins: no `Origin` header (not a browser: curl, SDKs,
+ * server-to-server) passes; otherwise the origin must be the server's own (its host equal to the `Host` header the
+ * request was sent with, over http or https) or one the CORS config names. `X-Forwarded-Host` is not trusted here:
+ * a page may send it (CORS preflights allow any header by default); behind a proxy that rewrites `Host`, list the
+ * public origin in `cors.origin`. `Origin: null` (sandboxed frames, file pages) is never the server's own.
+ */
+export function originAllowed(requestOrigin: string | undefined, host: string | undefined, policy: CorsPolicy | undefined): boolean {
+  if (requestOrigin === undefined) return true;
+  if (policy?.namesOrigin(requestOrigin)) return true;
+  if (!host) return false;
+  let url: URL;
+  try {
+    url = new URL(requestOrigin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  try {
+    // normalise the Host header the same way (case, default port)
+    return url.host === new URL(`${url.protocol}//${host}`).host;
+  } catch {
+    return false;
+  }
 }

@@ -2,7 +2,7 @@
  * Path matching for the route table: a segment trie per method where static segments win over
  * `:param` segments (so `GET /workflows/executions` beats `GET /workflows/:id`), with backtracking.
  */
-import type { HttpMethod, RouteDef } from './route-types.js';
+import type { HttpMethod, RouteDef } from '../contract/routes.js';
 
 interface Node<T> {
   statics: Map<string, Node<T>>;

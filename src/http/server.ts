@@ -1,6 +1,7 @@
 /**
  * The uWebSockets.js edge. One `any('/*')` handler feeds every HTTP request through the route table:
- * CORS → route match (404 envelope) → body (1 MiB limit, 413/408, malformed JSON 400) → auth →
+ * CORS → route match (404 envelope) → body (1 MiB limit, 413/408) → foreign origin on a host-changing route (403)
+ * → body media type (415) → JSON (malformed 400) → auth →
  * query/body validation (400 naming the field) → handler → envelope. WebSocket endpoints go through
  * the same table at the handshake. uWS rules kept here and nowhere else: headers and URL are read
  * synchronously, `onAborted` is registered before any await, writes after an await are corked.
@@ -8,9 +9,10 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type WebSocket, type us_listen_socket } from 'uWebSockets.js';
 import type { ZodType } from 'zod';
 import { AppError, formatIssues, toFailure } from '../errors.js';
-import type { AuthUser, HttpMethod, RequestContext, RouteDef, RouteResult, WsClient, WsRouteDef } from './route-types.js';
+import { INVALID_WS_JSON, refusesForeignOrigin, type AuthUser, type HttpMethod, type RequestContext, type RouteDef, type RouteResult, type WsClient, type WsRouteDef } from '../contract/routes.js';
 import { Router } from './router.js';
-import { createCorsPolicy, type CorsConfig, type CorsPolicy } from './cors.js';
+import { createCorsPolicy, originAllowed, type CorsPolicy } from './cors.js';
+import type { CorsConfig } from '../config/cors.js';
 import { UwsSseSink } from './sse-sink.js';
 import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
@@ -43,7 +45,7 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
   403: '403 Forbidden', 404: '404 Not Found', 408: '408 Request Timeout', 409: '409 Conflict', 413: '413 Payload Too Large',
-  414: '414 URI Too Long', 431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error',
+  414: '414 URI Too Long', 415: '415 Unsupported Media Type', 431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error',
   501: '501 Not Implemented', 503: '503 Service Unavailable',
 };
 const statusLine = (s: number) => STATUS_TEXT[s] ?? `${s} Status`;
@@ -63,6 +65,16 @@ export interface ServerOptions {
   authenticate?: Authenticator;
   /** called with errors that became 500s, for logging */
   onError?: (err: unknown, ctx: { method: string; path: string }) => void;
+  /** called once per answered request (the access log); a stream counts as answered when it opens */
+  onResponse?: (entry: AccessEntry) => void;
+}
+
+export interface AccessEntry {
+  method: string;
+  path: string;
+  status: number;
+  /** from the request's arrival to the answer's head, in milliseconds */
+  ms: number;
 }
 
 export interface RunningServer {
@@ -90,6 +102,17 @@ function readRequest(req: HttpRequest): RawRequest {
   });
   const url = req.getUrl();
   return { method: req.getCaseSensitiveMethod().toUpperCase(), url, path: url, rawQuery: req.getQuery() ?? '', headers };
+}
+
+/**
+ * Bodies are JSON, so a body must say so: `application/json` or a `+json` type (parameters such as charset aside).
+ * A browser sends `text/plain`, form and multipart bodies cross-site without asking (no CORS preflight); refusing
+ * every other type means no web page can post a body here unless the CORS policy lets it.
+ */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const type = contentType.split(';', 1)[0].trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9!#$&^_.-]+\+json$/.test(type);
 }
 
 function parseQueryObject(params: URLSearchParams): Record<string, string> {
@@ -144,9 +167,9 @@ export class HttpEdge {
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
-          if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_JSON;
+          if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_WS_JSON;
         } catch {
-          parsed = INVALID_JSON;
+          parsed = INVALID_WS_JSON;
         }
         // an exception thrown here would escape the uWS callback and end the process
         try {
@@ -167,6 +190,8 @@ export class HttpEdge {
   private handle(res: HttpResponse, req: HttpRequest): void {
     const raw = readRequest(req);
     const state = { aborted: false, done: false };
+    const started = this.options.onResponse ? performance.now() : 0;
+    const logAccess = (status: number) => this.options.onResponse?.({ method: raw.method, path: raw.path, status, ms: Math.round((performance.now() - started) * 10) / 10 });
     // an AbortController costs more than a simple GET: create it only when a handler asks for the signal
     let abort: AbortController | undefined;
     const signal = () => {
@@ -190,6 +215,7 @@ export class HttpEdge {
       if (state.aborted || state.done) return;
       state.done = true;
       this.inflight.delete(res);
+      logAccess(status);
       res.cork(() => {
         res.writeStatus(statusLine(status));
         for (const [k, v] of corsHeaders) res.writeHeader(k, v);
@@ -217,6 +243,7 @@ export class HttpEdge {
       const h = this.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');
       state.done = true;
       this.inflight.delete(res);
+      logAccess(204);
       res.cork(() => {
         res.writeStatus('204 No Content');
         for (const [k, v] of h) res.writeHeader(k, v);
@@ -241,7 +268,7 @@ export class HttpEdge {
     const { route, params } = match;
 
     const run = (bodyBytes: Buffer | undefined) => {
-      this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders).catch(fail);
+      this.dispatch(route, params, raw, bodyBytes, signal, state, respond, fail, res, corsHeaders, logAccess).catch(fail);
     };
     if (hasBody) return this.readBody(res, state, run, fail);
     if (carriesBody) return this.readBody(res, state, () => run(undefined), fail);
@@ -287,9 +314,17 @@ export class HttpEdge {
     fail: (e: unknown) => void,
     res: HttpResponse,
     corsHeaders: Array<[string, string]>,
+    logAccess: (status: number) => void,
   ): Promise<void> {
+    if (refusesForeignOrigin(route) && !originAllowed(raw.headers.origin, raw.headers.host, this.cors)) {
+      throw new AppError('CROSS_ORIGIN_REFUSED', `Cross-origin request refused: origin '${raw.headers.origin}' may not call ${route.method} ${raw.path}; it changes the host and only accepts the server's own origin or one named in cors.origin`);
+    }
     let body: unknown = {};
     if (bodyBytes && bodyBytes.length > 0) {
+      const contentType = raw.headers['content-type'];
+      if (!isJsonMediaType(contentType)) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type '${contentType ?? ''}': request bodies must be application/json`);
+      }
       const text = bodyBytes.toString('utf8');
       if (text.trim() !== '') {
         try {
@@ -304,7 +339,9 @@ export class HttpEdge {
     const rawQuery = new URLSearchParams(raw.rawQuery);
     let user: AuthUser | undefined;
     if (this.options.authenticate) {
-      const outcome = await this.options.authenticate({ method: route.method, path: route.path, auth: route.auth }, { path: raw.path, headers: raw.headers, query: rawQuery });
+      const pending = this.options.authenticate({ method: route.method, path: route.path, auth: route.auth }, { path: raw.path, headers: raw.headers, query: rawQuery });
+      // no await when the answer is already there (no JWT to verify): one microtask less per request
+      const outcome = pending instanceof Promise ? await pending : pending;
       if (!outcome.ok) throw new AppError(outcome.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', outcome.error);
       user = outcome.user;
     }
@@ -331,14 +368,14 @@ export class HttpEdge {
     try {
       result = await route.handler(ctx);
     } catch (err) {
-      if (!(err instanceof AppError)) this.options.onError?.(err, { method: raw.method, path: raw.path });
+      // fail() logs an unexpected error (once)
       return fail(err);
     }
     if (state.aborted || state.done) return;
     switch (result.kind) {
       case 'json': {
         const env = result.extra ? { success: true, data: result.data, ...result.extra } : { success: true, data: result.data };
-        return respond(result.status ?? 200, 'application/json', JSON.stringify(env));
+        return respond(result.status ?? 200, 'application/json', JSON.stringify(env), result.headers ? Object.entries(result.headers) : undefined);
       }
       case 'bare-json':
         return respond(result.status ?? 200, 'application/json', JSON.stringify(result.body));
@@ -351,6 +388,7 @@ export class HttpEdge {
         this.inflight.delete(res);
         const sink = new UwsSseSink(res);
         (res as { sse?: UwsSseSink }).sse = sink;
+        logAccess(200);
         res.cork(() => {
           res.writeStatus('200 OK');
           for (const [k, v] of corsHeaders) res.writeHeader(k, v);
@@ -419,8 +457,6 @@ export class HttpEdge {
   }
 }
 
-const INVALID_JSON = Symbol.for('eventloom.invalid-json');
-export const isInvalidWsJson = (m: unknown): boolean => m === INVALID_JSON;
 
 interface WsUserData {
   route: WsRouteDef;
@@ -458,12 +494,21 @@ function wrapWs(ws: WebSocket<unknown>): WsClient {
   };
 }
 
-/** Starts a uWS app with the edge mounted; a busy port is an error, never a silent fallback. */
+/**
+ * uSockets' listen option for an exclusive bind. Without it uWS sets SO_REUSEPORT, so a second
+ * server on a busy port "listens" too and the kernel splits connections between the two processes.
+ * The addon exports the value at run time; its types only declare `listen(port, options, cb)`, not
+ * the `(host, port, options, cb)` form the addon also accepts.
+ */
+const LIBUS_LISTEN_EXCLUSIVE_PORT: number = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT ?? 1;
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void) => unknown;
+
+/** Starts a uWS app with the edge mounted; a busy port is an error, never a silent fallback or a shared port. */
 export function listen(edge: HttpEdge, host: string, port: number): Promise<RunningServer> {
   const app = uWS.App();
   edge.mount(app);
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket: us_listen_socket | false) => {
+    (app.listen as unknown as ListenWithOptions).call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {
         reject(new Error(`Cannot listen on ${host}:${port}: the port is in use or the address is not available`));
         return;

@@ -4,7 +4,7 @@
  * limit instead of buffering without bound (decisions.md §10.0: 8 MiB). Idle sinks get `: ping`.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import type { SseSink } from './route-types.js';
+import type { SseSink } from '../contract/routes.js';
 import { SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 
 export const SSE_MAX_UNSENT_BYTES = 8 * 1024 * 1024;

@@ -10,15 +10,15 @@
  * shows `status: "error"` and the reason; its tools are simply absent.
  */
 import type { Logger } from 'pino';
-import type { ModuleFactory, ServerModule } from '../main.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import type { Agent } from '../agents/define-agent.js';
 import type { Tool } from '../tools/define-tool.js';
-import { mcpRoutes } from '../http/routes/mcp.routes.js';
+import { mcpRoutes } from './routes.js';
 import { VERSION } from '../version.js';
 import { parseMcpServersConfig } from './config.js';
 import type { McpConnection } from './connection.js';
 import type { McpToolBinding } from './mcp-tool.js';
-import { agentsHooks, allAgents } from '../tools/agents-hooks.js';
+import { allAgents, type AgentsHooks } from '../tools/agents-hooks.js';
 
 export const MCP_MODULE = 'mcp';
 
@@ -31,7 +31,12 @@ export interface McpModule extends ServerModule {
   allTools(): Tool[];
 }
 
-export const mcpModule: ModuleFactory = async (ctx, modules): Promise<McpModule> => {
+export interface McpModuleDeps {
+  /** the agents module: agents opt into a server's tools (`mcpServers`), which are added to them */
+  agents?: AgentsHooks;
+}
+
+export async function mcpModule(ctx: ServerContext, deps: McpModuleDeps = {}): Promise<McpModule> {
   const logger: Logger = ctx.logger.child({ component: 'mcp' });
   const entries = parseMcpServersConfig(ctx.config.mcpServers);
   const connections = new Map<string, McpConnection>();
@@ -40,7 +45,7 @@ export const mcpModule: ModuleFactory = async (ctx, modules): Promise<McpModule>
   for (const e of entries) connections.set(e.id, new sdk![0].McpConnection(e, logger, { name: 'eventloom', version: VERSION }));
   const bindings = new Map<string, McpToolBinding[]>();
 
-  const hooks = agentsHooks(modules);
+  const hooks = deps.agents;
   const agents: Agent[] = hooks ? allAgents(hooks.registry.list()) : [];
   for (const a of agents) {
     for (const id of a.mcpServers ?? []) {
@@ -73,4 +78,4 @@ export const mcpModule: ModuleFactory = async (ctx, modules): Promise<McpModule>
       await Promise.all([...connections.values()].map((c) => c.close()));
     },
   };
-};
+}

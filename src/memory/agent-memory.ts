@@ -13,31 +13,44 @@
  * - `saveMessages`: creates the conversation on first write (`New Chat <ISO time>`, resourceId =
  *   the agent's), then appends. `input` and `finish` saves are written at once; `step` saves wait
  *   `debounceMs` for more steps (one write for a burst), except a step with a tool result when
- *   `flushOnToolResult`. An `input` that repeats the conversation's latest messages (a chat client
+ *   `flushOnToolResult`, and the run's `final` save, which writes what is buffered and resolves
+ *   when it is durable. An `input` that repeats the conversation's latest messages (a chat client
  *   resending the whole thread) only adds what is new.
  */
 import type { ModelMessage } from 'ai';
 import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../agents/memory-hooks.js';
-import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type ResolvedMemory } from './config.js';
+import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import { textOf, toModelMessages, type MessageInput } from './messages.js';
-import type { MemoryService } from './service.js';
-import type { PendingScope } from './store.js';
+import type { MemoryStore, PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
-import { workingMemorySection } from './working-memory.js';
+import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
+import { systemClock, type Clock, type Timer } from '../shared/clock.js';
 
 export type AgentMemoryOptions = AgentMemoryConfig;
 
 /** The memory of an agent definition: `createAgent({ ..., memory: agentMemory({ workingMemory: true }) })`. */
 export function agentMemory(options: AgentMemoryOptions = {}): AgentMemory {
+  checkWorkingMemoryConfig('agentMemory()', options.workingMemory);
   return new AgentMemory(options);
 }
 
 interface Buffer {
   scope: AgentMemoryScope;
   messages: ModelMessage[];
-  timer?: NodeJS.Timeout;
+  timer?: Timer;
   /** the last write of this conversation */
   inflight: Promise<void>;
+}
+
+/**
+ * What the hooks use of a running memory service (service.ts implements it; declared here so the
+ * hooks do not import the service that attaches them).
+ */
+export interface MemoryService {
+  readonly store: MemoryStore;
+  readonly memoryConfig: unknown;
+  describeAgent(agentId: string, option: unknown): AgentMemoryDescription | null;
+  logError(err: unknown): void;
 }
 
 export class AgentMemory implements AgentMemoryHooks {
@@ -49,7 +62,10 @@ export class AgentMemory implements AgentMemoryHooks {
   private readonly owners = new Map<string, string>();
   private readonly unregister = new Map<MemoryService, () => void>();
 
-  constructor(readonly options: AgentMemoryOptions = {}) {}
+  constructor(
+    readonly options: AgentMemoryOptions = {},
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   attach(service: MemoryService): void {
     this.services.push(service);
@@ -174,10 +190,10 @@ export class AgentMemory implements AgentMemoryHooks {
     }
     buffer.messages.push(...args.messages);
     const p = args.persistence;
-    const now = args.phase === 'finish' || p.mode === 'finish' || p.debounceMs <= 0 || (args.hasToolResult === true && p.flushOnToolResult);
+    const now = args.final === true || args.phase === 'finish' || p.mode === 'finish' || p.debounceMs <= 0 || (args.hasToolResult === true && p.flushOnToolResult);
     if (now) return this.flush(service, args.conversationId);
-    if (buffer.timer) clearTimeout(buffer.timer);
-    buffer.timer = setTimeout(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);
+    buffer.timer?.cancel();
+    buffer.timer = this.clock.setTimer(() => void this.flush(service, args.conversationId).catch((err) => service.logError(err)), p.debounceMs);
   }
 
   /** Writes everything buffered and waits for saves in flight, for every conversation (server stop). */
@@ -198,7 +214,7 @@ export class AgentMemory implements AgentMemoryHooks {
     const map = this.buffers.get(service);
     const b = map?.get(cid);
     if (!map || !b) return;
-    if (b.timer) clearTimeout(b.timer);
+    b.timer?.cancel();
     b.timer = undefined;
     const messages = b.messages;
     b.messages = [];

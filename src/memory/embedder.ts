@@ -22,6 +22,13 @@ export interface Embedder {
   readonly local: boolean;
   /** L2-normalised vectors, one per text, in order */
   embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * Lexical embedders only: a test of whether a text shares at least one term with `query`. Hashed
+   * features collide, so two texts with no word in common still get a small cosine (score ≈ 0.5);
+   * search scores such a pair 0 instead. Semantic embedders leave it out: different words can mean
+   * the same thing there.
+   */
+  termMatcher?(query: string): (text: string) => boolean;
 }
 
 export function l2normalize(v: Float32Array): Float32Array {
@@ -60,6 +67,11 @@ const SEED_TRIGRAM = 0x5bd1e995;
 const LT = 0x3c; // '<' before a word
 const GT = 0x3e; // '>' after it
 
+/** The words of a text as the embedder sees them (NFKC, lower-cased), without repeats. */
+export function termsOf(text: string): Set<string> {
+  return new Set(text.normalize('NFKC').toLowerCase().match(WORD) ?? []);
+}
+
 /**
  * Features of a text, hashed straight into the vector (no feature strings are built): each word
  * (weight 1), each pair of consecutive words (0.5), each character trigram of `<word>` (0.25).
@@ -73,6 +85,15 @@ export class LexicalEmbedder implements Embedder {
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
+  }
+
+  termMatcher(query: string): (text: string) => boolean {
+    const terms = termsOf(query);
+    return (text) => {
+      if (terms.size === 0) return false;
+      for (const t of termsOf(text)) if (terms.has(t)) return true;
+      return false;
+    };
   }
 
   embedOne(text: string): Float32Array {

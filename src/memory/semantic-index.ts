@@ -17,9 +17,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { KeyValueStore } from '../log/types.js';
-import type { MemoryChange } from '../projections/memory-apply.js';
-import { convKey, type ConversationRow } from '../projections/memory-keys.js';
-import type { MemoryChangeListener } from '../projections/memory-projection.js';
+import type { MemoryChange } from './projection-apply.js';
+import { convKey, type ConversationRow } from './projection-keys.js';
+import type { MemoryChangeListener } from './projection.js';
 import type { Embedder } from './embedder.js';
 import { LexicalEmbedder } from './embedder.js';
 import { textOf } from './messages.js';

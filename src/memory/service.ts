@@ -7,13 +7,14 @@
 import type { Logger } from 'pino';
 import { badRequest, notFound } from '../errors.js';
 import type { EventLog } from '../log/types.js';
-import { MemoryProjection } from '../projections/memory-projection.js';
+import { MemoryProjection } from './projection.js';
 import { AgentMemory } from './agent-memory.js';
 import { createEmbedder, createVectorIndex, describeAgentMemory, globalMemoryConfig, resolveAgentMemory, resolveGlobalMemory, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import type { Embedder } from './embedder.js';
 import { SemanticIndexer } from './semantic-index.js';
 import { MemoryStore } from './store.js';
 import type { VectorIndex } from './vector-index.js';
+import { checkWorkingMemoryConfig } from './working-memory.js';
 
 /** What the service needs to know of a registered agent. */
 export interface AgentLike {
@@ -51,6 +52,7 @@ export class MemoryService {
 
   constructor(private readonly opts: MemoryServiceOptions) {
     const logger = opts.logger;
+    checkWorkingMemoryConfig('config.memory', globalMemoryConfig(opts.memory)?.workingMemory);
     this.projection = new MemoryProjection(opts.log, { onError: (err) => logger.error({ err }, 'memory projection failed'), tailMessages: opts.tailMessages });
     this.embedder = createEmbedder(opts.memory, opts.env, opts.providers);
     this.index = createVectorIndex(opts.memory);

@@ -27,8 +27,8 @@ import {
   userWorkingMemoryKey,
   type ConversationRow,
   type WorkingMemoryRow,
-} from '../projections/memory-keys.js';
-import type { MemoryProjection } from '../projections/memory-projection.js';
+} from './projection-keys.js';
+import type { MemoryProjection } from './projection.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { walkBack } from './message-walk.js';
 import { assertId, normalizeMessage, parseMessageInput, toMessage, type MessageInput } from './messages.js';

@@ -7,6 +7,7 @@
  */
 import type { ZodType } from 'zod';
 import { badRequest, formatIssues } from '../errors.js';
+import { checkSchemaSlot } from '../config/schema-slot.js';
 import type { WorkingMemoryFormat, WorkingMemoryScope } from './types.js';
 
 export interface WorkingMemoryConfig {
@@ -30,6 +31,11 @@ export interface ResolvedWorkingMemory {
 }
 
 export const WORKING_MEMORY_OFF: ResolvedWorkingMemory = { enabled: false, scope: 'conversation', format: 'markdown', template: null };
+
+/** Start-up check of a working-memory setting's schema slot (`where` names the config entry). */
+export function checkWorkingMemoryConfig(where: string, cfg: boolean | WorkingMemoryConfig | undefined): void {
+  if (cfg !== null && typeof cfg === 'object') checkSchemaSlot(where, 'workingMemory.schema', cfg.schema);
+}
 
 export function resolveWorkingMemory(cfg: boolean | WorkingMemoryConfig | undefined): ResolvedWorkingMemory {
   if (cfg === undefined || cfg === false) return WORKING_MEMORY_OFF;

@@ -13,7 +13,7 @@
  * `/ws/logs` clients carry arbitrary filters (including time bounds), so entries are matched per client and the
  * one encoded message is sent to each matching client.
  */
-import type { WsClient } from '../http/route-types.js';
+import type { WsClient } from '../contract/routes.js';
 import { matchesLog, type CapturedLog, type LogFilter } from './log-entry.js';
 import type { ObsLogRecord, Span, SpanEventType } from './span-types.js';
 

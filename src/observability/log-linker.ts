@@ -10,7 +10,8 @@
  * with it (order kept); the queue is bounded (`maxPending`), past which lines are linked as they are.
  */
 import type { CapturedLog } from './log-entry.js';
-import type { RootEntity, TraceProjection } from '../projections/traces.js';
+import type { RootEntity, TraceProjection } from './traces.js';
+import { systemClock, type Clock, type Timer } from '../shared/clock.js';
 
 export interface LogLink {
   traceId?: string;
@@ -51,17 +52,19 @@ export function targetOf(log: CapturedLog): Target | undefined {
 
 export class LogLinker {
   private readonly queue: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
+  private readonly clock: Clock;
   private readonly maxWaitMs: number;
   private readonly maxPending: number;
 
   constructor(
     private readonly traces: TraceProjection,
     private readonly deliver: (log: CapturedLog, link: LogLink) => void,
-    opts: { maxWaitMs?: number; maxPending?: number } = {},
+    opts: { maxWaitMs?: number; maxPending?: number; clock?: Clock } = {},
   ) {
     this.maxWaitMs = opts.maxWaitMs ?? 250;
     this.maxPending = opts.maxPending ?? 10_000;
+    this.clock = opts.clock ?? systemClock;
   }
 
   get pending(): number {
@@ -74,14 +77,14 @@ export class LogLinker {
       this.deliver(log, this.link(log, target));
       return;
     }
-    this.queue.push({ log, target: target ?? { stream: '', key: '', orLast: false, waitFor: 'none' }, deadline: Date.now() + this.maxWaitMs });
+    this.queue.push({ log, target: target ?? { stream: '', key: '', orLast: false, waitFor: 'none' }, deadline: this.clock.now() + this.maxWaitMs });
     if (this.queue.length > this.maxPending) this.flush(true);
     else this.arm();
   }
 
   /** Delivers the lines at the head of the queue that are ready (or overdue; all with `all`). */
   flush(all = false): void {
-    const now = Date.now();
+    const now = this.clock.now();
     while (this.queue.length) {
       const head = this.queue[0];
       const hasTarget = head.target.stream !== '';
@@ -93,16 +96,17 @@ export class LogLinker {
   }
 
   private arm(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.timer?.cancel();
+    this.timer = undefined;
     if (this.queue.length === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.flush();
-    }, Math.max(0, this.queue[0].deadline - Date.now()) + 1);
-    this.timer.unref();
+    this.timer = this.clock.setTimer(
+      () => {
+        this.timer = undefined;
+        this.flush();
+      },
+      Math.max(0, this.queue[0].deadline - this.clock.now()) + 1,
+      { unref: true },
+    );
   }
 
   private ready(t: Target): boolean {
@@ -119,7 +123,7 @@ export class LogLinker {
 
   stop(): void {
     this.flush(true);
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 }

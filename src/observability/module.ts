@@ -14,8 +14,7 @@
  *    timeoutMs?, npmCommand?, installTimeoutMs?} }`.
  */
 import path from 'node:path';
-import type { ModuleFactory, ServerContext, ServerModule } from '../main.js';
-import type { Subscription } from '../log/types.js';
+import type { ModuleFactory, ServerContext, ServerModule } from '../contract/server-module.js';
 import type { LevelEventLog } from '../log/level-log.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
@@ -27,11 +26,13 @@ import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
 import type { OtlpSpanExporter } from './otlp-export.js';
 import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
-import { TraceProjection } from '../projections/traces.js';
-import { SPAN_CAPACITY, TraceStore } from '../projections/traces-store.js';
-import { logsRoutes } from '../http/routes/logs.routes.js';
-import { observabilityRoutes } from '../http/routes/observability.routes.js';
-import { systemRoutes } from '../http/routes/system.routes.js';
+import { TraceProjection } from './traces.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './live-runs.js';
+import { SPAN_CAPACITY, TraceStore } from './traces-store.js';
+import { logsRoutes } from './logs-routes.js';
+import { observabilityRoutes } from './routes.js';
+import { systemRoutes } from './system-routes.js';
 
 export interface ObservabilityConfig {
   otlp?: { endpoint: string; headers?: Record<string, string> };
@@ -95,10 +96,33 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     linker.push(log);
   });
 
-  let sub: Subscription | undefined;
-  const waiters: Array<{ seq: number; resolve: () => void }> = [];
-  const waitFor = (seq: number) =>
-    traces.lastSeq >= seq ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ seq, resolve }));
+  // spans are an in-memory read model: the runner replays the recent part of the log on every boot
+  const spans = new ProjectionRunner(
+    ctx.log,
+    {
+      name: 'spans',
+      // the store keeps the last 10,000 spans: replaying more than the recent part of a long log only churns
+      startAfter: (head) => Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS)),
+      accepts: () => true,
+      apply(records) {
+        for (const record of records) {
+          try {
+            traces.apply(record);
+          } catch (err) {
+            logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
+            traces.lastSeq = Math.max(traces.lastSeq, record.seq);
+          }
+        }
+      },
+      committed() {
+        if (linker.pending) linker.flush();
+      },
+    },
+    { onError: (err) => logger.error({ err }, 'span projection stopped') },
+  );
+  const waitFor = (seq: number) => spans.waitFor(seq);
+  const live = createLiveRunsStore();
+  const liveRuns = new ProjectionRunner(ctx.log, liveRunsProjection(live), { onError: (err) => logger.error({ err }, 'live runs projection stopped') });
 
   const logs = logsRoutes({ capture, feed: logsFeed, guard });
   // the LevelDB log has storage figures; the in-memory one (tests) has none
@@ -111,6 +135,7 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     logStats: levelLog && (() => levelLog.stats()),
     logHead: () => ctx.log.head(),
     node: ctx.node,
+    live: () => describeLiveRuns(live.getSnapshot().context),
   });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),
@@ -129,27 +154,15 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     wsRoutes: [...logs.wsRoutes, ...obs.wsRoutes],
     async start() {
       traces.liveAfter = ctx.log.head();
-      // the store keeps the last 10,000 spans: replaying more than the recent part of a long log only churns
-      const from = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
-      traces.lastSeq = from;
-      sub = ctx.log.subscribe(from, (record) => {
-        try {
-          traces.apply(record);
-        } catch (err) {
-          logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
-          traces.lastSeq = Math.max(traces.lastSeq, record.seq);
-        }
-        if (linker.pending) linker.flush();
-        for (let i = waiters.length - 1; i >= 0; i--) {
-          if (traces.lastSeq >= waiters[i].seq) waiters.splice(i, 1)[0].resolve();
-        }
-      });
+      traces.lastSeq = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
       // the span store is complete for everything committed before boot once start() returns
-      await waitFor(traces.liveAfter);
+      await spans.start();
+      await liveRuns.start();
       logger.debug({ spans: store.spanCount, traces: store.traceCount, otlp: otlpConfig?.endpoint }, 'observability ready');
     },
     async stop() {
-      sub?.unsubscribe();
+      await spans.stop();
+      await liveRuns.stop();
       linker.stop();
       guard.stop();
       await exporter?.shutdown().catch(() => undefined);

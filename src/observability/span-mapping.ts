@@ -10,7 +10,7 @@
  * trace under that step's span; a sub-agent run joins its parent run's trace under the LLM step that delegated.
  * Custom step events become events of their step's span.
  */
-import type { SpanHandler, SpanMapping, SpanOps } from '../projections/traces.js';
+import type { SpanHandler, SpanMapping, SpanOps } from './traces.js';
 import { cutText } from './cut-text.js';
 
 /** Attribute values are kept small: JSON text cut at this length. */
@@ -82,6 +82,7 @@ const executionStarted: SpanHandler = (o) => {
     entityId: workflowId,
     entityName: name,
     parent: parentExecutionId ? { stream: `exec:${parentExecutionId}`, key: parentStepId ? `step|${parentStepId}` : undefined } : undefined,
+    traceId: str(pick(d, 'traceId')),
     attributes: clean({
       'workflow.id': workflowId,
       'workflow.name': name,
@@ -226,6 +227,7 @@ const runStarted: SpanHandler = (o) => {
     entityId: agentId,
     entityName: name,
     parent,
+    traceId: str(pick(d, 'traceId')),
     attributes: clean({
       'agent.id': agentId,
       'agent.name': name,

@@ -77,6 +77,18 @@ export const traceIdFor = (rootStream: string): string => hash64(rootStream, 0x7
 /** 16 hex characters, from a stream and the span's key in it (`root`, `step|<id>|<n>`, ...). */
 export const spanIdFor = (stream: string, key: string): string => hash64(`${stream}|${key}`, 0x5a4);
 
+/**
+ * The `traceId` and `spanId` (its root span) a run's records carry in their `metadata` (executions, agent history),
+ * the ids the traces projection gives its spans. `recordedTraceId` is the trace id written into the run's start
+ * record (`execution.started` / `run.started`): its own stream's, or its parent's for a sub-workflow, an agent
+ * called by a step, a sub-agent. Records written before trace ids were recorded: a run without a parent gets its
+ * own stream's; one with a parent gets none (its parent's trace cannot be known from its own records).
+ */
+export function traceRefOf(stream: string, recordedTraceId: unknown, hasParent: boolean): { traceId: string; spanId: string } | undefined {
+  const traceId = typeof recordedTraceId === 'string' && recordedTraceId !== '' ? recordedTraceId : hasParent ? undefined : traceIdFor(stream);
+  return traceId ? { traceId, spanId: spanIdFor(stream, 'root') } : undefined;
+}
+
 /** Builds the tree of a trace's spans: roots are spans whose parent is absent from the list. */
 export function buildTree(spans: readonly Span[]): SpanNode[] {
   const nodes = new Map<string, SpanNode>();

@@ -8,10 +8,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { findProjectPackageJson, PACKAGE_ROOT } from '../package-root.js';
 
 export interface UpdatesOptions {
-  /** the project package.json (default: the server's own) */
+  /** the project package.json (default: the user's project when installed as a dependency, else eventloom's own) */
   packageJson: string;
   /** registry base URL (default: env `npm_config_registry`, else the public npm registry) */
   registryUrl: string;
@@ -23,7 +23,7 @@ export interface UpdatesOptions {
   installTimeoutMs: number;
 }
 
-export const DEFAULT_PACKAGE_JSON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json');
+export const DEFAULT_PACKAGE_JSON = findProjectPackageJson(PACKAGE_ROOT);
 
 export function updatesOptions(section: unknown, env: NodeJS.ProcessEnv): UpdatesOptions {
   const s = (section && typeof section === 'object' ? (section as { updates?: Partial<UpdatesOptions> }).updates : undefined) ?? {};

@@ -7,8 +7,10 @@
  * the HTTP request that started the call goes away. Input is validated against `parameters` by
  * whoever runs the tool (the `ai` SDK for model calls, `parseToolInput` for direct execution).
  */
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
+import { toJsonSchema } from '../shared/json-schema.js';
+import { checkSchemaSlot } from '../config/schema-slot.js';
 
 export interface ToolExecuteOptions {
   /** the caller's `options.context` (plus `user` when authenticated); `{}` when none */
@@ -45,9 +47,7 @@ export function createTool<I, O>(config: ToolConfig<I, O>): Tool<I, O> {
   if (typeof config.name !== 'string' || !NAME.test(config.name)) {
     throw new TypeError(`Tool name '${String(config.name)}' must be 1-64 characters of letters, digits, '_' or '-'`);
   }
-  if (!config.parameters || typeof (config.parameters as { safeParse?: unknown }).safeParse !== 'function') {
-    throw new TypeError(`Tool ${config.name}: parameters must be a zod schema`);
-  }
+  checkSchemaSlot(`Tool ${config.name}`, 'parameters', config.parameters, true);
   return Object.freeze({ ...config, id: config.id ?? config.name, description: config.description ?? '', kind: 'eventloom-tool' as const });
 }
 
@@ -55,21 +55,9 @@ export function isTool(value: unknown): value is Tool {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'eventloom-tool';
 }
 
-const schemaCache = new WeakMap<object, Record<string, unknown>>();
-
-/** The tool's parameters as JSON Schema (draft 2020-12 without `$schema`), computed once per tool. */
+/** The tool's parameters as JSON Schema (draft 2020-12 without `$schema`), computed once per schema. */
 export function toolParametersJsonSchema(tool: Tool): Record<string, unknown> {
-  let schema = schemaCache.get(tool);
-  if (!schema) {
-    try {
-      schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-      delete schema.$schema;
-    } catch {
-      schema = { type: 'object' };
-    }
-    schemaCache.set(tool, schema);
-  }
-  return schema;
+  return toJsonSchema(tool.parameters, { io: 'input', fallback: { type: 'object' } });
 }
 
 export type ParsedToolInput<I> = { ok: true; value: I } | { ok: false; issues: string };

@@ -4,10 +4,10 @@
  * the `/tools` routes. The catalog is built at start, once the MCP servers are connected and their
  * tools handed to the agents, and is fixed from then on.
  */
-import type { ModuleFactory, ServerModule } from '../main.js';
-import { toolRoutes } from '../http/routes/tools.routes.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
+import { toolRoutes } from './routes.js';
 import { ToolCatalog, parseConfigTools } from './catalog.js';
-import { agentsHooks } from './agents-hooks.js';
+import type { AgentsHooks } from './agents-hooks.js';
 import type { McpModule } from '../mcp/module.js';
 
 export const TOOLS_MODULE = 'tools';
@@ -17,11 +17,17 @@ export interface ToolsModule extends ServerModule {
   catalog(): ToolCatalog;
 }
 
-export const toolsModule: ModuleFactory = (ctx, modules): ToolsModule => {
+export interface ToolsModuleDeps {
+  /** the agents module, whose agents' tools the catalog lists */
+  agents?: AgentsHooks;
+  /** the MCP module, whose servers' tools the catalog lists once connected */
+  mcp?: Pick<McpModule, 'allTools'>;
+}
+
+export function toolsModule(ctx: ServerContext, deps: ToolsModuleDeps = {}): ToolsModule {
   const configTools = parseConfigTools(ctx.config.tools);
   const build = () => {
-    const hooks = agentsHooks(modules);
-    const mcp = modules.get('mcp') as McpModule | undefined;
+    const { agents: hooks, mcp } = deps;
     return new ToolCatalog({
       agents: hooks?.registry.list() ?? [],
       toolsOf: (a) => hooks?.registry.toolsOf(a) ?? a.tools,
@@ -32,11 +38,11 @@ export const toolsModule: ModuleFactory = (ctx, modules): ToolsModule => {
   let catalog = build();
   return {
     name: TOOLS_MODULE,
-    routes: toolRoutes({ log: ctx.log, catalog: () => catalog }),
+    routes: toolRoutes({ log: ctx.log, logger: ctx.logger.child({ component: 'tools' }), catalog: () => catalog }),
     catalog: () => catalog,
     async start() {
       catalog = build();
     },
     counts: () => ({ tools: catalog.executable().length }),
   };
-};
+}

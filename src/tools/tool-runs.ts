@@ -9,6 +9,7 @@
  * recorded or answered, so it counts as a failure of the tool.
  */
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { EventLog } from '../log/types.js';
 import type { Tool, ToolExecuteOptions } from './define-tool.js';
@@ -52,6 +53,8 @@ export interface DirectToolResult {
 
 export interface ToolRunDeps {
   log: EventLog;
+  /** where a failing tool is reported (warn: the tool's code failed, not the server) */
+  logger?: Logger;
   now?: () => number;
   newId?: () => string;
 }
@@ -99,6 +102,8 @@ export async function runToolDirect(deps: ToolRunDeps, tool: Tool, call: DirectT
     output = asJson(await execute(call.input, options));
   } catch (err) {
     failure = errorText(err) || `Tool ${tool.name} failed`;
+    const ids = { toolName: tool.name, toolRunId: runId, ...(call.userId !== undefined ? { userId: call.userId } : {}), ...(call.conversationId !== undefined ? { conversationId: call.conversationId } : {}) };
+    deps.logger?.warn({ ...ids, err: err instanceof Error ? err : { type: 'Error', message: failure } }, 'tool failed');
   }
   const durationMs = Math.max(0, now() - t0);
   if (failure !== undefined) {

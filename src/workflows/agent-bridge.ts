@@ -23,7 +23,7 @@ export interface WorkflowAgentRunOptions {
   /** aborted when the step is abandoned (suspend, cancel, lost race) */
   signal: AbortSignal;
   /** where the call comes from, for the agent's history (`operationType: "workflow-step"`) */
-  origin?: { workflowId: string; executionId: string; stepId: string };
+  origin?: { workflowId: string; executionId: string; stepId: string; traceId?: string };
 }
 
 export interface WorkflowAgentResult {
@@ -36,13 +36,6 @@ export interface WorkflowAgentRunner {
   run(agentId: string, prompt: string, options: WorkflowAgentRunOptions): Promise<WorkflowAgentResult>;
 }
 
-/** What the workflow engine expects of `modules.get('agents')`. */
-export interface AgentsModuleLike {
-  agentRunner?: WorkflowAgentRunner;
-}
-
-export const AGENTS_MODULE_NAME = 'agents';
-
 export class AgentRunnerMissingError extends Error {
   constructor(agentId: string) {
     super(`Cannot run agent '${agentId}': no agent runner is available (the agents module is not loaded)`);
@@ -50,9 +43,3 @@ export class AgentRunnerMissingError extends Error {
   }
 }
 
-/** Finds the runner in the module map at call time (modules may register after workflows). */
-export function resolveAgentRunner(modules: ReadonlyMap<string, unknown> | undefined): WorkflowAgentRunner | undefined {
-  const m = modules?.get(AGENTS_MODULE_NAME) as AgentsModuleLike | undefined;
-  const runner = m?.agentRunner;
-  return runner && typeof runner.run === 'function' ? runner : undefined;
-}

@@ -1,9 +1,12 @@
 /**
  * The public workflow builder: `createWorkflow({...}, ...steps)` and one builder per step kind
  * (`andThen andWhen andAll andRace andTap andAgent andWorkflow`). Builders only shape and check
- * definitions (ids present and unique among siblings); the engine runs them.
+ * definitions (ids present and unique among siblings, every schema slot a zod schema); the engine
+ * runs them. The checks run while the config module is imported, so a bad definition stops the
+ * server at start-up with a message naming the workflow and step.
  */
 import type { ZodType } from 'zod';
+import { checkSchemaSlot } from '../config/schema-slot.js';
 import type {
   AgentStep,
   AllStep,
@@ -18,6 +21,7 @@ import type {
   WorkflowDefinition,
   WorkflowStep,
 } from './types.js';
+import { nestedSteps } from './types.js';
 
 type Common = { id: string; name?: string; purpose?: string; retries?: number };
 type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
@@ -35,10 +39,26 @@ function checkUnique(steps: readonly WorkflowStep[], where: string): void {
   }
 }
 
+const WORKFLOW_SCHEMA_SLOTS = ['input', 'result', 'suspendSchema', 'resumeSchema'] as const;
+// `schema` (andAgent) first: the builder copies it into outputSchema, and the message should name what was written
+const STEP_SCHEMA_SLOTS = ['schema', 'inputSchema', 'outputSchema', 'suspendSchema', 'resumeSchema'] as const;
+
+/** Every schema slot of the steps, nested ones included (a sub-workflow was checked by its own createWorkflow). */
+function checkStepSchemas(steps: readonly WorkflowStep[], workflowId: string, parents: readonly string[]): void {
+  for (const s of steps) {
+    const path = [...parents, s.id];
+    const where = `Workflow '${workflowId}' step '${s.id}'${parents.length > 0 ? ` (in '${parents.join("' > '")}')` : ''}`;
+    for (const slot of STEP_SCHEMA_SLOTS) checkSchemaSlot(where, slot, (s as unknown as Record<string, unknown>)[slot]);
+    checkStepSchemas(nestedSteps(s), workflowId, path);
+  }
+}
+
 export function createWorkflow(config: WorkflowConfig, ...steps: WorkflowStep[]): WorkflowDefinition {
   checkId(config?.id, 'createWorkflow');
   if (steps.length === 0) throw new TypeError(`Workflow ${config.id} needs at least one step`);
   checkUnique(steps, `Workflow ${config.id}`);
+  for (const slot of WORKFLOW_SCHEMA_SLOTS) checkSchemaSlot(`Workflow '${config.id}'`, slot, config[slot]);
+  checkStepSchemas(steps, config.id, []);
   return Object.freeze({
     kind: 'eventloom.workflow' as const,
     id: config.id,
@@ -93,7 +113,8 @@ export function andAgent<TIn = any>(
   if (typeof def.agent !== 'string' || def.agent.length === 0) throw new TypeError(`andAgent '${def.id}' needs an agent id`);
   if (typeof def.prompt !== 'function') throw new TypeError(`andAgent '${def.id}' needs a prompt function`);
   const { agent, ...rest } = def;
-  return { ...rest, agentId: agent, type: 'andAgent', outputSchema: def.outputSchema ?? def.schema };
+  // with a mapper the step's output is the mapper's, not the agent's object: `schema` does not describe it
+  return { ...rest, agentId: agent, type: 'andAgent', outputSchema: def.outputSchema ?? (def.map ? undefined : def.schema) };
 }
 
 export function andWorkflow(def: Common & { workflow: WorkflowDefinition }): SubWorkflowStep {

@@ -8,12 +8,15 @@ import { AppError, badRequest, conflict, formatIssues, notFound } from '../error
 import type { LogRecord } from '../log/types.js';
 import { StreamConflictError } from '../log/types.js';
 import { StreamExistsError, StreamNotFoundError, replayRecords } from '../runtime/actor-host.js';
-import { suspendableStepIndex, type ExecutionInput } from '../../machines/workflow-execution.machine.js';
+import type { ExecutionInput } from '../../machines/workflow-execution.machine.js';
+import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { cancelEvents, statusOf, type ExecActor, type WorkflowEngine } from './engine.js';
 import { executionStream, suspensionOf } from './events.js';
-import { planReplay, type ReplayRequest } from './replay-plan.js';
+import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js';
+import { resolveReplayPoint } from './replay-point.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import { foldExecution, type ExecutionRecordView } from '../projections/executions-view.js';
+import { foldExecution, type ExecutionRecordView } from './executions-view.js';
+import { iso } from '../shared/time.js';
 
 export interface ExecuteOptions {
   userId?: string;
@@ -31,7 +34,6 @@ export interface StartedRun {
   settled: Promise<LogRecord>;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const executionNotFound = (id: string) => notFound(`Execution ${id} not found`);
 
 export function requireWorkflow(engine: WorkflowEngine, workflowId: string): WorkflowDefinition {
@@ -100,23 +102,8 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   const input = validateInput(def, rawInput);
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const executionId = options.executionId ?? engine.newId();
-  return create(
-    engine,
-    {
-      executionId,
-      workflowId: def.id,
-      workflowName: def.name,
-      stepIds: def.steps.map((s) => s.id),
-      input,
-      context: options.context ?? {},
-      workflowState: options.workflowState ?? {},
-      ...(options.userId !== undefined ? { userId: options.userId } : {}),
-      ...(options.conversationId !== undefined ? { conversationId: options.conversationId } : {}),
-      metadata: options.metadata ?? {},
-      createdAt: engine.host.clock(),
-    },
-    options.executionId !== undefined,
-  );
+  const { context, workflowState, userId, conversationId, metadata } = options;
+  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock() }), options.executionId !== undefined);
 }
 
 /** The ExecutionResult of a settling record; a failed run is the 500 of decisions.md §5. */
@@ -136,7 +123,7 @@ export function executionResult(rec: LogRecord, executionId: string, createdAt: 
 }
 
 /** The resume schema of a top-level step: its own, a nested step's, else the workflow's. */
-function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
+export function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
   if (step.resumeSchema) return step.resumeSchema;
   if (step.type === 'andWhen' && step.step.resumeSchema) return step.step.resumeSchema;
   return def.resumeSchema;
@@ -180,23 +167,10 @@ export async function suspendExecution(engine: WorkflowEngine, workflowId: strin
     .send((s, streamSeq) => {
       if (statusOf(s) !== 'running') throw cannot(statusOf(s));
       const c = s.context;
-      const idx = suspendableStepIndex(c);
-      if (idx === undefined) {
-        // every step is done and the completion is on its way: answer with the status it reaches
-        completing = engine.feeds.waitForSettle(actor.stream, streamSeq);
-        return [];
-      }
-      const step = def.steps[idx];
-      return {
-        type: 'execution.suspended',
-        stepIndex: idx,
-        stepId: c.stepIds[idx],
-        stepName: step?.name ?? c.stepIds[idx],
-        stepType: step?.type ?? 'andThen',
-        input: c.current ? c.current.input : c.data,
-        reason,
-        workflowName: c.workflowName,
-      };
+      const event = externalSuspendEvent(c, def, reason);
+      // every step is done and the completion is on its way: answer with the status it reaches
+      if (!event) completing = engine.feeds.waitForSettle(actor.stream, streamSeq);
+      return event ?? [];
     })
     .catch((err) => {
       if (err instanceof AppError) engine.host.release(actor.stream);
@@ -244,31 +218,16 @@ export async function replayExecution(engine: WorkflowEngine, workflowId: string
   if (records.length === 0 || records[0].type !== 'execution.started') throw executionNotFound(executionId);
   const source = replayRecords(engine.kind, stream, records);
   if (source.context.workflowId !== def.id || source.context.parentExecutionId) throw executionNotFound(executionId);
-  if (!def.steps.some((s) => s.id === req.stepId)) throw badRequest(`Step '${req.stepId}' not found in workflow '${def.id}'`);
+  // an unknown or ambiguous step answers before the status check (the rest of the checks are the plan's)
+  if (!resolveReplayPoint(def, req.stepId).ok) replayPointOf(def, source.context.steps, req.stepId);
   if (statusOf(source) === 'running') throw badRequest(`Execution ${executionId} is still running; replay needs a finished or suspended execution`);
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const now = engine.host.clock();
   const plan = planReplay(def, { context: source.context, records }, req, now);
   const c = source.context;
   try {
-    return await create(
-      engine,
-      {
-        executionId: engine.newId(),
-        workflowId: def.id,
-        workflowName: def.name,
-        stepIds: def.steps.map((s) => s.id),
-        input: c.input,
-        context: c.context,
-        workflowState: plan.workflowState,
-        ...(c.userId !== undefined ? { userId: c.userId } : {}),
-        ...(c.conversationId !== undefined ? { conversationId: c.conversationId } : {}),
-        metadata: c.metadata,
-        createdAt: now,
-        replay: plan.seed,
-      },
-      false,
-    );
+    const fields = { input: c.input, context: c.context, workflowState: plan.workflowState, userId: c.userId, conversationId: c.conversationId, metadata: c.metadata, createdAt: now, replay: plan.seed };
+    return await create(engine, newExecutionInput(def, engine.newId(), fields), false);
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw new AppError('INTERNAL', 'Failed to replay workflow');

@@ -3,24 +3,10 @@
  * JSON Schema through zod's own `z.toJSONSchema`, step `type` = builder name, nested steps for
  * andWhen/andAll/andRace, agent and workflow ids. Function source is never emitted.
  */
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { toJsonSchema } from '../shared/json-schema.js';
 
-const schemaCache = new WeakMap<ZodType, Record<string, unknown>>();
-
-/** JSON Schema of a zod schema; a schema zod cannot represent renders as `{}` rather than failing. */
-export function toJsonSchema(schema: ZodType): Record<string, unknown> {
-  let out = schemaCache.get(schema);
-  if (!out) {
-    try {
-      out = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
-    } catch {
-      out = {};
-    }
-    schemaCache.set(schema, out);
-  }
-  return out;
-}
 
 export interface WorkflowSummary {
   id: string;

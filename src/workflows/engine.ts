@@ -19,12 +19,17 @@ import {
   type ExecutionEvent,
   type ExecutionInput,
   type WorkflowExecutionMachine,
+  executionStatus,
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import { resolveAgentRunner } from './agent-bridge.js';
-import { runTopLevelStep, SuspendSignal, type ChildRunRequest, type StepOutcome } from './step-runner.js';
+import type { WorkflowAgentRunner } from './agent-bridge.js';
+import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
+import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
+import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { executionStream } from './events.js';
+import { loggerFor } from '../observability/logger-for.js';
+import { traceIdFor } from '../observability/span-types.js';
 
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
@@ -47,12 +52,14 @@ export interface WorkflowEngineOptions {
   host: ActorHost;
   logger: Logger;
   workflows: readonly WorkflowDefinition[];
-  /** the server's module map, for the agent runner of andAgent steps */
-  modules?: ReadonlyMap<string, unknown>;
+  /** the runner of andAgent steps (the agents module's), read when a step runs */
+  agentRunner?: () => WorkflowAgentRunner | undefined;
   newId?: () => string;
+  /** runs a top-level step (default `runTopLevelStep`); the testing helper and replay substitute their own */
+  runStep?: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
 }
 
-export const statusOf = (snap: ExecSnapshot) => snap.value as ExecSnapshot['value'] & string;
+export const statusOf = (snap: ExecSnapshot) => executionStatus(snap);
 
 export class WorkflowEngine {
   readonly log: EventLog;
@@ -65,8 +72,13 @@ export class WorkflowEngine {
   /** every definition an execution may run (sub-workflows included) */
   private readonly definitions = new Map<string, WorkflowDefinition>();
   private readonly inflight = new Set<Promise<void>>();
-  private readonly modules?: ReadonlyMap<string, unknown>;
+  /** executions with a step running in this process: id → number of step tasks */
+  private readonly stepsInFlight = new Map<string, number>();
+  /** running executions whose next step was not started because the engine is stopping */
+  private readonly heldByStop = new Set<string>();
+  private readonly agentRunner: () => WorkflowAgentRunner | undefined;
   readonly newId: () => string;
+  private readonly runStep: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
   readonly reservedIds = new Set<string>();
   private stopping = false;
@@ -75,8 +87,9 @@ export class WorkflowEngine {
     this.log = options.log;
     this.host = options.host;
     this.logger = options.logger;
-    this.modules = options.modules;
+    this.agentRunner = options.agentRunner ?? (() => undefined);
     this.newId = options.newId ?? randomUUID;
+    this.runStep = options.runStep ?? runTopLevelStep;
     for (const def of options.workflows) {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
       this.workflows.set(def.id, def);
@@ -125,18 +138,26 @@ export class WorkflowEngine {
 
   /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */
   private advance(actor: ExecActor): void {
+    if (this.stopping) {
+      // the execution stays `running` in the log: the next start recovers it
+      if (actor.snapshot.value === 'running') this.heldByStop.add(actor.snapshot.context.executionId);
+      return;
+    }
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      const def = this.definitions.get(c.workflowId);
-      if (!def) return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName };
-      if (c.nextIndex >= c.stepIds.length) return { type: 'execution.completed', result: c.data ?? null, workflowName: c.workflowName };
-      const step = def.steps[c.nextIndex];
-      if (!step || step.id !== c.stepIds[c.nextIndex]) {
-        return { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`, name: 'Error' }, workflowName: c.workflowName };
-      }
-      return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (message) => this.logEngineFailure(c, message));
     });
+  }
+
+  /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
+  private logEngineFailure(c: ExecSnapshot['context'], message: string): void {
+    this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+  }
+
+  private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
+    this.logEngineFailure(c, message);
+    return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   }
 
   private abortStep(actor: ExecActor, status: string): void {
@@ -156,29 +177,14 @@ export class WorkflowEngine {
     const controller = new AbortController();
     const scratch: StepScratch = { attempt: cur.attempt, controller };
     actor.scratch.step = scratch;
-    const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
     const engineLogger = this.logger;
     let stepLogger: Logger | undefined;
     const task = (async () => {
       await Promise.resolve();
-      const outcome = await runTopLevelStep(step, {
-        executionId: c.executionId,
-        workflowId: c.workflowId,
-        data: cur.input,
-        resumeData: isResume ? c.resume!.resumeData : undefined,
-        isResume,
-        initData: c.input,
-        stepResults: c.steps,
-        workflowState: c.workflowState,
-        context: c.context,
-        userId: c.userId,
-        conversationId: c.conversationId,
+      const env = stepEnv(def, c, {
         signal: controller.signal,
         // created on first use: most steps never log, and a pino child per step is not free
-        get logger() {
-          return (stepLogger ??= engineLogger.child({ workflowId: c.workflowId, executionId: c.executionId, stepId: step.id }));
-        },
-        retries: def.retries,
+        logger: () => (stepLogger ??= loggerFor(engineLogger, { workflowId: c.workflowId, executionId: c.executionId, parentExecutionId: c.parentExecutionId, stepId: step.id })),
         emit: async (stepId, event) => {
           if (!event || typeof event.type !== 'string' || event.type.length === 0) throw new TypeError('emit() needs an event with a string type');
           if (controller.signal.aborted) return;
@@ -186,48 +192,44 @@ export class WorkflowEngine {
             if (!(err instanceof EventRejectedError)) throw err;
           });
         },
-        agentRunner: () => resolveAgentRunner(this.modules),
+        agentRunner: this.agentRunner,
         runChild: (req) => this.runChild(actor, step.id, req),
       });
+      const outcome = await this.runStep(step, env);
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
       if (actor.scratch.step === scratch) actor.scratch.step = undefined;
-      this.dispatch(actor, this.outcomeEvent(c.workflowName, step, cur, outcome));
+      if (this.stopping && outcome.kind === 'failed') {
+        // The stop itself may be why it failed (an agent run aborted at shutdown): recorded, it would
+        // end the run in error. Unrecorded, the step counts as interrupted and runs again when the
+        // next start recovers the execution, like any step still in flight at shutdown.
+        this.heldByStop.add(c.executionId);
+        return;
+      }
+      this.dispatch(actor, outcomeEvent(c.workflowName, step, cur, outcome));
     })();
-    this.track(task);
+    this.track(task, c.executionId);
   }
 
-  private outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
-    const base = { stepIndex: cur.index, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: cur.input, attempt: cur.attempt };
-    switch (o.kind) {
-      case 'completed':
-        return { type: 'step.completed', ...base, output: o.output ?? null, ...(o.workflowState ? { workflowState: o.workflowState } : {}), ...(o.usage ? { usage: o.usage } : {}) };
-      case 'skipped':
-        return { type: 'step.skipped', ...base };
-      case 'suspended':
-        return {
-          type: 'execution.suspended',
-          ...base,
-          reason: o.reason,
-          ...(o.suspendData !== undefined ? { suspendData: o.suspendData } : {}),
-          ...(o.workflowState ? { workflowState: o.workflowState } : {}),
-          workflowName,
-        };
-      case 'failed':
-        return { type: 'execution.failed', error: o.error, attempt: cur.attempt, workflowName };
-    }
-  }
-
-  private track(task: Promise<void>): void {
+  private track(task: Promise<void>, executionId?: string): void {
     const p = task.catch((err) => this.logger.error({ err }, 'workflow step runner failed'));
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    if (executionId !== undefined) this.stepsInFlight.set(executionId, (this.stepsInFlight.get(executionId) ?? 0) + 1);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      if (executionId === undefined) return;
+      const n = (this.stepsInFlight.get(executionId) ?? 1) - 1;
+      if (n > 0) this.stepsInFlight.set(executionId, n);
+      else this.stepsInFlight.delete(executionId);
+    });
   }
 
   /** Creates an execution actor and returns a promise of its first settling record. */
   async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
     const settled = this.feeds.waitForSettle(stream, 0);
-    const res = await this.host.create(this.kind, stream, input, { ...options, at: input.createdAt });
+    // the trace id is recorded, so the record views and the traces projection agree on it (span-types.ts)
+    const data: ExecutionInput = input.traceId ? input : { ...input, traceId: traceIdFor(stream) };
+    const res = await this.host.create(this.kind, stream, data, { ...options, at: input.createdAt });
     return { settled, seq: res.seq };
   }
 
@@ -241,21 +243,18 @@ export class WorkflowEngine {
     if ((await this.log.streamHead(stream)) === 0) {
       const parsed = def.input ? def.input.safeParse(req.input) : { success: true as const, data: req.input };
       if (!parsed.success) throw new Error(`Sub-workflow ${def.id} input validation failed: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-      const created = await this.createExecution({
-        executionId: childId,
-        workflowId: def.id,
-        workflowName: def.name,
-        stepIds: def.steps.map((s) => s.id),
-        input: parsed.data,
-        context: pc.context,
-        workflowState: {},
-        ...(pc.userId !== undefined ? { userId: pc.userId } : {}),
-        ...(pc.conversationId !== undefined ? { conversationId: pc.conversationId } : {}),
-        metadata: {},
-        createdAt: this.host.clock(),
-        parentExecutionId: pc.executionId,
-        parentStepId: topStepId,
-      });
+      const created = await this.createExecution(
+        newExecutionInput(def, childId, {
+          input: parsed.data,
+          context: pc.context,
+          userId: pc.userId,
+          conversationId: pc.conversationId,
+          createdAt: this.host.clock(),
+          parentExecutionId: pc.executionId,
+          parentStepId: topStepId,
+          traceId: traceOf(pc),
+        }),
+      );
       settled = created.settled;
     } else {
       const child = await this.host.load(this.kind, stream);
@@ -300,11 +299,7 @@ export class WorkflowEngine {
     this.dispatch(child, (snap) => {
       const c = snap.context;
       if (snap.value !== 'running') return [];
-      const idx = c.current ? c.current.index : c.nextIndex;
-      if (idx >= c.stepIds.length) return [];
-      const def = this.definitions.get(c.workflowId);
-      const step = def?.steps[idx];
-      return { type: 'execution.suspended', stepIndex: idx, stepId: c.stepIds[idx], stepName: step?.name ?? c.stepIds[idx], stepType: step?.type ?? 'andThen', input: c.current ? c.current.input : c.data, reason: 'Parent execution suspended', workflowName: c.workflowName };
+      return externalSuspendEvent(c, this.definitions.get(c.workflowId), 'Parent execution suspended') ?? [];
     });
   }
 
@@ -337,7 +332,7 @@ export class WorkflowEngine {
       if (actor.snapshot.value !== 'running') continue;
       const c = actor.snapshot.context;
       if (!this.definitions.has(c.workflowId)) {
-        this.dispatch(actor, { type: 'execution.failed', error: { message: `Workflow ${c.workflowId} is no longer registered`, name: 'Error' }, workflowName: c.workflowName });
+        this.dispatch(actor, this.engineFailure(c, `Workflow ${c.workflowId} is no longer registered`));
         continue;
       }
       recovered++;
@@ -350,7 +345,10 @@ export class WorkflowEngine {
     return recovered;
   }
 
-  /** Graceful stop: no new step starts; in-flight steps finish and are recorded; runs stay `running`. */
+  /**
+   * Graceful stop: no new step starts; in-flight steps finish and are recorded (a failure is not: it
+   * may be the stop's doing, the step runs again after the restart); runs stay `running`.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
@@ -358,6 +356,14 @@ export class WorkflowEngine {
 
   get isStopping(): boolean {
     return this.stopping;
+  }
+
+  /**
+   * After `stop` began: the executions this process leaves unfinished (a step still running, or the
+   * next step held back by the stop). They stay `running` in the log and the next start recovers them.
+   */
+  leftForRecovery(): string[] {
+    return [...new Set([...this.stepsInFlight.keys(), ...this.heldByStop])].sort();
   }
 }
 
@@ -394,7 +400,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
       case 'execution.suspended':
         throw new SuspendSignal(d.reason, d.suspendData);
       case 'execution.failed':
-        throw new Error(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
+        throw new SubWorkflowFailedError(d.error?.message ?? `Sub-workflow ${workflowId} failed`);
       default:
         throw new Error(`Sub-workflow ${workflowId} was cancelled`);
     }
@@ -406,7 +412,7 @@ function childOutcome(workflowId: string, outcome: LogRecord | ExecSnapshot): un
     case 'suspended':
       throw new SuspendSignal(c.suspension!.reason, c.suspension!.suspendData);
     case 'error':
-      throw new Error(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
+      throw new SubWorkflowFailedError(c.error?.message ?? `Sub-workflow ${workflowId} failed`);
     default:
       throw new Error(`Sub-workflow ${workflowId} was cancelled`);
   }

@@ -7,10 +7,13 @@
  */
 import type { LogRecord } from '../log/types.js';
 import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
+import { iso } from '../shared/time.js';
 
 export const EXECUTION_STREAM_PREFIX = 'exec:';
 export const executionStream = (executionId: string) => `${EXECUTION_STREAM_PREFIX}${executionId}`;
 export const executionIdOf = (stream: string) => stream.slice(EXECUTION_STREAM_PREFIX.length);
+/** A sub-workflow's execution id is `<parent>/<step>[/<nested step>]`; client-chosen ids cannot contain `/`. */
+export const isChildExecutionId = (executionId: string) => executionId.includes('/');
 
 export const TERMINAL_RECORD_TYPES: ReadonlySet<string> = new Set(['execution.completed', 'execution.failed', 'execution.cancelled']);
 /** Records after which the run no longer runs (a waiting execute/resume call answers). */
@@ -18,7 +21,6 @@ export const SETTLING_RECORD_TYPES: ReadonlySet<string> = new Set([...TERMINAL_R
 
 export type WorkflowEventPayload = Record<string, unknown> & { type: string; executionId: string; sequence: number; timestamp: string };
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const displayName = (index: number, name: string) => `Step ${index + 1}: ${name}`;
 
 function stepBase(d: Record<string, any>) {

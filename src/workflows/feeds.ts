@@ -1,5 +1,6 @@
 /**
- * Per-execution fan-out of committed records: one log subscription for the whole engine, and a
+ * Per-execution fan-out of committed records: one RxJS pipeline over the log's committed records
+ * for the whole engine (execution records only), and a
  * listener set per execution stream that somebody watches (SSE readers, execute calls waiting for
  * the run to settle, parents waiting for a child). Work per record is O(listeners of its stream).
  *
@@ -7,8 +8,10 @@
  * it listens first, then replays the durable log after the cursor, then goes live, so no record
  * is lost or sent twice; frames are the shared per-record bytes of `events.ts`.
  */
-import type { EventLog, LogRecord, Subscription } from '../log/types.js';
-import type { SseSink } from '../http/route-types.js';
+import { filter, type Subscription as RxSubscription } from 'rxjs';
+import { records$ } from '../log/committed.js';
+import type { EventLog, LogRecord } from '../log/types.js';
+import type { SseSink } from '../contract/routes.js';
 import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame } from './events.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 
@@ -16,8 +19,9 @@ type Listener = (record: LogRecord) => void;
 
 export class ExecutionFeeds {
   private readonly listeners = new Map<string, Set<Listener>>();
-  private subscription: Subscription | undefined;
-  private readonly pendingWaits = new Set<(err: Error) => void>();
+  private subscription: RxSubscription | undefined;
+  /** settle waits not answered yet: how to abandon each, and the stream it waits on */
+  private readonly pendingWaits = new Map<(err: Error) => void, string>();
 
   constructor(
     private readonly log: EventLog,
@@ -27,19 +31,32 @@ export class ExecutionFeeds {
   /** Starts delivering records committed from now on. */
   start(): void {
     if (this.subscription) return;
-    this.subscription = this.log.subscribe(this.log.head(), (rec) => this.deliver(rec));
+    // one pipeline over the log's committed records: execution records, dispatched by stream
+    this.subscription = records$(this.log, this.log.head())
+      .pipe(filter((rec) => rec.stream.startsWith(EXECUTION_STREAM_PREFIX)))
+      .subscribe((rec) => this.deliver(rec));
   }
 
-  /** Stops the fan-out; waits still pending are rejected with `reason` (their runs stay as they are). */
-  stop(reason: Error = new Error('Workflow feeds stopped')): void {
+  /**
+   * Stops the fan-out; waits still pending are rejected with `reason` (or the error it builds for the
+   * stream waited on; none leaves that wait pending), and their runs stay as they are.
+   */
+  stop(reason: Error | ((stream: string) => Error | undefined) = new Error('Workflow feeds stopped')): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    for (const reject of [...this.pendingWaits]) reject(reason);
+    for (const [reject, stream] of [...this.pendingWaits]) {
+      const err = typeof reason === 'function' ? reason(stream) : reason;
+      if (err) reject(err);
+    }
     this.pendingWaits.clear();
   }
 
+  /** The streams that settle waits (execute, resume calls) are waiting on. */
+  waitedStreams(): string[] {
+    return [...new Set(this.pendingWaits.values())];
+  }
+
   private deliver(rec: LogRecord): void {
-    if (!rec.stream.startsWith(EXECUTION_STREAM_PREFIX)) return;
     const set = this.listeners.get(rec.stream);
     if (!set) return;
     for (const l of set) {
@@ -87,7 +104,7 @@ export class ExecutionFeeds {
           resolve(rec);
         }
       });
-      this.pendingWaits.add(abandon);
+      this.pendingWaits.set(abandon, stream);
     });
     // a wait nobody ends up awaiting (its command failed) must not become an unhandled rejection
     wait.catch(() => undefined);

@@ -1,12 +1,15 @@
 /**
  * Plans a replay (decisions.md §9.6) from the source execution's records: which recorded step
- * outputs are restored, the start step's input and the workflowState it starts with. Pure; every
- * refusal is a 400 with the message of decisions.md §14.
+ * outputs are restored, the start step's input and the workflowState it starts with. The start is
+ * the replay point of `stepId` (replay-point.ts: a nested step replays from the top-level step that
+ * contains it). Pure; every refusal is a 400 with the message of decisions.md §14, plus
+ * `replayableSteps` (the steps this source can be replayed from) in the error body.
  */
 import { badRequest } from '../errors.js';
 import type { LogRecord } from '../log/types.js';
 import type { ExecutionContext, ReplaySeed, StepState } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition } from './types.js';
+import { replayableSteps, replayPointProblem, resolveReplayPoint, type StepLocation } from './replay-point.js';
 
 export interface ReplayRequest {
   stepId: string;
@@ -37,36 +40,53 @@ export function workflowStateAtStart(records: readonly LogRecord[], stepId: stri
   return found;
 }
 
+/**
+ * The replay point of `stepId` in a source with these recorded steps, or the 400 saying why not
+ * (unknown and ambiguous ids, steps that did not run, missing outputs) with the replayable steps.
+ */
+export function replayPointOf(def: WorkflowDefinition, recorded: ExecutionContext['steps'], stepId: string): StepLocation {
+  const refuse = (message: string) => badRequest(message, { replayableSteps: replayableSteps(def, recorded) });
+  const r = resolveReplayPoint(def, stepId);
+  if (!r.ok && r.reason === 'unknown') throw refuse(`Step '${stepId}' not found in workflow '${def.id}'`);
+  if (!r.ok) {
+    const paths = r.candidates.map((l) => `'${l.path.join('/')}'`).join(', ');
+    throw refuse(`Cannot replay from step '${stepId}': the id is used at more than one place (${paths}); name the step by its path`);
+  }
+  const problem = replayPointProblem(def, recorded, r.point);
+  if (problem === undefined) return r.point;
+  // the missing-output message is the contract's (decisions.md §14): the list travels in the body only
+  if (problem.kind === 'missing-outputs') throw refuse(`Cannot replay from step '${stepId}': missing recorded output of step(s) ${problem.stepIds.join(', ')}`);
+  const list = replayableSteps(def, recorded).join(', ') || 'none';
+  throw refuse(`Cannot replay from step '${stepId}': it did not run in this execution (its branch '${problem.skippedBranch}' was skipped); replayable steps: ${list}`);
+}
+
 export function planReplay(
   def: WorkflowDefinition,
   source: { context: ExecutionContext; records: readonly LogRecord[] },
   req: ReplayRequest,
   replayedAt: number,
 ): ReplayPlan {
-  const index = def.steps.findIndex((s) => s.id === req.stepId);
-  if (index < 0) throw badRequest(`Step '${req.stepId}' not found in workflow '${def.id}'`);
   const recorded = source.context.steps;
+  const point = replayPointOf(def, recorded, req.stepId);
+  const index = point.topIndex;
+  const topId = point.topStepId;
   const steps: Record<string, StepState> = {};
-  const missing: string[] = [];
   for (let j = 0; j < index; j++) {
-    const id = def.steps[j].id;
-    const st = recorded[id];
-    if (!st || (st.status !== 'success' && st.status !== 'skipped')) missing.push(id);
-    else steps[id] = { index: j, input: st.input, ...(st.status === 'success' ? { output: st.output } : {}), status: st.status };
+    const st = recorded[def.steps[j].id];
+    steps[def.steps[j].id] = { index: j, input: st.input, ...(st.status === 'success' ? { output: st.output } : {}), status: st.status };
   }
-  if (missing.length > 0) throw badRequest(`Cannot replay from step '${req.stepId}': missing recorded output of step(s) ${missing.join(', ')}`);
 
   let data: unknown;
   let hasData = false;
   if (req.inputData !== undefined) [data, hasData] = [req.inputData, true];
-  else if (recorded[req.stepId] && 'input' in recorded[req.stepId]) [data, hasData] = [recorded[req.stepId].input, true];
+  else if (recorded[topId] && 'input' in recorded[topId]) [data, hasData] = [recorded[topId].input, true];
   else if (index > 0) {
     const prev = steps[def.steps[index - 1].id];
     [data, hasData] = [prev.status === 'success' ? prev.output : prev.input, true];
   } else [data, hasData] = [source.context.input, source.context.input !== undefined];
-  if (!hasData) throw badRequest(`Cannot replay from step '${req.stepId}': missing input data (provide inputData)`);
+  if (!hasData) throw badRequest(`Cannot replay from step '${req.stepId}': missing input data (provide inputData)`, { replayableSteps: replayableSteps(def, recorded) });
 
-  const workflowState = req.workflowStateOverride ?? workflowStateAtStart(source.records, req.stepId) ?? source.context.workflowState ?? {};
+  const workflowState = req.workflowStateOverride ?? workflowStateAtStart(source.records, topId) ?? source.context.workflowState ?? {};
   return {
     workflowState,
     seed: {

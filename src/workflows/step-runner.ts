@@ -5,12 +5,17 @@
  * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
  * throwing step; andAll waits for all and fails with the first failure in declaration order;
  * andRace takes the first to settle and aborts the others without awaiting them; andTap never
- * fails the run.
+ * fails the run. A step's declared `inputSchema` checks (and parses) its input before it runs, its
+ * `outputSchema` its output after each run: a mismatch is a failure of that step (an output
+ * mismatch is retried like any other failure).
  */
 import type { Logger } from 'pino';
+import type { ZodType } from 'zod';
+import { formatIssues } from '../errors.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
 import { AgentRunnerMissingError, type WorkflowAgentRunner } from './agent-bridge.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
+import { loggerFor } from '../observability/logger-for.js';
 
 /** Thrown by `suspend()`: unwinds the step function. */
 export class SuspendSignal extends Error {
@@ -21,6 +26,14 @@ export class SuspendSignal extends Error {
 }
 
 export const DEFAULT_SUSPEND_REASON = 'Step requested suspension';
+
+/** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
+export class SubWorkflowFailedError extends Error {
+  constructor(message: string) {
+    super(message);
+    // recorded as the parent's error: named like any step error, as before
+  }
+}
 
 export interface ChildRunRequest {
   step: SubWorkflowStep;
@@ -33,6 +46,8 @@ export interface ChildRunRequest {
 
 export interface StepRunEnv {
   executionId: string;
+  /** the execution's trace (an agent run of an andAgent step joins it) */
+  traceId?: string;
   workflowId: string;
   data: unknown;
   resumeData: unknown;
@@ -111,7 +126,8 @@ function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: Ab
     workflowId: env.workflowId,
     signal,
     get logger() {
-      return (logger ??= env.logger.child({ stepId: step.id }));
+      // loggerFor, not child(): the execution's step logger already binds `stepId`, which must not appear twice
+      return (logger ??= loggerFor(env.logger, { stepId: step.id }));
     },
     emit: (event) => env.emit(step.id, event),
   };
@@ -128,15 +144,54 @@ function abortError(signal: AbortSignal): Error {
   return r instanceof Error ? r : new Error(typeof r === 'string' ? r : 'Step aborted');
 }
 
+/**
+ * Checks a value against a declared schema: the parsed value, or the issues as text. Never throws
+ * (a schema with async refinements cannot be checked synchronously: that is reported as the issue).
+ */
+export function checkDeclared(schema: ZodType, value: unknown): { ok: true; value: unknown } | { ok: false; issues: string } {
+  try {
+    const r = schema.safeParse(value);
+    return r.success ? { ok: true, value: r.data } : { ok: false, issues: formatIssues(r.error.issues, '(root)') };
+  } catch (err) {
+    return { ok: false, issues: `(root): the schema cannot check the value (${(err as Error)?.message ?? String(err)})` };
+  }
+}
+
+function stepSchemaError(step: WorkflowStep, what: 'input' | 'output', issues: string): Error {
+  const err = new Error(`Step '${step.id}' ${what} does not match its ${what}Schema: ${issues}`);
+  err.name = 'ValidationError';
+  return err;
+}
+
+/** The declared output schema applied to a step's output (andTap passes data through: nothing to check). */
+function checkStepOutput(step: WorkflowStep, out: unknown): unknown {
+  if (!step.outputSchema || out === SKIPPED || step.type === 'andTap') return out;
+  const r = checkDeclared(step.outputSchema, out);
+  if (r.ok) return r.value;
+  throw stepSchemaError(step, 'output', r.issues);
+}
+
 /** Runs any step kind on `data`; returns its output (or SKIPPED for a false andWhen). */
-async function runAny(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): Promise<unknown> {
+async function runAny(rs: RunState, step: WorkflowStep, input: unknown, signal: AbortSignal): Promise<unknown> {
+  let data = input;
+  if (step.inputSchema) {
+    // checked once, outside the retries: the same input would fail the same way again
+    const r = checkDeclared(step.inputSchema, input);
+    if (!r.ok && step.type === 'andTap') {
+      // a tap never fails the run: like its own errors, the mismatch is logged and data passes through
+      rs.env.logger.error({ stepId: step.id, err: stepSchemaError(step, 'input', r.issues).message }, 'andTap step failed (ignored)');
+      return input;
+    }
+    if (!r.ok) throw stepSchemaError(step, 'input', r.issues);
+    data = r.value;
+  }
   const retries = step.retries ?? rs.env.retries;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await runOnce(rs, step, data, signal);
+      return checkStepOutput(step, await runOnce(rs, step, data, signal));
     } catch (err) {
       if (err instanceof SuspendSignal || signal.aborted || attempt >= retries) throw err;
-      rs.env.logger.warn({ stepId: step.id, attempt: attempt + 1, err: (err as Error)?.message }, 'step failed, retrying');
+      loggerFor(rs.env.logger, { stepId: step.id }).warn({ attempt: attempt + 1, err }, 'step failed, retrying');
     }
   }
 }
@@ -154,7 +209,8 @@ async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: 
         await step.execute(ctx());
       } catch (err) {
         if (err instanceof SuspendSignal) throw err;
-        rs.env.logger.error({ stepId: step.id, err: (err as Error)?.message }, 'andTap step failed (ignored)');
+        // a failure of the user's code, not of the server: warn
+        loggerFor(rs.env.logger, { stepId: step.id }).warn({ err }, 'andTap step failed (ignored)');
       }
       return data;
     }
@@ -213,7 +269,7 @@ async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: 
         userId: rs.env.userId,
         conversationId: rs.env.conversationId,
         signal,
-        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId },
+        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId, ...(rs.env.traceId ? { traceId: rs.env.traceId } : {}) },
       });
       addUsage(rs, res.usage);
       const raw = step.schema ? res.object : res.text;
@@ -242,6 +298,8 @@ export async function runTopLevelStep(step: WorkflowStep, env: StepRunEnv): Prom
     if (err instanceof SuspendSignal) {
       return { kind: 'suspended', reason: err.reason, ...(err.suspendData !== undefined ? { suspendData: err.suspendData } : {}), ...state() };
     }
+    // the one log line of a failed step (the run ends in error with it); an aborted step did not fail
+    if (!env.signal.aborted && !(err instanceof SubWorkflowFailedError)) env.logger.warn({ err }, 'workflow step failed');
     return { kind: 'failed', error: toErrorInfo(err, step.id) };
   }
 }

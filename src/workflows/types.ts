@@ -127,3 +127,10 @@ export interface WorkflowDefinition {
 export function isWorkflowDefinition(value: unknown): value is WorkflowDefinition {
   return !!value && typeof value === 'object' && (value as { kind?: unknown }).kind === 'eventloom.workflow';
 }
+
+/** The steps nested directly in a step (andWhen's step, andAll/andRace's steps); a sub-workflow's steps are its own. */
+export function nestedSteps(step: WorkflowStep): readonly WorkflowStep[] {
+  if (step.type === 'andWhen') return [step.step];
+  if (step.type === 'andAll' || step.type === 'andRace') return step.steps;
+  return [];
+}

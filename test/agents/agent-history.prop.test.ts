@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog, NewRecord } from '../../src/log/types.js';
-import { AgentHistoryProjection } from '../../src/projections/agent-history.js';
+import { AgentHistoryProjection } from '../../src/agents/history.js';
 
 const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 };
 const step = (n: number) => ({ stepNumber: n, text: `t${n}`, toolCalls: [{ toolCallId: `c${n}`, toolName: 'tool', input: { n } }], toolResults: [{ toolCallId: `c${n}`, toolName: 'tool', input: { n }, output: n }], toolErrors: [], finishReason: 'tool-calls', usage });

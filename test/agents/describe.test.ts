@@ -79,6 +79,9 @@ describe('agent registry and shapes', () => {
   });
 
   it('builds the agent card with one skill per tool', () => {
-    expect(agentCard(described, 'http://h:1', '9.9.9')).toMatchObject({ name: 'described', url: 'http://h:1/a2a/described', version: '9.9.9', skills: [{ id: 'lookup', name: 'lookup', description: 'Looks things up', tags: ['tool'] }] });
+    const card = agentCard(described, '9.9.9');
+    expect(card).toMatchObject({ name: 'described', version: '9.9.9', capabilities: { streaming: false }, skills: [{ id: 'lookup', name: 'lookup', description: 'Looks things up', tags: ['tool'] }] });
+    // no A2A transport is served, so none is advertised
+    expect(card).not.toHaveProperty('url');
   });
 });

@@ -205,6 +205,9 @@ describe('sub-agents', () => {
     const all = await Promise.all(streams.map((s) => server.log.readStream(s.stream, 1, 1)));
     const child = all.map((rs) => rs[0]).find((rec) => (rec.data as any).metadata?.parentRunId === history.id)!;
     expect(child.data).toMatchObject({ agentId: 'researcher', input: 'find the answer', userId: 'boss', metadata: { parentAgentId: 'lead' } });
+    // the sub-agent's run is in its parent's trace, and the parent's history entry names that trace
+    expect(history.metadata.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect((child.data as any).traceId).toBe(history.metadata.traceId);
   });
 
   it('forwards the sub-agent parts into a streaming parent with the sub-agent keys', async () => {
@@ -252,10 +255,11 @@ describe('memory hooks', () => {
     expect(memoryCalls.load).toHaveLength(1);
     expect(memoryCalls.load[0]).toMatchObject({ agentId: 'remembering', resourceId: 'remembering', userId: 'u-mem', conversationId: 'conv-1', contextLimit: 4, input: [{ role: 'user', content: 'and now?' }] });
     expect(seen.prompt!.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
-    await new Promise((res) => setTimeout(res, 20));
-    expect(memoryCalls.save.map((s) => [s.phase, s.messages.map((m) => m.role)])).toEqual([
-      ['input', ['user']],
-      ['step', ['assistant']],
+    // the response comes after the saves: the last one is final (write what is buffered now)
+    expect(memoryCalls.save.map((s) => [s.phase, s.messages.map((m) => m.role), s.final ?? false])).toEqual([
+      ['input', ['user'], false],
+      ['step', ['assistant'], false],
+      ['step', [], true],
     ]);
   });
 
@@ -265,7 +269,7 @@ describe('memory hooks', () => {
     const auth = { authorization: `Bearer ${await token({ sub: 'u-mem' })}` };
     await post('/agents/remembering/text', { input: 'hello', options: { memory: { options: { readOnly: true } } } }, auth);
     expect(memoryCalls.load[0].conversationId).toMatch(/^[0-9a-f-]{36}$/);
-    await new Promise((res) => setTimeout(res, 20));
+    // the answer comes after the run's memory writer closed: any save would be recorded by now
     expect(memoryCalls.save).toEqual([]);
   });
 });
@@ -279,6 +283,7 @@ describe('workflow bridge', () => {
     expect(structured.object).toEqual({ title: expect.any(String), count: expect.any(Number) });
     const entries = (await api(url('/agents/plain/history?limit=2'))).body.data.entries;
     expect(entries.map((e: any) => e.operationType)).toEqual(['workflow-step', 'workflow-step']);
+    // the caller named no trace: the entry names none (the projection links the run to the step's span)
     expect(entries[1].metadata).toEqual({ workflowId: 'wf', executionId: 'ex-1', stepId: 's1' });
     expect(entries[0].userId).toBe('wf-user');
   });

@@ -3,14 +3,14 @@
  * and a data directory that only one process may hold.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from '../../src/cli-args.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { runCli } from '../helpers/run-cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const dirs: string[] = [];
 const children: SpawnedServer[] = [];
 const tmp = () => {
@@ -24,14 +24,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function runCli(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, NODE_ENV: 'test' } });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => resolve({ code, output }));
-  });
+/** A port nothing listens on right now (the system picks it; the probe closes before returning). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 describe('command-line arguments', () => {
@@ -64,13 +63,18 @@ describe('the eventloom process', () => {
     expect(await s.exited).toBe(0);
   });
 
-  it('fails with a clear message and a non-zero exit code when the port is busy', async () => {
-    const first = await spawnServer(['--port', '0', '--data', tmp()]);
+  it('exits 1 with a clear message when another server holds the same fixed port, and never shares it', async () => {
+    // a fixed port (what users run): a random high one the system reports free right now
+    const port = String(await freePort());
+    const first = await spawnServer(['--port', port, '--data', tmp()]);
     children.push(first);
-    const port = new URL(first.url).port;
     const second = await runCli(['start', '--port', port, '--data', tmp()]);
-    expect(second.code).not.toBe(0);
+    expect(second.code).toBe(1);
     expect(second.output).toMatch(new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
+    expect(second.output).not.toMatch(/eventloom listening on/);
+    // the first server still answers every request alone
+    for (let i = 0; i < 6; i++) expect((await fetch(`${first.url}/doc`)).status).toBe(200);
+    expect(first.child.exitCode).toBeNull();
   });
 
   it('refuses a data directory already held by another running server', async () => {

@@ -5,16 +5,19 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LogClosedError, StreamConflictError, type EventLog, type LogRecord } from '../../src/log/types.js';
+import { until } from '../helpers/until.js';
 
 export type EventLogFactory = (clock: () => number) => EventLog | Promise<EventLog>;
 
-/** Resolves once `pred()` holds, polling on macrotasks (bounded: fails after ~2 s). */
-export async function until(pred: () => boolean, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
+/**
+ * Resolves once a fresh subscriber has been handed every record up to `seq`: the log delivers in
+ * one order to every subscriber, so a subscriber that should have received a record by then has.
+ */
+async function delivered(log: EventLog, seq: number): Promise<void> {
+  let last = 0;
+  const probe = log.subscribe(0, (r) => (last = r.seq));
+  await until(() => last >= seq, `delivery of record ${seq}`);
+  probe.unsubscribe();
 }
 
 export function runEventLogContract(name: string, factory: EventLogFactory): void {
@@ -275,7 +278,8 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         for (let i = 0; i < 50; i++) writes.push(log.append(`s${i % 7}`, [{ type: 'u', data: i }]));
         await Promise.all(writes);
         await until(() => seen.length >= 100);
-        await new Promise((r) => setTimeout(r, 5));
+        // a second subscriber that has read everything proves the first was handed nothing more
+        await delivered(log, 100);
         expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
       });
 
@@ -301,7 +305,7 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         sub.unsubscribe();
         sub.unsubscribe();
         await log.append('s', [{ type: 't', data: 2 }]);
-        await new Promise((r) => setTimeout(r, 5));
+        await delivered(log, 2);
         expect(seen).toEqual([1]);
       });
 
@@ -458,7 +462,7 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         const log = await open();
         const seen: number[] = [];
         log.subscribe(0, (r) => seen.push(r.seq));
-        await new Promise((r) => setTimeout(r, 1));
+        await new Promise((r) => setImmediate(r));
         void log.append('s', [{ type: 't', data: 1 }]);
         await log.close();
         expect(seen).toEqual([1]);

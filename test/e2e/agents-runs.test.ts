@@ -10,6 +10,7 @@ import type { AgentsModule } from '../../src/agents/module.js';
 import { getWeatherTool } from '../../examples/tools/get-weather.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
+import { until } from '../helpers/until.js';
 
 const assistantAgent = createAgent({ id: 'assistant', name: 'Assistant', instructions: 'You are a helpful assistant.', tools: [getWeatherTool] });
 const slow = createAgent({ id: 'slow', name: 'Slow', instructions: 'Be slow.', model: createDemoModel({ tokenDelayMs: 40 }) });
@@ -25,14 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
-
-async function waitUntil(check: () => Promise<boolean> | boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('run records', () => {
   it('records a slow stream as start, batched text deltas (not one per token) and the finish', async () => {
@@ -84,17 +77,17 @@ describe('client disconnects', () => {
 
   it('cancels the generation, records an abort and leaves no live actor', async () => {
     await abortAfterFirstDelta('/agents/slow/stream');
-    await waitUntil(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'cancelled');
+    await until(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'cancelled');
     const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
-    expect(entry.metadata).toEqual({ abortReason: 'Client disconnected' });
+    expect(entry.metadata).toEqual({ abortReason: 'Client disconnected', traceId: expect.stringMatching(/^[0-9a-f]{32}$/), spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
     const records = await t.server.log.readStream(`run:${entry.id}`);
     expect(records.at(-1)!.type).toBe('run.aborted');
-    await waitUntil(() => t.server.actors.peek(`run:${entry.id}`) === undefined && agentsModule().runs.sessions.size === 0);
+    await until(() => t.server.actors.peek(`run:${entry.id}`) === undefined && agentsModule().runs.sessions.size === 0);
   });
 
   it('lets the generation finish when onDisconnect is continue', async () => {
     await abortAfterFirstDelta('/agents/slow/chat', { onDisconnect: 'continue' });
-    await waitUntil(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'completed');
+    await until(async () => (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0].status === 'completed');
     const entry = (await api(url('/agents/slow/history?limit=1'))).body.data.entries[0];
     expect(entry.output).toBe('You said: one two three four five six seven eight');
     expect(entry.operationType).toBe('chat');
@@ -131,7 +124,7 @@ describe('resumable chat streams', () => {
 
   it('resumes after Last-Event-ID', async () => {
     const first = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-l', 'user-l')) });
-    await waitUntil(() => agentsModule().runs.resumableChats.get('slow\u0000conv-l\u0000user-l') !== undefined);
+    await until(() => agentsModule().runs.resumableChats.get('slow\u0000conv-l\u0000user-l') !== undefined);
     const resumed = await collectSse(url('/agents/slow/chat/conv-l/stream?userId=user-l'), { headers: { 'last-event-id': '2' } });
     expect(resumed.frames[0].id).toBe('3');
     await (await first).text();
@@ -139,7 +132,7 @@ describe('resumable chat streams', () => {
 
   it('aborts the older generation when a new resumable chat starts on the same conversation', async () => {
     const older = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-s', 'user-s')) });
-    await waitUntil(() => agentsModule().runs.resumableChats.get('slow\u0000conv-s\u0000user-s') !== undefined);
+    await until(() => agentsModule().runs.resumableChats.get('slow\u0000conv-s\u0000user-s') !== undefined);
     const newer = fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-s', 'user-s')) });
     const olderFrames: SseFrame[] = [];
     for await (const f of readSse(await older)) olderFrames.push(f);

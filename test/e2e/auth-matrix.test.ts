@@ -15,12 +15,14 @@ import {
   specAuthClass,
   type MatrixMode,
 } from '../../src/http/auth/matrix.js';
-import type { AuthClass } from '../../src/http/route-types.js';
+import type { AuthClass } from '../../src/contract/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** built-in routes that are not in api.md/decisions.md, with the class they are meant to have */
 const ADDITIONS: Record<string, AuthClass> = {
   'GET /ui/assets/:file': 'documentation',
+  'GET /console': 'documentation',
+  'GET /console/assets/:file': 'documentation',
 };
 
 const concrete = (path: string) => path.replace(/:[A-Za-z0-9_]+/g, 'matrix-x');

@@ -13,7 +13,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
-import type { SseSink } from '../../src/http/route-types.js';
+import type { SseSink } from '../../src/contract/routes.js';
 import { api, startTestServer } from '../helpers/server.js';
 import { send } from '../reliability/lib/raw-http.js';
 import { collectSse } from '../helpers/sse.js';
@@ -159,7 +159,7 @@ describe('documentation routes', () => {
     expect(r.status).toBe(200);
     expect(r.body.openapi).toBe('3.1.0');
     expect(r.body.info.title).toBe('Agent and Workflow Server API');
-    expect(r.body.servers).toEqual([{ url: `http://localhost:${server.port}` }]);
+    expect(r.body.servers).toEqual([{ url: `http://127.0.0.1:${server.port}` }]);
     expect(r.body.paths['/hello/{name}'].get.tags).toEqual(['Custom Endpoints']);
     expect(r.body.paths['/hello/{name}'].get.summary).toBe('Say hello');
     expect(r.body.paths['/echo'].post.summary).toBe('POST /echo');

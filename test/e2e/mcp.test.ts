@@ -184,7 +184,7 @@ describe('MCP tools as eventloom tools', () => {
   it('cancels the MCP request when the client goes away', async () => {
     const ac = new AbortController();
     const started = Date.now();
-    const pending = fetch(url('/tools/math_sleep/execute'), { method: 'POST', body: JSON.stringify({ input: { ms: 20_000 } }), signal: ac.signal }).catch((e: Error) => e.name);
+    const pending = fetch(url('/tools/math_sleep/execute'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { ms: 20_000 } }), signal: ac.signal }).catch((e: Error) => e.name);
     setTimeout(() => ac.abort(), 300);
     expect(await pending).toBe('AbortError');
     let failed: unknown;

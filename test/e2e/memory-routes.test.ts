@@ -221,6 +221,9 @@ describe('messages', () => {
     expect(noIds.body.error).toBe('Each message must include conversationId and userId');
     const noArray = await post('/save-messages', { userId: 'gus', conversationId: a.id });
     expect(noArray.body).toEqual({ success: false, error: 'messages array is required' });
+    const emptyArray = await post('/save-messages', { userId: 'gus', conversationId: a.id, messages: [] });
+    expect(emptyArray.status).toBe(400);
+    expect(emptyArray.body).toEqual({ success: false, error: 'messages array is required' });
     const badRole = await post('/save-messages', { userId: 'gus', conversationId: a.id, messages: [{ role: 'robot', content: 'x' }] });
     expect(badRole.status).toBe(400);
     expect(badRole.body.error).toMatch(/^Invalid request: messages\.0\.role: /);
@@ -341,6 +344,15 @@ describe('search', () => {
     expect(strict.body.data.results).toEqual([]);
     const one = await get('/search?searchQuery=mango&userId=pat&limit=1');
     expect(one.body.data.count).toBe(1);
+  });
+
+  it('scores a message sharing no word with the query 0, so a 0.5 threshold leaves it out', async () => {
+    const c = await createConversation({ userId: 'oli' });
+    await post('/save-messages', { userId: 'oli', conversationId: c.id, messages: [{ id: 'o1', role: 'user', content: 'We flew to Oslo in May' }, { id: 'o2', role: 'user', content: 'hello world, slow loss' }] });
+    const all = await get(`/search?searchQuery=Oslo&conversationId=${c.id}`);
+    expect(all.body.data.results.map((x: { id: string; score: number }) => [x.id, x.score > 0.5 ? 'related' : x.score])).toEqual([['o1', 'related'], ['o2', 0]]);
+    const half = await get(`/search?searchQuery=Oslo&conversationId=${c.id}&threshold=0.5`);
+    expect(half.body.data.results.map((x: { id: string }) => x.id)).toEqual(['o1']);
   });
 
   it('never returns a deleted message', async () => {

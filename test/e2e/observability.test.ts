@@ -49,6 +49,10 @@ const outer = createWorkflow(
   andAgent({ id: 'ask', agent: 'assistant', prompt: (d: { v: number }) => `Say ${d.v}`, schema: z.object({ a: z.string() }) }),
 );
 
+/** The console routes and feed need console credentials in every mode: these tests run outside production. */
+const consoleApi = (url: string, init: Parameters<typeof api>[1] = {}) => api(url, { ...init, headers: { 'x-service-dev': 'true', ...(init.headers as Record<string, string> | undefined) } });
+const devWsUrl = (base: string, path: string) => wsUrl(base, `${path}${path.includes('?') ? '&' : '?'}dev=true`);
+
 const config = { workflows: [logged, echoWorkflow, outer], agents: [assistantAgent] };
 const isSpan = (m: any) => m.type === 'OBSERVABILITY_EVENT';
 const spanLine = (m: any) => `${m.data.type} ${m.data.span.name}`;
@@ -64,10 +68,10 @@ describe('observability on a running server', () => {
   let executionId: string;
 
   it('streams span start/end events in order to /ws/observability while a workflow runs, filtered by entity', async () => {
-    const all = await openFeed(wsUrl(t.url, '/ws/observability'));
-    const mine = await openFeed(wsUrl(t.url, '/ws/observability?entityType=workflow&entityId=logged'));
-    const other = await openFeed(wsUrl(t.url, '/ws/observability/extra/path?entityId=echo'));
-    const byAgentAlias = await openFeed(wsUrl(t.url, '/ws/observability?agentId=logged'));
+    const all = await openFeed(devWsUrl(t.url, '/ws/observability'));
+    const mine = await openFeed(devWsUrl(t.url, '/ws/observability?entityType=workflow&entityId=logged'));
+    const other = await openFeed(devWsUrl(t.url, '/ws/observability/extra/path?entityId=echo'));
+    const byAgentAlias = await openFeed(devWsUrl(t.url, '/ws/observability?agentId=logged'));
     try {
       expect(all.messages[0]).toMatchObject({ type: 'CONNECTION_SUCCESS', success: true, data: { message: 'Connected to observability stream' } });
       expect(typeof all.messages[0].data.timestamp).toBe('number');
@@ -118,7 +122,7 @@ describe('observability on a running server', () => {
   });
 
   it('passes log records that name no entity to filtered clients too', async () => {
-    const filtered = await openFeed(wsUrl(t.url, '/ws/observability?entityType=agent&entityId=assistant'));
+    const filtered = await openFeed(devWsUrl(t.url, '/ws/observability?entityType=agent&entityId=assistant'));
     try {
       t.server.logger.info({ component: 'test' }, 'a log of no entity');
       t.server.logger.info({ workflowId: 'someone-else' }, 'a log of another entity');
@@ -133,7 +137,7 @@ describe('observability on a running server', () => {
   });
 
   it('answers PING, SUBSCRIBE and invalid JSON on the feed', async () => {
-    const c = await openFeed(wsUrl(t.url, '/ws/observability'));
+    const c = await openFeed(devWsUrl(t.url, '/ws/observability'));
     try {
       c.send({ type: 'PING' });
       expect(await c.waitFor((m) => m.type === 'PONG')).toEqual({ type: 'PONG', success: true });
@@ -147,14 +151,14 @@ describe('observability on a running server', () => {
   });
 
   it('rejects an invalid entityType at the handshake with 400', async () => {
-    expect(await handshake(wsUrl(t.url, '/ws/observability?entityType=robot'))).toEqual({
+    expect(await handshake(devWsUrl(t.url, '/ws/observability?entityType=robot'))).toEqual({
       status: 400,
       body: { success: false, error: 'Invalid request: entityType: must be one of agent, workflow' },
     });
   });
 
   it('lists the trace with its spans and tree, newest first, filtered by entity', async () => {
-    const list = await api(`${t.url}/observability/traces?entityType=workflow&entityId=logged`);
+    const list = await consoleApi(`${t.url}/observability/traces?entityType=workflow&entityId=logged`);
     expect(list.status).toBe(200);
     expect(list.body.data.count).toBe(1);
     const trace = list.body.data.traces[0];
@@ -167,15 +171,15 @@ describe('observability on a running server', () => {
       ['step:greet', 1, []],
       ['step:finish', 1, []],
     ]);
-    expect((await api(`${t.url}/observability/traces?entityType=agent&entityId=logged`)).body.data).toEqual({ traces: [], count: 0 });
-    expect((await api(`${t.url}/observability/traces?limit=abc`)).body).toEqual({ success: false, error: 'Invalid request: limit: must be an integer >= 1' });
-    expect((await api(`${t.url}/observability/traces?entityType=x`)).status).toBe(400);
+    expect((await consoleApi(`${t.url}/observability/traces?entityType=agent&entityId=logged`)).body.data).toEqual({ traces: [], count: 0 });
+    expect((await consoleApi(`${t.url}/observability/traces?limit=abc`)).body).toEqual({ success: false, error: 'Invalid request: limit: must be an integer >= 1' });
+    expect((await consoleApi(`${t.url}/observability/traces?entityType=x`)).status).toBe(400);
   });
 
   it('records an agent run as a trace of its LLM steps and tool calls', async () => {
     const res = await api(`${t.url}/agents/assistant/text`, { method: 'POST', json: { input: 'What is the weather in Oslo?' } });
     expect(res.status).toBe(200);
-    const list = await api(`${t.url}/observability/traces?entityType=agent&entityId=assistant&limit=1`);
+    const list = await consoleApi(`${t.url}/observability/traces?entityType=agent&entityId=assistant&limit=1`);
     expect(list.body.data.count).toBe(1);
     const trace = list.body.data.traces[0];
     const names = trace.spans.map((s: any) => s.name);
@@ -192,7 +196,7 @@ describe('observability on a running server', () => {
   it('puts a nested workflow and an andAgent run into the trace of the outer execution', async () => {
     const res = await api(`${t.url}/workflows/outer/execute`, { method: 'POST', json: { input: { v: 1 } } });
     expect(res.status).toBe(200);
-    const list = await api(`${t.url}/observability/traces?entityType=workflow&entityId=outer`);
+    const list = await consoleApi(`${t.url}/observability/traces?entityType=workflow&entityId=outer`);
     expect(list.body.data.count).toBe(1);
     const trace = list.body.data.traces[0];
     const byName = (n: string) => trace.spans.find((s: any) => s.name === n);
@@ -203,35 +207,35 @@ describe('observability on a running server', () => {
     expect(trace.tree).toHaveLength(1);
     expect(trace.spans.every((s: any) => s.traceId === trace.traceId && s.endTime !== undefined)).toBe(true);
     // nested runs are not traces of their own
-    expect((await api(`${t.url}/observability/traces?entityId=inner`)).body.data.count).toBe(0);
+    expect((await consoleApi(`${t.url}/observability/traces?entityId=inner`)).body.data.count).toBe(0);
   });
 
   it('serves a trace, a span and their log records by id, and 404s for unknown ids', async () => {
-    const trace = await api(`${t.url}/observability/traces/${traceId}`);
+    const trace = await consoleApi(`${t.url}/observability/traces/${traceId}`);
     expect(trace.status).toBe(200);
     expect(Object.keys(trace.body.data).sort()).toEqual(['spanCount', 'spans', 'traceId', 'tree']);
     const step = trace.body.data.spans.find((s: any) => s.name === 'step:greet');
-    const span = await api(`${t.url}/observability/spans/${step.spanId}`);
+    const span = await consoleApi(`${t.url}/observability/spans/${step.spanId}`);
     expect(span.body.data).toEqual(step);
     expect(span.body.data).toMatchObject({ traceId, parentSpanId: trace.body.data.spans[0].spanId, status: { code: 1 }, attributes: { 'workflow.step.id': 'greet', 'workflow.step.index': 0 } });
 
-    const traceLogs = await api(`${t.url}/observability/traces/${traceId}/logs`);
+    const traceLogs = await consoleApi(`${t.url}/observability/traces/${traceId}/logs`);
     expect(traceLogs.body.data.traceId).toBe(traceId);
     expect(traceLogs.body.data.logs.map((l: any) => l.body)).toEqual(['greeting from a step', 'finishing']);
     expect(traceLogs.body.data.count).toBe(2);
-    const spanLogs = await api(`${t.url}/observability/spans/${step.spanId}/logs`);
+    const spanLogs = await consoleApi(`${t.url}/observability/spans/${step.spanId}/logs`);
     expect(spanLogs.body.data).toMatchObject({ spanId: step.spanId, count: 1, logs: [{ body: 'greeting from a step', severityNumber: 9 }] });
 
-    for (const path of ['/observability/traces/nope', '/observability/traces/nope/logs']) expect((await api(`${t.url}${path}`)).body).toEqual({ success: false, error: 'Trace not found' });
+    for (const path of ['/observability/traces/nope', '/observability/traces/nope/logs']) expect((await consoleApi(`${t.url}${path}`)).body).toEqual({ success: false, error: 'Trace not found' });
     for (const path of ['/observability/spans/nope', '/observability/spans/nope/logs']) {
-      const r = await api(`${t.url}${path}`);
+      const r = await consoleApi(`${t.url}${path}`);
       expect(r.status).toBe(404);
       expect(r.body).toEqual({ success: false, error: 'Span not found' });
     }
   });
 
   it('queries log records by trace, span, severity and time', async () => {
-    const q = (s: string) => api(`${t.url}/observability/logs?${s}`);
+    const q = (s: string) => consoleApi(`${t.url}/observability/logs?${s}`);
     const byTrace = await q(`traceId=${traceId}`);
     expect(byTrace.body.data).toMatchObject({ count: 2, filter: { traceId, limit: 100 } });
     const warn = await q(`traceId=${traceId}&severityText=warn`);
@@ -248,7 +252,7 @@ describe('observability on a running server', () => {
   });
 
   it('reports its status with counts, the event log\'s storage figures and the process\'s memory', async () => {
-    const s = await api(`${t.url}/observability/status`);
+    const s = await consoleApi(`${t.url}/observability/status`);
     expect(s.status).toBe(200);
     expect(s.body.data).toMatchObject({ enabled: true, websocket: true, storagePersistent: false, resumableStream: { enabled: true } });
     for (const k of ['storage', 'storageAdapter', 'storageDisplayName', 'storageDescription', 'message']) expect(typeof s.body.data[k]).toBe('string');
@@ -266,12 +270,12 @@ describe('observability on a running server', () => {
   });
 
   it('rebuilds the spans from the event log after a restart; log records do not survive it', async () => {
-    const before = (await api(`${t.url}/observability/traces/${traceId}`)).body.data;
+    const before = (await consoleApi(`${t.url}/observability/traces/${traceId}`)).body.data;
     await t.restart();
-    const after = await api(`${t.url}/observability/traces/${traceId}`);
+    const after = await consoleApi(`${t.url}/observability/traces/${traceId}`);
     expect(after.status).toBe(200);
     expect(after.body.data).toEqual(before);
-    expect((await api(`${t.url}/observability/traces/${traceId}/logs`)).body.data.count).toBe(0);
+    expect((await consoleApi(`${t.url}/observability/traces/${traceId}/logs`)).body.data.count).toBe(0);
   });
 });
 
@@ -295,6 +299,38 @@ describe('console access to observability', () => {
     await c.close();
   });
 
+  it('guards the console routes and feed without any auth configured and without a console key', async () => {
+    const open = await startTestServer({}, { env: { ...process.env, NODE_ENV: 'development', SERVICE_CONSOLE_ACCESS_KEY: undefined, JWT_SECRET: undefined } });
+    try {
+      const denied = { status: 401, body: { success: false, error: 'Console access required' } };
+      for (const p of ['/observability/traces', '/observability/status', '/observability/logs', '/observability/traces/nope', '/observability/spans/nope/logs']) {
+        expect(await api(`${open.url}${p}`), p).toMatchObject(denied);
+        expect(await api(`${open.url}${p}`, { headers: { 'x-service-dev': 'false' } }), p).toMatchObject(denied);
+      }
+      expect(await handshake(wsUrl(open.url, '/ws/observability'))).toEqual(denied);
+      expect((await api(`${open.url}/observability/traces`, { headers: { 'x-service-dev': 'true' } })).status).toBe(200);
+      expect((await api(`${open.url}/observability/status?dev=true`)).status).toBe(200);
+      expect((await handshake(wsUrl(open.url, '/ws/observability?dev=true'))).status).toBe(101);
+      // a key sent while none is configured opens nothing
+      expect(await api(`${open.url}/observability/status`, { headers: { 'x-console-access-key': '' } })).toMatchObject(denied);
+      // the rest of the API stays public
+      expect((await api(`${open.url}/agents`)).status).toBe(200);
+      expect((await api(`${open.url}/api/logs`)).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
+
+  it('refuses everyone in production when no console key is set, the dev flag included', async () => {
+    const prod = await startTestServer({}, { env: { ...process.env, NODE_ENV: 'production', SERVICE_CONSOLE_ACCESS_KEY: undefined, JWT_SECRET: undefined } });
+    try {
+      expect((await api(`${prod.url}/observability/status`, { headers: { 'x-service-dev': 'true' } })).status).toBe(401);
+      expect((await handshake(wsUrl(prod.url, '/ws/observability?dev=true'))).status).toBe(401);
+    } finally {
+      await prod.close();
+    }
+  });
+
   it('accepts the dev flag outside production when a console key is set', async () => {
     const dev = await startTestServer({}, { env: { ...process.env, NODE_ENV: 'development', SERVICE_CONSOLE_ACCESS_KEY: 'k' } });
     try {
@@ -312,7 +348,7 @@ describe('OTLP export from a running server', () => {
     const receiver = await startOtlpReceiver();
     const t = await startTestServer({ workflows: [echoWorkflow], observability: { otlp: { endpoint: receiver.url, headers: { authorization: 'Bearer otlp-token' } } } });
     try {
-      const status = await api(`${t.url}/observability/status`);
+      const status = await consoleApi(`${t.url}/observability/status`);
       expect(status.body.data.message).toContain(`${receiver.url}/v1/traces`);
       const run = await api(`${t.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'hi' } } });
       expect(run.status).toBe(200);
@@ -337,8 +373,8 @@ describe('slow feed clients', () => {
   it('closes a client that stops reading with 1013 and a reason instead of buffering without bound', async () => {
     const t = await startTestServer({ observability: { maxLogRecords: 100, slowClientBytes: 256 * 1024 } });
     try {
-      const slow = await openFeed(wsUrl(t.url, '/ws/observability'));
-      const fast = await openFeed(wsUrl(t.url, '/ws/observability'));
+      const slow = await openFeed(devWsUrl(t.url, '/ws/observability'));
+      const fast = await openFeed(devWsUrl(t.url, '/ws/observability'));
       (slow.ws as any)._socket.pause();
       const big = 'x'.repeat(16 * 1024);
       // 32 MiB of log records, spread over event-loop turns as real traffic is, while the slow client reads nothing
@@ -368,11 +404,11 @@ describe('span store rebuild window', () => {
       for (const id of ['old', 'recent']) {
         for (const rec of completedExecution(r, id)) await t.server.log.append(rec.stream, [{ type: rec.type, data: rec.data, at: rec.at }]);
       }
-      const ids = async () => (await api(`${t.url}/observability/traces`)).body.data.traces.map((x: any) => x.spans[0].attributes['workflow.execution.id']);
+      const ids = async () => (await consoleApi(`${t.url}/observability/traces`)).body.data.traces.map((x: any) => x.spans[0].attributes['workflow.execution.id']);
       expect(await ids()).toEqual(['recent', 'old']);
       await t.restart();
       expect(await ids()).toEqual(['recent']);
-      expect((await api(`${t.url}/observability/traces`)).body.data.traces[0].spanCount).toBe(3);
+      expect((await consoleApi(`${t.url}/observability/traces`)).body.data.traces[0].spanCount).toBe(3);
     } finally {
       await t.close();
     }

@@ -95,6 +95,18 @@ describe('system routes', () => {
     expect(project.calls().length).toBe(before);
   });
 
+  it('answers 400 for an invalid name before reading package.json or running anything', async () => {
+    const s = await startTestServer({ observability: { updates: { packageJson: '/nonexistent-dir-eventloom/package.json', registryUrl: registry.url, npmCommand: project.npm } } });
+    const before = project.calls().length;
+    try {
+      expect(await api(`${s.url}/updates/INVALID%20NAME!`, { method: 'POST' })).toMatchObject({ status: 400, body: { success: false, error: 'Invalid package name: INVALID NAME!' } });
+      expect(await api(`${s.url}/updates`, { method: 'POST', json: { packageName: '--global' } })).toMatchObject({ status: 400, body: { error: 'Invalid package name: --global' } });
+      expect(project.calls().length).toBe(before);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('answers 500 when npm fails', async () => {
     const failing = fakeProject({ deps: { pino: '^10.0.0' }, installed: { pino: '10.0.0' }, exitCode: 2 });
     const s = await startTestServer({ observability: { updates: { packageJson: failing.packageJson, registryUrl: registry.url, npmCommand: failing.npm } } });

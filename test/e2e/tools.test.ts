@@ -195,7 +195,7 @@ describe('POST /tools/:name/execute', () => {
   it('cancels the tool through its abort signal when the client goes away, and records the failure', async () => {
     const ac = new AbortController();
     waiting = undefined;
-    const pending = fetch(url('/tools/waitForAbort/execute'), { method: 'POST', body: '{}', signal: ac.signal }).catch((e: Error) => e.name);
+    const pending = fetch(url('/tools/waitForAbort/execute'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: ac.signal }).catch((e: Error) => e.name);
     const current = () => waiting;
     while (!current()) await new Promise((r) => setTimeout(r, 10));
     ac.abort();

@@ -88,8 +88,8 @@ describe('GET /workflows/executions', () => {
     expect(await list('?offset=-1')).toMatchObject({ status: 400, body: { error: 'Invalid request: offset: must be an integer >= 0' } });
   });
 
-  it('returns full execution records with every segment’s events', async () => {
-    const r = await list(`?workflowId=order-approval&status=cancelled`);
+  it('returns full execution records with every segment’s events when asked for them', async () => {
+    const r = await list(`?workflowId=order-approval&status=cancelled&include=events`);
     const rec = r.body.data[0];
     expect(rec).toMatchObject({
       id: made.o2,
@@ -108,6 +108,24 @@ describe('GET /workflows/executions', () => {
     expect(rec).not.toHaveProperty('endAt');
     expect(rec.events.map((e: { type: string }) => e.type)).toEqual(['workflow-start', 'step-start', 'step-complete', 'step-start', 'workflow-suspended', 'workflow-cancelled']);
     expect(rec.events[0]).toEqual({ id: `${made.o2}:1`, sequence: 1, type: 'workflow-start', name: 'Order Approval', from: 'Order Approval', startTime: rec.createdAt, endTime: rec.createdAt, status: 'running', input: rec.input });
+  });
+
+  it('answers summary rows from the index: the same record with only the execution-level events', async () => {
+    const full = (await list('?limit=500&include=events')).body;
+    const summary = (await list('?limit=500')).body;
+    expect(summary.total).toBe(full.total);
+    expect(summary.data.map((r: { id: string }) => r.id)).toEqual(full.data.map((r: { id: string }) => r.id));
+    for (const [i, row] of summary.data.entries()) {
+      const { events, ...rest } = full.data[i];
+      expect(row).toEqual({ ...rest, events: events.filter((e: { type: string }) => e.type.startsWith('workflow-')) });
+    }
+    expect(summary.data.some((r: { events: unknown[] }) => r.events.length > 1)).toBe(true);
+  });
+
+  it('rejects an include other than events with a 400 naming it', async () => {
+    const r = await list('?include=steps');
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatch(/include/);
   });
 
   it('reflects a just-finished execute call at once, and keeps the index across a restart', async () => {

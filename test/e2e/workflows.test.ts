@@ -6,14 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
 import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
+import { until } from '../helpers/until.js';
 
 let t: TestServer;
 const post = (path: string, json: unknown = {}) => api(`${t.url}${path}`, { method: 'POST', json });
 const get = (path: string) => api(`${t.url}${path}`);
 const exec = (id: string, input: unknown, options?: Record<string, unknown>) => post(`/workflows/${id}/execute`, { input, ...(options ? { options } : {}) });
-const until = async (check: () => Promise<boolean>) => {
-  for (let i = 0; i < 400 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
-};
 const stateOf = async (wf: string, id: string) => (await get(`/workflows/${wf}/executions/${id}/state`)).body.data;
 
 beforeAll(async () => {

@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RouteDef } from '../../src/http/route-types.js';
+import type { RouteDef } from '../../src/contract/routes.js';
 import { HangError, send, type RawRequest } from '../reliability/lib/raw-http.js';
 import { api } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';

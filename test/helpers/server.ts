@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { EventloomConfig } from '../../src/config/define-config.js';
 import { startDefaultServer } from '../../src/server-assembly.js';
 import type { EventloomServer } from '../../src/main.js';
@@ -22,11 +22,12 @@ export interface TestServer {
 
 export async function startTestServer(
   config: EventloomConfig = {},
-  opts: { env?: NodeJS.ProcessEnv; dataDir?: string; defaultPrivate?: boolean; databaseUrl?: string; nodeId?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; dataDir?: string; defaultPrivate?: boolean; logger?: Logger; databaseUrl?: string; nodeId?: string } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'eventloom-test-'));
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const start = () => startDefaultServer({ config, port: 0, host: '127.0.0.1', dataDir, env: opts.env ?? { ...process.env, NODE_ENV: 'test' }, logger, defaultPrivate: opts.defaultPrivate, databaseUrl: opts.databaseUrl, nodeId: opts.nodeId });
+  const logger = opts.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const start = () =>
+    startDefaultServer({ config, port: 0, host: '127.0.0.1', dataDir, env: opts.env ?? { ...process.env, NODE_ENV: 'test' }, logger, defaultPrivate: opts.defaultPrivate, databaseUrl: opts.databaseUrl, nodeId: opts.nodeId });
   const t: TestServer = {
     server: await start(),
     get url() {

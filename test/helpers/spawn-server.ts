@@ -19,9 +19,16 @@ export interface SpawnedServer {
 
 const OUTPUT_KEPT = 1024 * 1024;
 
-export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, nodeArgs: string[] = []): Promise<SpawnedServer> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), 'start', ...args], {
-    cwd: ROOT,
+/** `entry`: run this script instead of the sources (e.g. an installed package's bin), from `cwd`. */
+export interface SpawnTarget {
+  entry?: string;
+  cwd?: string;
+}
+
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, nodeArgs: string[] = [], target: SpawnTarget = {}): Promise<SpawnedServer> {
+  const entry = target.entry ? [target.entry] : ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts')];
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, 'start', ...args], {
+    cwd: target.cwd ?? ROOT,
     env: { ...process.env, NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

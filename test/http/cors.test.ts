@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCorsPolicy } from '../../src/http/cors.js';
+import { createCorsPolicy, originAllowed } from '../../src/http/cors.js';
 
 describe('CORS policy', () => {
   it('allows every origin by default and echoes requested headers on preflight', () => {
@@ -35,5 +35,34 @@ describe('CORS policy', () => {
 
   it('is off entirely with cors: false', () => {
     expect(createCorsPolicy(false)).toBeUndefined();
+  });
+});
+
+describe('origins allowed to call host-changing routes', () => {
+  it("accepts no Origin and the server's own origin, normalising case and default ports", () => {
+    const p = createCorsPolicy(undefined);
+    expect(originAllowed(undefined, '127.0.0.1:3141', p)).toBe(true);
+    expect(originAllowed('http://127.0.0.1:3141', '127.0.0.1:3141', p)).toBe(true);
+    expect(originAllowed('https://Agents.Example', 'agents.example:443', p)).toBe(true);
+    expect(originAllowed('http://agents.example', 'AGENTS.example', p)).toBe(true);
+  });
+
+  it('refuses other hosts, ports and schemes, null, garbage and a missing Host', () => {
+    const p = createCorsPolicy(undefined);
+    for (const origin of ['https://evil.example', 'http://127.0.0.1:3142', 'null', '', 'not a url', 'file://127.0.0.1:3141', 'http://127.0.0.1:3141.evil.example']) {
+      expect(originAllowed(origin, '127.0.0.1:3141', p), origin).toBe(false);
+    }
+    expect(originAllowed('http://127.0.0.1:3141', undefined, p)).toBe(false);
+    expect(originAllowed('http://127.0.0.1:3141', 'bad host/x', p)).toBe(false);
+  });
+
+  it('accepts origins the CORS config names (string, list or function), never through the default *', () => {
+    expect(originAllowed('https://console.example', 'h:1', createCorsPolicy({ origin: 'https://console.example' }))).toBe(true);
+    expect(originAllowed('https://console.example', 'h:1', createCorsPolicy({ origin: ['https://a.example', 'https://console.example'] }))).toBe(true);
+    expect(originAllowed('https://console.example', 'h:1', createCorsPolicy({ origin: (o) => (o.endsWith('.example') ? o : null) }))).toBe(true);
+    expect(originAllowed('https://evil.test', 'h:1', createCorsPolicy({ origin: (o) => (o.endsWith('.example') ? o : null) }))).toBe(false);
+    expect(originAllowed('https://console.example', 'h:1', createCorsPolicy({ origin: '*' }))).toBe(false);
+    expect(originAllowed('https://console.example', 'h:1', createCorsPolicy({ credentials: true }))).toBe(false);
+    expect(originAllowed('https://console.example', 'h:1', createCorsPolicy(false))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { PathTrie, Router } from '../../src/http/router.js';
-import type { RouteDef } from '../../src/http/route-types.js';
+import type { RouteDef } from '../../src/contract/routes.js';
 
 const route = (method: RouteDef['method'], path: string): RouteDef => ({ method, path, auth: 'management', summary: path, tags: [], handler: () => ({ kind: 'json', data: path }) });
 

@@ -2,6 +2,7 @@ import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { liveRecords, records$ } from '../../src/log/committed.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
+import { until } from '../helpers/until.js';
 
 describe('RxJS views of the log', () => {
   it('records$ replays from a sequence, then follows live commits', async () => {
@@ -31,10 +32,14 @@ describe('RxJS views of the log', () => {
     const seen: number[] = [];
     const sub = records$(log).subscribe((r) => seen.push(r.seq));
     await log.append('s', [{ type: 't', data: 0 }]);
-    await new Promise((r) => setTimeout(r, 1));
+    await until(() => seen.length === 1, 'the first record');
     sub.unsubscribe();
     await log.append('s', [{ type: 't', data: 1 }]);
-    await new Promise((r) => setTimeout(r, 1));
+    // a later subscriber that got record 2 proves the unsubscribed one would have had it by now
+    const probe: number[] = [];
+    const p = records$(log).subscribe((r) => probe.push(r.seq));
+    await until(() => probe.length === 2, 'the probe');
+    p.unsubscribe();
     expect(seen).toEqual([1]);
     await log.close();
   });

@@ -11,7 +11,7 @@ import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { openLevelLog } from '../../src/log/level-log.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { StreamConflictError, type AppendResult, type EventLog, type LogRecord } from '../../src/log/types.js';
-import { until } from '../contract/event-log.contract.js';
+import { until } from '../helpers/until.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'eventloom-log-prop-'));
 let dirs = 0;

@@ -9,7 +9,8 @@ import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { recordKey, stringKey, KeySpace } from '../../src/log/key-codec.js';
 import { LogFailedError, openLevelLog, type LevelEventLog } from '../../src/log/level-log.js';
 import { LogClosedError, LogLockedError, StreamConflictError } from '../../src/log/types.js';
-import { runEventLogContract, until } from '../contract/event-log.contract.js';
+import { runEventLogContract } from '../contract/event-log.contract.js';
+import { until } from '../helpers/until.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'eventloom-level-log-'));
 let dirs = 0;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { checkLogIntegrity } from '../../src/log/integrity.js';
-import { runEventLogContract, until } from '../contract/event-log.contract.js';
+import { runEventLogContract } from '../contract/event-log.contract.js';
+import { until } from '../helpers/until.js';
 
 runEventLogContract('memory', (clock) => createMemoryLog({ clock }));
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { DatabaseUnavailableError, openPgLog } from '../../src/log/pg/pg-log.js';
 import { StreamConflictError } from '../../src/log/types.js';
-import { runEventLogContract, until } from '../contract/event-log.contract.js';
+import { runEventLogContract } from '../contract/event-log.contract.js';
+import { until } from '../helpers/until.js';
 import { freePort, usePostgres } from '../helpers/postgres.js';
 
 const cluster = usePostgres();

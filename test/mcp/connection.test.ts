@@ -10,6 +10,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { McpConnection } from '../../src/mcp/connection.js';
 import type { McpServerEntry } from '../../src/mcp/config.js';
+import { until } from '../helpers/until.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '..', 'fixtures', 'mcp', 'stdio-server.ts');
 const silent = pino({ level: 'silent' });
@@ -24,13 +25,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 const connection = (config: McpServerEntry['config']) => new McpConnection({ id: 'fx', transport: 'stdio', config }, silent, { name: 'test', version: '0' });
 
 beforeAll(() => {
@@ -48,7 +42,7 @@ describe('McpConnection', () => {
       expect(c.tools.map((t) => t.name)).toEqual(['add', 'shout', 'greet', 'fail', 'sleep']);
       const first = Number(readFileSync(pidFile, 'utf8'));
       process.kill(first, 'SIGKILL');
-      await until(() => c.status === 'closed');
+      await until(() => c.status === 'closed', 'the connection to close', 10_000);
       expect(c.error).toBe('connection closed');
       const r = await c.callTool('add', { a: 1, b: 2 }, signal());
       expect(r).toMatchObject({ structuredContent: { sum: 3 } });
@@ -81,7 +75,7 @@ describe('McpConnection', () => {
     expect(c.status).toBe('error');
     expect(c.error).toBe('Failed to connect: did not answer within 400 ms');
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    await until(() => !alive(pid));
+    await until(() => !alive(pid), 'the server process to exit', 10_000);
     await expect(c.callTool('add', {}, signal())).rejects.toThrow("MCP server 'fx' is not connected (Failed to connect: did not answer within 400 ms)");
   }, 30_000);
 

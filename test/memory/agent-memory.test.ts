@@ -6,7 +6,9 @@
 import type { ModelMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResolvedPersistence, SaveMessagesArgs } from '../../src/agents/memory-hooks.js';
-import { agentMemory, type AgentMemory } from '../../src/memory/agent-memory.js';
+import { agentMemory, AgentMemory } from '../../src/memory/agent-memory.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { until } from '../helpers/until.js';
 import { describeAgentMemory } from '../../src/memory/config.js';
 import { LexicalEmbedder } from '../../src/memory/embedder.js';
 import { memoryHarness, type Harness } from './harness.js';
@@ -22,8 +24,11 @@ const step: ResolvedPersistence = { mode: 'step', debounceMs: 40, flushOnToolRes
 const save = (mem: AgentMemory, messages: ModelMessage[], phase: SaveMessagesArgs['phase'], extra: Partial<SaveMessagesArgs> = {}) => mem.saveMessages({ ...scope, messages, phase, persistence: step, ...extra });
 const stored = async () => (await h!.store.listMessages('c', {}, false).catch(() => [])).map((m) => `${m.role}:${m.content}`);
 
+let clock = new ManualClock();
+
 async function setup() {
-  const mem = agentMemory({ workingMemory: true });
+  clock = new ManualClock();
+  const mem = new AgentMemory({ workingMemory: true }, clock);
   h = await memoryHarness({ agents: [{ id: 'a', memory: mem }] });
   return mem;
 }
@@ -37,7 +42,11 @@ describe('agent memory saves', () => {
     await save(mem, [{ role: 'assistant', content: 'step one' }], 'step');
     await save(mem, [{ role: 'assistant', content: 'step two' }], 'step');
     expect(await stored()).toEqual(['user:hi']);
-    await new Promise((r) => setTimeout(r, 80));
+    clock.advance(39);
+    expect(await stored()).toEqual(['user:hi']);
+    // one write for the burst, once the debounce (40 ms from the last step) has passed
+    clock.advance(1);
+    await until(async () => (await stored()).length === 3, 'the debounced write');
     expect(await stored()).toEqual(['user:hi', 'assistant:step one', 'assistant:step two']);
   });
 

@@ -5,7 +5,7 @@
 import pino from 'pino';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
-import { MEMORY_RANGE } from '../../src/projections/memory-keys.js';
+import { MEMORY_RANGE } from '../../src/memory/projection-keys.js';
 import { MemoryService, type AgentLike } from '../../src/memory/service.js';
 
 export interface Harness {

@@ -6,19 +6,21 @@ import { describe, expect, it } from 'vitest';
 import { LogLinker, type LogLink } from '../../src/observability/log-linker.js';
 import { LogCapture } from '../../src/observability/log-capture.js';
 import type { CapturedLog } from '../../src/observability/log-entry.js';
-import { TraceProjection } from '../../src/projections/traces.js';
-import { TraceStore } from '../../src/projections/traces-store.js';
+import { TraceProjection } from '../../src/observability/traces.js';
+import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
 import { spanIdFor, traceIdFor } from '../../src/observability/span-types.js';
 import { RecordSeq, completedExecution } from './records.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 function setup(maxWaitMs = 1000) {
   const traces = new TraceProjection(new TraceStore(), DEFAULT_SPAN_MAPPING);
   const out: Array<{ msg: string; link: LogLink }> = [];
-  const linker = new LogLinker(traces, (log, link) => out.push({ msg: log.entry.msg, link }), { maxWaitMs });
+  const clock = new ManualClock();
+  const linker = new LogLinker(traces, (log, link) => out.push({ msg: log.entry.msg, link }), { maxWaitMs, clock });
   const capture = new LogCapture();
   const log = (obj: Record<string, unknown>): CapturedLog => capture.ingest({ level: 30, ...obj });
-  return { traces, out, linker, log };
+  return { traces, out, linker, log, clock };
 }
 
 describe('LogLinker', () => {
@@ -47,11 +49,13 @@ describe('LogLinker', () => {
     ]);
   });
 
-  it('releases a line whose span never opens after the wait bound', async () => {
-    const { out, linker, log } = setup(30);
+  it('releases a line whose span never opens after the wait bound', () => {
+    const { out, linker, log, clock } = setup(30);
     linker.push(log({ msg: 'orphan', executionId: 'gone', stepId: 's' }));
     expect(out).toEqual([]);
-    await new Promise((r) => setTimeout(r, 80));
+    clock.advance(29);
+    expect(out).toEqual([]);
+    clock.advance(2);
     expect(out).toEqual([{ msg: 'orphan', link: { traceId: traceIdFor('exec:gone'), spanId: spanIdFor('exec:gone', 'step|s|1'), entity: {} } }]);
   });
 

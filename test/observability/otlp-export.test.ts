@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OtlpSpanExporter, resolveOtlpConfig } from '../../src/observability/otlp-export.js';
-import { TraceProjection } from '../../src/projections/traces.js';
-import { TraceStore } from '../../src/projections/traces-store.js';
+import { TraceProjection } from '../../src/observability/traces.js';
+import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
 import { traceIdFor } from '../../src/observability/span-types.js';
 import { RecordSeq, failedExecution } from './records.js';

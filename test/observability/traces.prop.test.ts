@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { LogRecord } from '../../src/log/types.js';
-import { TraceProjection } from '../../src/projections/traces.js';
-import { TraceStore } from '../../src/projections/traces-store.js';
+import { TraceProjection } from '../../src/observability/traces.js';
+import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
 import { RecordSeq, agentRun, completedExecution, failedExecution } from './records.js';
 

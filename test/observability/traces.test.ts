@@ -4,8 +4,8 @@
  * emitted only for live records.
  */
 import { describe, expect, it } from 'vitest';
-import { TraceProjection, type SpanChange } from '../../src/projections/traces.js';
-import { TraceStore } from '../../src/projections/traces-store.js';
+import { TraceProjection, type SpanChange } from '../../src/observability/traces.js';
+import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
 import { buildTree, spanIdFor, traceIdFor } from '../../src/observability/span-types.js';
 import { RecordSeq, agentRun, completedExecution, failedExecution } from './records.js';

@@ -2,15 +2,17 @@
  * The workflow engine on an in-memory log: step kinds, retries, failures, shared state, custom
  * events, sub-workflows, agent steps, recovery after a simulated crash and graceful stop.
  */
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executionResult, resumeExecution, startExecution } from '../../src/workflows/commands.js';
 import { andThen, createWorkflow } from '../../src/workflows/builder.js';
-import { foldExecution } from '../../src/projections/executions-view.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
 import { executionStream } from '../../src/workflows/events.js';
 import type { WorkflowAgentRunner } from '../../src/workflows/agent-bridge.js';
 import { agentStep, branching, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
-import { makeEngine, recordsOf, typesOf, until } from './helpers.js';
+import { makeEngine, recordsOf, typesOf } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 describe('step kinds', () => {
   it('runs andWhen, andAll and andRace: nested output, outputs in declaration order, first settled wins without waiting for the loser', async () => {
@@ -119,7 +121,7 @@ describe('agent steps', () => {
         return { text: '{"a":"42"}', object: { a: '42' }, usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 } };
       },
     };
-    const engine = makeEngine([agentStep], { modules: new Map([['agents', { agentRunner }]]) });
+    const engine = makeEngine([agentStep], { agentRunner: () => agentRunner });
     const run = await startExecution(engine, 'agent-step', { q: 'life' }, { context: { k: 1 }, userId: 'u' });
     const rec = await run.settled;
     expect((rec.data as { result: unknown }).result).toEqual({ a: '42' });
@@ -160,16 +162,19 @@ describe('recovery and shutdown', () => {
     expect(view.events.find((e) => e.sequence === 5)).toMatchObject({ type: 'workflow-start', metadata: { recovered: true, resumeStepIndex: 1 } });
   });
 
-  it('turns a running execution whose workflow is no longer registered into an error', async () => {
+  it('turns a running execution whose workflow is no longer registered into an error, logged once at error', async () => {
     const first = makeEngine([gated]);
     const run = await startExecution(first, 'gated', { key: 'gone' });
     await until(async () => (await recordsOf(first, run.executionId)).length === 4);
-    const second = makeEngine([], { log: first.log });
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const second = makeEngine([], { log: first.log, logger });
     const settled = second.feeds.waitForSettle(executionStream(run.executionId), 0);
     await second.recover([run.executionId]);
     const rec = await settled;
     expect(rec.type).toBe('execution.failed');
     expect((rec.data as { error: { message: string } }).error.message).toBe('Workflow gated is no longer registered');
+    expect(lines).toEqual([expect.objectContaining({ level: 50, workflowId: 'gated', executionId: run.executionId, msg: 'Workflow gated is no longer registered' })]);
   });
 
   it('waits for the step in flight on stop, records its outcome and starts nothing after it', async () => {
@@ -179,7 +184,8 @@ describe('recovery and shutdown', () => {
     const stopped = engine.stop();
     release('stop-1');
     await stopped;
-    await new Promise((r) => setTimeout(r, 20));
+    // a step started after stop would be started by the settled outcome's continuation: let it run
+    await new Promise((r) => setImmediate(r));
     expect(typesOf(await recordsOf(engine, run.executionId))).toEqual(['execution.started', 'step.started', 'step.completed', 'step.started', 'step.completed']);
   });
 });

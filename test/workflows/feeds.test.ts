@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
-import type { SseSink } from '../../src/http/route-types.js';
+import type { SseSink } from '../../src/contract/routes.js';
 import { ExecutionFeeds } from '../../src/workflows/feeds.js';
+import { until } from '../helpers/until.js';
 
 function fakeSink() {
   const frames: string[] = [];
@@ -39,7 +40,7 @@ describe('execution feed reader', () => {
     await attached;
     await live;
     await log.append('exec:e1', [{ type: 'execution.completed', data: { result: 1, workflowName: 'W' } }]);
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => ended(), 'the stream to end');
     expect(ids(frames)).toEqual(['step-start#2', 'step-complete#3', 'workflow-complete#4', 'workflow-result#5']);
     expect(ended()).toBe(true);
     expect(feeds.watchedStreams).toBe(0);

@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { initialTransition, transition } from 'xstate';
 import {
+  executionStatus,
+  statusAfterRecord,
   workflowExecutionMachine,
   WORKFLOW_EXECUTION_KIND,
   WORKFLOW_EXECUTION_VERSION,
@@ -59,14 +61,17 @@ function decide(real: Real, events: ExecutionEvent[]): boolean {
   let snap = real.snapshot;
   for (const e of events) {
     if (!snap.can(e as never)) return false;
+    const before = executionStatus(snap);
     [snap] = transition(workflowExecutionMachine, snap, e as never) as unknown as [ExecSnapshot];
+    // projections fold records with statusAfterRecord: it must agree with the machine on every event
+    expect(statusAfterRecord(e.type) ?? before).toBe(executionStatus(snap));
   }
   real.snapshot = snap;
   real.accepted.push(...events);
   return true;
 }
 
-const statusOf = (r: Real) => r.snapshot.value as Status;
+const statusOf = (r: Real) => executionStatus(r.snapshot) as Status;
 const stepFields = (m: Model, index: number, attempt: number) => ({ stepIndex: index, stepId: ids(m.n)[index] ?? 'none', stepName: 'n', stepType: 'andThen', input: index, attempt });
 
 type Cmd = fc.Command<Model, Real>;

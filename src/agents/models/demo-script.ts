@@ -1,17 +1,18 @@
 /**
  * What the offline demo model says. Reads a LanguageModelV3 call (prompt, tools, response format)
- * and decides, deterministically, one of: an echo reply, a `getWeather` tool call, the weather
- * answer after that tool's result, or a schema-valid JSON object. The model wrapper in
- * demo-model.ts only turns a plan into `doGenerate` content or `doStream` parts.
+ * and decides, deterministically, one of: an echo reply, a call of the tool the prompt names (see
+ * demo-tool-pick.ts), an answer that reports the tool's real result, or a schema-valid JSON object.
+ * The model wrapper in demo-model.ts only turns a plan into `doGenerate` content or `doStream` parts.
  *
  * "Tokens" here are whitespace-separated words: the demo has no tokenizer, and word counts keep
  * usage numbers meaningful and cheap to compute.
  */
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from '@ai-sdk/provider';
 import { sampleFromJsonSchema } from './json-schema-sample.js';
+import { DEFAULT_CITY, fillArguments, offeredTools, parseCity, pickTool } from './demo-tool-pick.js';
 
+export { DEFAULT_CITY, parseCity };
 export const WEATHER_TOOL = 'getWeather';
-export const DEFAULT_CITY = 'Paris';
 
 export type DemoPlan =
   | { kind: 'text'; pieces: string[]; finish: 'stop' | 'length'; inputTokens: number }
@@ -34,13 +35,14 @@ export function planDemoReply(options: LanguageModelV3CallOptions): DemoPlan {
   }
 
   const userText = lastUserText(prompt);
-  if (offersWeatherTool(options) && mentionsWeather(userText)) {
+  const tool = pickTool(offeredTools(options), userText);
+  if (tool) {
     return {
       kind: 'tool-call',
       // Unique within the conversation (counts earlier calls) yet deterministic for a given prompt.
       toolCallId: `demo-call-${countToolCalls(prompt) + 1}`,
-      toolName: WEATHER_TOOL,
-      input: JSON.stringify({ city: parseCity(userText) ?? DEFAULT_CITY }),
+      toolName: tool.name,
+      input: JSON.stringify(fillArguments(tool, userText)),
       inputTokens,
     };
   }
@@ -76,9 +78,9 @@ function answerToolResults(content: Extract<LanguageModelV3Prompt[number], { rol
     if (part.type !== 'tool-result') continue;
     if (part.toolName === WEATHER_TOOL) {
       const city = cityFromOutput(part.output) ?? parseCity(userText) ?? DEFAULT_CITY;
-      answers.push(isErrorOutput(part.output) ? `I could not get the weather in ${city}.` : `The weather in ${city} is 21°C.`);
+      answers.push(isErrorOutput(part.output) ? `I could not get the weather in ${city}.` : `The weather in ${city} ${describeWeather(part.output)}.`);
     } else {
-      answers.push(`${part.toolName} returned ${outputText(part.output)}.`);
+      answers.push(`${part.toolName} ${isErrorOutput(part.output) ? 'failed' : 'returned'} ${outputText(part.output)}.`);
     }
   }
   return answers.length > 0 ? answers.join(' ') : echo(userText);
@@ -120,20 +122,29 @@ function outputText(output: LanguageModelV3ToolResultOutput): string {
   }
 }
 
-function offersWeatherTool(options: LanguageModelV3CallOptions): boolean {
-  if (options.toolChoice?.type === 'none' || options.tools === undefined) return false;
-  for (const t of options.tools) if (t.type === 'function' && t.name === WEATHER_TOOL) return true;
-  return false;
+/**
+ * What getWeather returned, in words: `is 21°C` from a `tempC`/`temperature` number (with the
+ * `conditions`/`description` text when there is one), else the result itself (`: {...}`).
+ */
+function describeWeather(output: LanguageModelV3ToolResultOutput): string {
+  let value: unknown;
+  if (output.type === 'json') value = output.value;
+  else if (output.type === 'text') {
+    try {
+      value = JSON.parse(output.value);
+    } catch {
+      return `: ${output.value}`;
+    }
+  }
+  const v = (value ?? {}) as Record<string, unknown>;
+  const temp = [v.tempC, v.temperature, v.temperatureC].find((t) => typeof t === 'number');
+  const conditions = [v.conditions, v.condition, v.description].find((c) => typeof c === 'string' && c !== '');
+  if (temp === undefined) return `: ${outputText(output)}`;
+  return conditions === undefined ? `is ${temp}°C` : `is ${temp}°C, ${conditions as string}`;
 }
 
 export function mentionsWeather(text: string): boolean {
   return /weather/i.test(text);
-}
-
-/** The capitalised word after "in", "for" or "at" ("What is the weather in Berlin?" → Berlin). */
-export function parseCity(text: string): string | undefined {
-  const m = /(?:^|[^\p{L}\p{N}_])(?:[Ii]n|[Ff]or|[Aa]t)\s+(\p{Lu}[\p{L}\p{M}-]*)/u.exec(text);
-  return m?.[1];
 }
 
 /** Text of the last user message (its text parts joined by newlines), or '' when there is none. */

@@ -7,7 +7,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { z } from 'zod';
 import { formatIssues } from '../../errors.js';
-import type { AuthUser } from '../route-types.js';
+import type { AuthUser } from '../../contract/routes.js';
 import { parsePattern, type CompiledPattern } from './patterns.js';
 
 /** JWS algorithms jose 6 verifies; `none` is deliberately absent. */

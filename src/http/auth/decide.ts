@@ -3,7 +3,7 @@
  * The built-in protection comes from the route's auth class in the one route table, never from a second list of
  * paths; operator patterns (`publicRoutes`, `protectedRoutes`) are matched against the concrete request.
  */
-import type { AuthClass, AuthUser, HttpMethod } from '../route-types.js';
+import type { AuthClass, AuthUser, HttpMethod } from '../../contract/routes.js';
 import type { AuthEnv, ResolvedAuthConfig } from './config.js';
 import { checkConsoleAccess, isProduction, queryValue, type GuardRequest } from './console-guard.js';
 import { AUTH_REQUIRED, verifyBearer, verifyToken } from './jwt.js';
@@ -24,7 +24,8 @@ export interface RouteAuthInfo {
  * - host-changing routes in production → console guard, always (an anonymous client, or an app user holding a
  *   JWT, must never install packages or write secrets on a production host; not overridable by publicRoutes);
  * 1. an operator `publicRoutes` match → public;
- * 2. console routes → console guard when JWT auth is configured or a console key is set, else public;
+ * 2. console routes → console guard, in every mode: with no auth configured too, since traces, spans and logs carry
+ *    prompts, tool inputs and user ids (outside production the dev flag opens it, so local use stays one header);
  * (no JWT auth → everything else is public)
  * 3. `defaultPrivate`, or an operator `protectedRoutes` match → protected;
  * 4. the default protected list, i.e. auth class `execution` → protected;
@@ -38,7 +39,7 @@ export function decideAccess(
 ): AccessDecision {
   if (route.auth === 'host-changing' && isProduction(env)) return 'console';
   if (cfg && matchAny(cfg.publicRoutes, route.method, requestPath)) return 'public';
-  if (route.auth === 'console') return cfg || env.SERVICE_CONSOLE_ACCESS_KEY ? 'console' : 'public';
+  if (route.auth === 'console') return 'console';
   if (!cfg) return 'public';
   if (cfg.defaultPrivate || matchAny(cfg.protectedRoutes, route.method, requestPath)) return 'protected';
   if (route.auth === 'execution') return 'protected';
@@ -72,14 +73,7 @@ export async function authenticate(
   cfg: ResolvedAuthConfig | undefined,
   env: AuthEnv,
 ): Promise<AuthOutcome> {
-  if (decision === 'console') {
-    const check = checkConsoleAccess(req, env);
-    return check.ok ? { ok: true } : { ok: false, status: 401, error: check.error, code: 'CONSOLE_ACCESS_REQUIRED' };
-  }
-  if (!cfg) {
-    // decideAccess never answers `protected` without auth; fail closed should a caller do it anyway
-    return decision === 'public' ? { ok: true } : { ok: false, status: 401, error: AUTH_REQUIRED, code: 'UNAUTHENTICATED' };
-  }
+  if (decision === 'console' || !cfg) return settleWithoutToken(decision, req, env);
   const result = await verifyRequestToken(req, cfg);
   if (result === undefined) {
     return decision === 'public' ? { ok: true } : { ok: false, status: 401, error: AUTH_REQUIRED, code: 'UNAUTHENTICATED' };
@@ -87,6 +81,19 @@ export async function authenticate(
   if (result.ok) return { ok: true, user: result.user };
   if (decision === 'public') return { ok: true };
   return { ok: false, status: 401, error: result.error, code: 'UNAUTHENTICATED', cause: result.cause };
+}
+
+/**
+ * The decisions that read no token: the console guard (JWT is not consulted there), and everything when no JWT auth
+ * is configured. Synchronous, so a server without auth pays no promise per request.
+ */
+function settleWithoutToken(decision: AccessDecision, req: AuthRequest, env: AuthEnv): AuthOutcome {
+  if (decision === 'console') {
+    const check = checkConsoleAccess(req, env);
+    return check.ok ? { ok: true } : { ok: false, status: 401, error: check.error, code: 'CONSOLE_ACCESS_REQUIRED' };
+  }
+  // decideAccess never answers `protected` without auth; fail closed should a caller do it anyway
+  return decision === 'public' ? { ok: true } : { ok: false, status: 401, error: AUTH_REQUIRED, code: 'UNAUTHENTICATED' };
 }
 
 /** The Authorization header wins; a WebSocket handshake without one may carry `?token=`. undefined = no token. */
@@ -108,11 +115,9 @@ export function createAuthenticator(cfg: ResolvedAuthConfig | undefined, env: Au
   return (
     route: RouteAuthInfo,
     request: { path: string; headers: Readonly<Record<string, string | undefined>>; query?: GuardRequest['query'] },
-  ): Promise<AuthOutcome> =>
-    authenticate(
-      decideAccess(route, request.path, cfg, env),
-      { headers: request.headers, query: request.query, websocket: route.method === 'WS' },
-      cfg,
-      env,
-    );
+  ): AuthOutcome | Promise<AuthOutcome> => {
+    const decision = decideAccess(route, request.path, cfg, env);
+    const req: AuthRequest = { headers: request.headers, query: request.query, websocket: route.method === 'WS' };
+    return decision === 'console' || !cfg ? settleWithoutToken(decision, req, env) : authenticate(decision, req, cfg, env);
+  };
 }

@@ -59,7 +59,7 @@ export {
   type AuthRequest,
   type RouteAuthInfo,
 } from './decide.js';
-export { mergeUserIntoBody, userIdentity, type PropagationKind } from './propagate.js';
+export { mergeUserIntoBody, type PropagationKind } from './propagate.js';
 export {
   ensureHeaderLimit,
   checkHeaderSize,

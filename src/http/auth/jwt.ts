@@ -4,7 +4,7 @@
  * a token is accepted iff nbf <= now < exp, with now in whole seconds and no clock tolerance.
  */
 import { errors, jwtVerify, type JWTPayload } from 'jose';
-import type { AuthUser } from '../route-types.js';
+import type { AuthUser } from '../../contract/routes.js';
 import type { ResolvedAuthConfig } from './config.js';
 
 export type VerifyResult =

@@ -6,7 +6,7 @@
  * of each mode, the environment, and the token and credentials of each kind.
  */
 import { createHmac } from 'node:crypto';
-import type { AuthClass, HttpMethod } from '../route-types.js';
+import type { AuthClass, HttpMethod } from '../../contract/routes.js';
 import type { AuthConfig } from './config.js';
 
 export type MatrixMode = 'no-auth' | 'jwt' | 'jwt-private';
@@ -208,15 +208,14 @@ export function expectedStatusFor(
   env: MatrixEnv = {},
 ): ExpectedOutcome {
   const cls = specAuthClass(route.method, route.path) ?? route.auth;
-  const consoleGuarded =
-    (cls === 'host-changing' && env.production === true) ||
-    (cls === 'console' && (mode !== 'no-auth' || env.consoleKeySet === true));
+  // the console guard covers the console routes in every mode (no auth included; decisions.md §12 narrowed it to
+  // JWT mode or a set key, which left traces public on a default server), and host-changing routes in production
+  const consoleGuarded = cls === 'console' || (cls === 'host-changing' && env.production === true);
   if (consoleGuarded) {
     const creds = env.consoleCredentials ?? 'none';
     const passes = (creds === 'dev' && !env.production) || (creds === 'key' && env.consoleKeySet === true);
     return passes ? { allowed: true, user: false } : { allowed: false, status: 401, error: 'Console access required' };
   }
-  if (cls === 'console') return { allowed: true, user: false };
   const row = cls === 'host-changing' ? PROTECTION_MATRIX.management : PROTECTION_MATRIX[cls];
   const guard = row[mode];
   if (mode === 'no-auth') return { allowed: true, user: false };

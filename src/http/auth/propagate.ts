@@ -3,21 +3,12 @@
  * and tool calls, so the agent sees `context.user` and memory is scoped to the token's identity, not to a userId
  * the client picked. Bodies are merged, never replaced; the input is never mutated.
  */
-import type { AuthUser } from '../route-types.js';
+import { userIdentity, type AuthUser } from '../../contract/routes.js';
 
 export type PropagationKind = 'agent' | 'workflow' | 'tool';
 
 type Obj = Record<string, unknown>;
 const isPlainObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** identity = `user.id` ?? `user.sub`, as a string (numeric ids are stringified; other shapes have none). */
-export function userIdentity(user: AuthUser): string | undefined {
-  for (const v of [user.id, user.sub]) {
-    if (typeof v === 'string' && v !== '') return v;
-    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  }
-  return undefined;
-}
 
 /**
  * Returns a new body with the user merged in:

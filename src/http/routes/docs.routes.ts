@@ -7,8 +7,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
-import { html, type RouteDef } from '../route-types.js';
+import { html, type RouteDef } from '../../contract/routes.js';
 import { API_TITLE, buildOpenApi } from '../openapi.js';
+import type { DocsCatalog } from '../openapi-examples.js';
 
 export interface DocsDeps {
   version: string;
@@ -16,6 +17,10 @@ export interface DocsDeps {
   routes: () => readonly RouteDef[];
   port: () => number;
   counts: () => { agents: number; workflows: number; tools: number };
+  /** registered agents, workflows and tools, for path ids and example bodies in the document */
+  catalog?: () => DocsCatalog;
+  /** JWT auth is on (the document then offers a bearer scheme) */
+  bearer?: boolean;
   /** the explorer is on unless NODE_ENV=production; `enableSwaggerUI` overrides */
   enableUi: boolean;
 }
@@ -34,6 +39,9 @@ function swaggerDir(): string {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** `<strong>1</strong> agent`, `<strong>2</strong> agents` */
+const counted = (n: number, noun: string) => `<strong>${n}</strong> ${noun}${n === 1 ? '' : 's'}`;
+
 function landingPage(deps: DocsDeps): string {
   const c = deps.counts();
   return `<!doctype html>
@@ -44,8 +52,9 @@ h1{font-size:1.6rem}ul.counts{display:flex;gap:1.5rem;list-style:none;padding:0}
 code{background:#f3f3f6;padding:.1rem .3rem;border-radius:.2rem}</style></head>
 <body><h1>${API_TITLE}</h1>
 <p>This eventloom server (version ${escapeHtml(deps.version)}) hosts AI agents and durable workflows. Every workflow execution and agent run is recorded in a durable event log, so streams can be resumed and executions replayed.</p>
-<ul class="counts"><li><strong>${c.agents}</strong> agents</li><li><strong>${c.workflows}</strong> workflows</li><li><strong>${c.tools}</strong> tools</li></ul>
+<ul class="counts"><li>${counted(c.agents, 'agent')}</li><li>${counted(c.workflows, 'workflow')}</li><li>${counted(c.tools, 'tool')}</li></ul>
 <ul>
+<li><a href="/console">Live console</a> (<code>/console</code>): runs, steps, replays and agents</li>
 <li><a href="/ui">Interactive API explorer</a> (<code>/ui</code>)</li>
 <li><a href="/doc">OpenAPI 3.1 document</a> (<code>/doc</code>)</li>
 <li><a href="/agents">Agents</a> · <a href="/workflows">Workflows</a> · <a href="/tools">Tools</a></li>
@@ -82,7 +91,11 @@ export function docsRoutes(deps: DocsDeps): RouteDef[] {
       summary: 'OpenAPI 3.1 document of this server',
       tags: ['Documentation'],
       produces: 'bare-json',
-      handler: () => ({ kind: 'bare-json', body: buildOpenApi(deps.routes(), { version: deps.version, port: deps.port() }) }),
+      handler: (ctx) => ({
+        kind: 'bare-json',
+        // the address the client used, so "Try it out" works with --host 0.0.0.0 and behind a proxy
+        body: buildOpenApi(deps.routes(), { version: deps.version, port: deps.port(), origin: ctx.origin, bearer: deps.bearer, catalog: deps.catalog?.() }),
+      }),
     },
   ];
   if (!deps.enableUi) return routes;

@@ -1,8 +1,7 @@
 /**
  * `WS /ws`: the connection test and echo endpoint of decisions.md §11.
  */
-import type { WsRouteDef } from '../route-types.js';
-import { isInvalidWsJson } from '../server.js';
+import { isInvalidWsJson, type WsRouteDef } from '../../contract/routes.js';
 
 export const wsEchoRoute: WsRouteDef = {
   path: '/ws',

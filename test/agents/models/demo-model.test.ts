@@ -152,7 +152,8 @@ describe('demo model tools', () => {
       tools: { getWeather: renamingTool },
       stopWhen: stepCountIs(3),
     });
-    expect(result.text).toBe('The weather in Lyon is 21°C.');
+    // the answer reports what the tool returned, not a fixed temperature
+    expect(result.text).toBe('The weather in Lyon is 19°C.');
   });
 
   it('does not call a tool when getWeather is not offered or toolChoice is none', async () => {
@@ -174,7 +175,7 @@ describe('demo model tools', () => {
     const model = createDemoModel();
     const first = await model.doGenerate({
       ...userPrompt('weather in Oslo'),
-      tools: [{ type: 'function', name: 'getWeather', inputSchema: { type: 'object' } }],
+      tools: [{ type: 'function', name: 'getWeather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
     });
     const second = await model.doGenerate({
       prompt: [
@@ -184,7 +185,7 @@ describe('demo model tools', () => {
         { role: 'assistant', content: [{ type: 'text', text: 'The weather in Oslo is 21°C.' }] },
         { role: 'user', content: [{ type: 'text', text: 'and the weather in Bergen?' }] },
       ],
-      tools: [{ type: 'function', name: 'getWeather', inputSchema: { type: 'object' } }],
+      tools: [{ type: 'function', name: 'getWeather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
     });
     const idOf = (r: typeof first) => (r.content[0]!.type === 'tool-call' ? r.content[0]!.toolCallId : undefined);
     expect(idOf(first)).toBe('demo-call-1');
@@ -351,5 +352,54 @@ describe('demo model abort and delay', () => {
     await reader.cancel();
     expect(await waiting).toMatchObject({ done: true });
     expect(timers()).toBe(before);
+  });
+});
+
+describe("demo model with the agent's own tools", () => {
+  const convertCurrency = tool({
+    description: 'Convert an amount of money from one currency to another',
+    inputSchema: z.object({ amount: z.number(), from: z.string(), to: z.string() }),
+    execute: async ({ amount, from, to }) => ({ amount: from === 'EUR' && to === 'USD' ? Math.round(amount * 107.3) / 100 : -1 }),
+  });
+  const lookupOrder = tool({
+    description: 'Look up the status of a customer order',
+    inputSchema: z.object({ orderId: z.string(), verbose: z.boolean().optional() }),
+    execute: async ({ orderId }) => ({ orderId, status: 'shipped' }),
+  });
+
+  it('calls the tool whose description words the prompt uses, with arguments from the prompt, and answers with its real result', async () => {
+    const result = await generateText({ model: createDemoModel(), prompt: 'Please convert 100 from EUR to USD', tools: { convertCurrency, lookupOrder }, stopWhen: stepCountIs(3) });
+    expect(result.steps[0]!.toolCalls[0]).toMatchObject({ toolName: 'convertCurrency', input: { amount: 100, from: 'EUR', to: 'USD' } });
+    expect(result.text).toBe('convertCurrency returned {"amount":107.3}.');
+  });
+
+  it('calls a tool the prompt names, taking values written after property names', async () => {
+    const result = await generateText({ model: createDemoModel(), prompt: 'run lookupOrder with orderId: A-17', tools: { convertCurrency, lookupOrder }, stopWhen: stepCountIs(3) });
+    expect(result.steps[0]!.toolCalls[0]).toMatchObject({ toolName: 'lookupOrder', input: { orderId: 'A-17' } });
+    expect(result.text).toContain('"status":"shipped"');
+  });
+
+  it('echoes when the prompt mentions no tool', async () => {
+    const result = await generateText({ model: createDemoModel(), prompt: 'hello there', tools: { convertCurrency, lookupOrder }, stopWhen: stepCountIs(3) });
+    expect(result.steps).toHaveLength(1);
+    expect(result.text).toBe('You said: hello there');
+  });
+
+  it('reports the weather getWeather returned, conditions included', async () => {
+    const weather = tool({ description: 'Current weather for a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, tempC: -3, conditions: 'snow' }) });
+    const result = await generateText({ model: createDemoModel(), prompt: 'What is the weather in Oslo?', tools: { getWeather: weather }, stopWhen: stepCountIs(3) });
+    expect(result.text).toBe('The weather in Oslo is -3°C, snow.');
+  });
+
+  it('says a tool failed when it throws', async () => {
+    const broken = tool({
+      description: 'Convert an amount of money',
+      inputSchema: z.object({ amount: z.number() }),
+      execute: async ({ amount }): Promise<{ amount: number }> => {
+        throw new Error(`rates unavailable for ${amount}`);
+      },
+    });
+    const result = await generateText({ model: createDemoModel(), prompt: 'convert 5 money', tools: { broken }, stopWhen: stepCountIs(3) });
+    expect(result.text).toMatch(/^broken failed .*rates unavailable/);
   });
 });

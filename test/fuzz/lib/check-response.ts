@@ -6,7 +6,7 @@
  * registry, which the fuzzer closes: GET /updates; POST /updates never gets that far, see its guard) or
  * for the workflow's and the model's own failures; they are counted so the report shows them.
  */
-import type { RouteDef } from '../../../src/http/route-types.js';
+import type { RouteDef } from '../../../src/contract/routes.js';
 import type { RawResponse } from '../../reliability/lib/raw-http.js';
 
 /** Documented 5xx answers (decisions.md §3, §5, §7), keyed by the route they may come from. */

@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
-import type { RouteDef } from '../../../src/http/route-types.js';
+import type { RouteDef } from '../../../src/contract/routes.js';
 import { checkLogIntegrity, openLevelLog, type IntegrityReport } from '../../../src/log/index.js';
 import { trackedPackages, DEFAULT_PACKAGE_JSON } from '../../../src/observability/updates.js';
 import { assistantAgent } from '../../../examples/agents/assistant.js';

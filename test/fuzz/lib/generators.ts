@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { ZodType } from 'zod';
-import type { RouteDef } from '../../../src/http/route-types.js';
+import type { RouteDef } from '../../../src/contract/routes.js';
 import type { RawRequest } from '../../reliability/lib/raw-http.js';
 
 /** What the test knows about the server's data, so some generated requests reach deep into handlers. */
@@ -212,6 +212,8 @@ export function headersArb(world: FuzzWorld): fc.Arbitrary<Array<[string, string
     if (!out.some(([k]) => k === 'authorization')) out.unshift(['authorization', world.authorizations[0]]);
     // and the console credentials, so /observability/* is fuzzed past its guard as well
     if (!out.some(([k]) => k === 'x-service-dev' || k === 'x-console-access-key')) out.unshift(['x-service-dev', 'true']);
+    // and a JSON content type, so bodies reach the parser and the handlers (other types are a 415, fuzzed above)
+    if (!out.some(([k]) => k === 'content-type')) out.unshift(['content-type', 'application/json']);
     return out;
   });
 }

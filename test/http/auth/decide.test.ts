@@ -20,13 +20,14 @@ const dev = { NODE_ENV: 'development' };
 const prod = { NODE_ENV: 'production' };
 
 describe('decideAccess', () => {
-  it('makes every route public without auth and without a console key', () => {
-    for (const route of [text, agents, resume, traces, wsObs, custom, updates]) {
+  it('makes every route but the console routes public without auth and without a console key', () => {
+    for (const route of [text, agents, resume, custom, updates]) {
       expect(decideAccess(route, route.path, undefined, dev)).toBe('public');
     }
+    for (const route of [traces, wsObs]) expect(decideAccess(route, route.path, undefined, dev)).toBe('console');
   });
 
-  it('guards console routes with the console key alone, even without JWT auth', () => {
+  it('guards console routes when a console key is set without JWT auth', () => {
     const env = { ...dev, SERVICE_CONSOLE_ACCESS_KEY: 'k' };
     expect(decideAccess(traces, '/observability/traces', undefined, env)).toBe('console');
     expect(decideAccess(wsObs, '/ws/observability/x', undefined, env)).toBe('console');

@@ -107,7 +107,9 @@ describe('the protection matrix', () => {
     expect(expectedStatusFor(agents, 'jwt', 'bad-signature')).toEqual({ allowed: true, user: false });
     expect(expectedStatusFor(agents, 'jwt', 'valid')).toEqual({ allowed: true, user: true });
     expect(expectedStatusFor(agents, 'jwt-private', 'not-yet-valid')).toEqual({ allowed: false, status: 401, error: 'Invalid token: jwt not active' });
-    expect(expectedStatusFor(obs, 'no-auth', 'none')).toEqual({ allowed: true, user: false });
+    expect(expectedStatusFor(obs, 'no-auth', 'none')).toEqual({ allowed: false, status: 401, error: 'Console access required' });
+    expect(expectedStatusFor(obs, 'no-auth', 'none', { consoleCredentials: 'dev' })).toEqual({ allowed: true, user: false });
+    expect(expectedStatusFor(obs, 'no-auth', 'none', { production: true, consoleKeySet: true, consoleCredentials: 'key' })).toEqual({ allowed: true, user: false });
     expect(expectedStatusFor(obs, 'jwt', 'valid')).toEqual({ allowed: false, status: 401, error: 'Console access required' });
     expect(expectedStatusFor(obs, 'jwt', 'none', { consoleCredentials: 'dev' })).toEqual({ allowed: true, user: false });
     expect(expectedStatusFor(obs, 'jwt', 'none', { production: true, consoleCredentials: 'dev' })).toMatchObject({ allowed: false });

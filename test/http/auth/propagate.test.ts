@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mergeUserIntoBody, userIdentity } from '../../../src/http/auth/propagate.js';
+import { mergeUserIntoBody } from '../../../src/http/auth/propagate.js';
+import { userIdentity } from '../../../src/contract/routes.js';
 
 const user = { id: 'u1', role: 'admin' };
 

@@ -39,7 +39,7 @@ export async function listExecutions(url: string): Promise<{ records: Map<string
   const records = new Map<string, ExecRecord>();
   const duplicates: string[] = [];
   for (let offset = 0; offset < 100_000; offset += 500) {
-    const r = await getJson(`${url}/workflows/executions?limit=500&offset=${offset}`);
+    const r = await getJson(`${url}/workflows/executions?limit=500&offset=${offset}&include=events`);
     if (r.status !== 200) throw new Error(`executions list answered ${r.status}`);
     for (const rec of r.body.data as ExecRecord[]) {
       if (records.has(rec.id)) duplicates.push(rec.id);

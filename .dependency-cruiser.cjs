@@ -1,0 +1,63 @@
+/**
+ * The import direction of eventloom, checked by `npm test` (test/architecture.test.ts):
+ *   cli / main / server-assembly / index  →  http  →  domains  →  projections  →  runtime  →  log
+ * machines/ import only xstate; shared leaves (errors, version, feeds, shared, config, and the
+ * route and module contract in src/contract) import nothing above them; no cycles between files.
+ */
+const DOMAINS = 'src/(workflows|agents|memory|tools|mcp|observability)/';
+module.exports = {
+  forbidden: [
+    { name: 'no-cycles', severity: 'error', comment: 'no import cycle between files', from: {}, to: { circular: true } },
+    {
+      name: 'machines-are-pure',
+      severity: 'error',
+      comment: 'machines/ import only xstate (and each other)',
+      from: { path: '^machines/' },
+      to: { pathNot: ['^machines/', '^node_modules/xstate/'] },
+    },
+    {
+      name: 'log-is-the-bottom',
+      severity: 'error',
+      from: { path: '^src/log/' },
+      to: { path: '^src/', pathNot: ['^src/log/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'runtime-uses-only-the-log',
+      severity: 'error',
+      from: { path: '^src/runtime/' },
+      to: { path: '^src/', pathNot: ['^src/(runtime|log|shared)/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'projections-below-domains',
+      severity: 'error',
+      from: { path: '^src/projections/' },
+      to: { path: '^src/', pathNot: ['^src/(projections|runtime|log|feeds|shared)/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'domains-below-the-edge',
+      severity: 'error',
+      comment: 'domains never import http/ or the composition root',
+      from: { path: DOMAINS },
+      to: { path: ['^src/http/', '^src/(main|cli|cli-args|server-assembly|index)\\.ts$'] },
+    },
+    {
+      name: 'edge-below-the-root',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/(main|cli|cli-args|server-assembly|index)\\.ts$' },
+    },
+    {
+      name: 'leaves-import-no-layer',
+      severity: 'error',
+      comment: 'shared leaves and the module contract sit below every layer that uses them',
+      from: { path: ['^src/(errors|version)\\.ts$', '^src/(feeds|config|contract|shared)/'] },
+      to: { path: ['^src/http/', DOMAINS, '^src/(main|cli|server-assembly|index)\\.ts$'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: ['^dist/', '^test/', '^bench/', '^examples/'] },
+  },
+};

@@ -1,0 +1,279 @@
+// Agents: a chat with any agent over /agents/:id/chat (the UI message stream, read as it arrives; tool calls as
+// cards with arguments and results; memory picked by user and conversation), a read-only browser of conversations,
+// messages and working memory, and the detail of one agent run from its history.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { createParser } from 'eventsource-parser';
+import { html } from './html.js';
+import { enc, get, qs, reportUnauthorized } from './api.js';
+import { authHeaders } from './credentials.js';
+import { liveSocket } from './live-socket.js';
+import { JsonView } from './json-view.js';
+import { SpansPanel } from './run-panels.js';
+import { linkTo, patchParams } from './url-state.js';
+import { fmtDuration, fmtTime } from './format.js';
+
+/** Applies one UI-message-stream chunk to the assistant message being built. */
+function applyChunk(msg, c) {
+  const parts = msg.parts;
+  const tool = (id) => parts.find((p) => p.type === 'tool' && p.toolCallId === id);
+  switch (c.type) {
+    case 'text-delta': {
+      const last = parts[parts.length - 1];
+      if (last?.type === 'text' && last.id === c.id) last.text += c.delta;
+      else parts.push({ type: 'text', id: c.id, text: c.delta });
+      break;
+    }
+    case 'tool-input-start':
+      if (!tool(c.toolCallId)) parts.push({ type: 'tool', toolCallId: c.toolCallId, toolName: c.toolName, state: 'input' });
+      break;
+    case 'tool-input-available': {
+      const t = tool(c.toolCallId) ?? (parts.push({ type: 'tool', toolCallId: c.toolCallId, toolName: c.toolName }), tool(c.toolCallId));
+      Object.assign(t, { input: c.input, state: 'called' });
+      break;
+    }
+    case 'tool-output-available':
+      if (tool(c.toolCallId)) Object.assign(tool(c.toolCallId), { output: c.output, state: 'done' });
+      break;
+    case 'tool-output-error':
+    case 'tool-input-error':
+      if (tool(c.toolCallId)) Object.assign(tool(c.toolCallId), { error: c.errorText, state: 'error' });
+      break;
+    case 'error':
+      msg.error = c.errorText;
+      break;
+    default:
+  }
+}
+
+/** Stored memory messages → chat messages: tool calls become cards, their results fill those cards in. */
+export function toChatMessages(stored) {
+  const out = [];
+  const calls = new Map();
+  for (const m of stored) {
+    if (m.role === 'tool') {
+      for (const part of m.parts ?? []) {
+        const card = calls.get(part.toolCallId);
+        if (card && part.type === 'tool-result') Object.assign(card, { output: part.output, state: 'done' });
+      }
+      continue;
+    }
+    const parts = [];
+    for (const part of m.parts ?? []) {
+      if (part.type === 'text') parts.push({ type: 'text', text: part.text });
+      else if (part.type === 'tool-call') {
+        const card = { type: 'tool', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, state: 'called' };
+        calls.set(part.toolCallId, card);
+        parts.push(card);
+      }
+    }
+    if (parts.length === 0 && m.content) parts.push({ type: 'text', text: m.content });
+    const last = out[out.length - 1];
+    // one assistant turn may be stored as several messages (tool step, then the answer)
+    if (last && last.role === m.role && m.role === 'assistant') last.parts.push(...parts);
+    else out.push({ id: m.id, role: m.role, parts, done: true });
+  }
+  return out;
+}
+
+function ToolCard({ part }) {
+  return html`<div class=${`tool-card tool-${part.state}`} data-tool-call-id=${part.toolCallId} data-tool-name=${part.toolName}>
+    <div class="tool-head"><span class="dim">tool</span> <strong>${part.toolName}</strong> <span class="dim">${part.state === 'done' ? 'result' : part.state === 'error' ? 'failed' : 'calling…'}</span></div>
+    <${JsonView} label="Arguments" value=${part.input} />
+    ${part.state === 'done' ? html`<${JsonView} label="Result" value=${part.output} />` : null}
+    ${part.error ? html`<div class="error">${part.error}</div>` : null}
+  </div>`;
+}
+
+function Chat({ agent, p, onReplied }) {
+  const [messages, setMessages] = useState([]);
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const abort = useRef(null);
+  const own = useRef('');
+  const userId = p.user ?? '';
+  const conversationId = p.conv ?? '';
+  useEffect(() => {
+    // a conversation this chat started keeps its messages; picking another one continues it from memory
+    if (conversationId && conversationId === own.current) return;
+    setMessages([]);
+    if (!conversationId || !userId || !agent.memory) return;
+    let live = true;
+    get(`/api/memory/conversations${qs({ agentId: agent.id, userId, limit: 500 })}`)
+      .then((l) => (l.conversations.some((c) => c.id === conversationId) ? get(`/api/memory/conversations/${enc(conversationId)}/messages${qs({ agentId: agent.id, userId })}`) : undefined))
+      .then((r) => {
+        if (live && r) setMessages(toChatMessages(r.messages));
+      })
+      .catch(() => {});
+    return () => (live = false);
+  }, [agent.id, conversationId]);
+
+  const send = async (e) => {
+    e.preventDefault();
+    if (!text.trim() || busy) return;
+    const user = { role: 'user', parts: [{ type: 'text', text }] };
+    const assistant = { role: 'assistant', parts: [] };
+    const history = [...messages, user];
+    setMessages([...history, assistant]);
+    setText('');
+    setBusy(true);
+    // the server would open a new conversation per call without an id: pick one, so the chat continues it
+    let conv = conversationId;
+    if (userId && !conv) {
+      conv = own.current = crypto.randomUUID();
+      patchParams({ conv }, { push: false });
+    }
+    const options = userId ? { memory: { userId, conversationId: conv } } : {};
+    // with memory the server holds the history; without it the client sends the conversation so far
+    const input = userId ? user.parts[0].text : history.map((m) => ({ role: m.role, parts: m.parts.filter((x) => x.type === 'text').map((x) => ({ type: 'text', text: x.text })) })).filter((m) => m.parts.length);
+    abort.current = new AbortController();
+    try {
+      const res = await fetch(`/agents/${enc(agent.id)}/chat`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authHeaders() }, body: JSON.stringify({ input, options }), signal: abort.current.signal });
+      if (!res.ok) {
+        const body = await res.json().catch(() => ({}));
+        assistant.error = body.error ?? `${res.status}`;
+        if (res.status === 401) reportUnauthorized(assistant.error);
+      } else {
+        const parser = createParser({
+          onEvent: (m) => {
+            if (m.data === '[DONE]') return;
+            try {
+              applyChunk(assistant, JSON.parse(m.data));
+            } catch {
+              return;
+            }
+            setMessages([...history, { ...assistant, parts: assistant.parts.map((x) => ({ ...x })) }]);
+          },
+        });
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          parser.feed(value);
+        }
+      }
+    } catch (err) {
+      if (err.name !== 'AbortError') assistant.error = err.message;
+    }
+    setMessages([...history, { ...assistant, parts: assistant.parts.map((x) => ({ ...x })), done: true }]);
+    setBusy(false);
+    onReplied?.();
+  };
+
+  return html`<div class="chat panel">
+    <form class="memory-pick" onSubmit=${(e) => e.preventDefault()}>
+      <label>User <input name="user" value=${userId} placeholder="no memory" onChange=${(e) => patchParams({ user: e.currentTarget.value }, { push: false })} /></label>
+      <label>Conversation <input name="conv" value=${conversationId} placeholder=${userId ? 'new conversation' : '—'} disabled=${!userId} onChange=${(e) => patchParams({ conv: e.currentTarget.value }, { push: false })} /></label>
+      ${agent.memory ? null : html`<span class="dim">this agent has no memory</span>`}
+    </form>
+    <div class="messages" aria-live="polite">
+      ${messages.map(
+        (m, i) => html`<div class=${`msg msg-${m.role}`} key=${i} data-role=${m.role} data-done=${m.done ? 'true' : undefined}>
+          ${m.parts.map((part, j) => (part.type === 'tool' ? html`<${ToolCard} key=${j} part=${part} />` : html`<div class="msg-text" key=${j}>${part.text}</div>`))}
+          ${m.error ? html`<div class="error" role="alert">${m.error}</div>` : null}
+        </div>`,
+      )}
+    </div>
+    <form class="composer" onSubmit=${send}>
+      <input name="message" placeholder=${`Message ${agent.name}`} value=${text} onInput=${(e) => setText(e.currentTarget.value)} autocomplete="off" />
+      <button type="submit" class="primary" disabled=${busy}>Send</button>
+      ${busy ? html`<button type="button" onClick=${() => abort.current?.abort()}>Stop</button>` : null}
+    </form>
+  </div>`;
+}
+
+function MemoryBrowser({ agent, p, version }) {
+  const [list, setList] = useState(null);
+  const [conv, setConv] = useState(null);
+  const [wm, setWm] = useState(undefined);
+  const [err, setErr] = useState('');
+  const userId = p.user ?? '';
+  useEffect(() => {
+    if (!agent.memory) return;
+    get(`/api/memory/conversations${qs({ agentId: agent.id, userId, limit: 100 })}`).then(setList, (e) => setErr(e.message));
+  }, [agent.id, userId, p.conv, version]);
+  const known = Boolean(list?.conversations.some((c) => c.id === p.conv));
+  useEffect(() => {
+    setConv(null);
+    setWm(undefined);
+    // a conversation the chat has just named exists once its first message is saved
+    if (!agent.memory || !p.conv || !known) return;
+    get(`/api/memory/conversations/${enc(p.conv)}/messages${qs({ agentId: agent.id, userId })}`).then(setConv, (e) => setErr(e.message));
+    get(`/api/memory/conversations/${enc(p.conv)}/working-memory${qs({ agentId: agent.id, userId })}`).then(setWm, () => setWm(null));
+  }, [agent.id, p.conv, version, known]);
+  if (!agent.memory) return html`<div class="panel memory"><div class="panel-head">Memory</div><p class="empty">${agent.name} has no memory configured.</p></div>`;
+  return html`<div class="panel memory">
+    <div class="panel-head">Memory <span class="dim">(read only)</span></div>
+    ${err ? html`<p class="error">${err}</p>` : null}
+    <ul class="conversations">
+      ${(list?.conversations ?? []).map(
+        (c) => html`<li key=${c.id} data-conversation-id=${c.id} class=${p.conv === c.id ? 'selected' : ''}>
+          <a href=${linkTo({ ...p, conv: c.id, user: c.userId })}>${c.title || c.id}</a> <span class="dim">${c.userId} · ${fmtTime(c.updatedAt)}</span>
+        </li>`,
+      )}
+      ${list && list.conversations.length === 0 ? html`<li class="empty">No conversations${userId ? ` for ${userId}` : ''}.</li>` : null}
+    </ul>
+    ${conv
+      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="dim">${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class="tool-card" key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
+      : null}
+    ${p.conv ? (wm ? html`<div class="working-memory"><div class="json-label">Working memory (${wm.scope}, ${wm.format})</div><pre class="mono">${wm.content}</pre></div>` : wm === null ? html`<p class="dim">No working memory.</p>` : null) : null}
+  </div>`;
+}
+
+export function AgentsView({ p, catalog }) {
+  const [memVersion, setMemVersion] = useState(0);
+  const agent = catalog.agents.find((a) => a.id === p.agent) ?? catalog.agents[0];
+  if (!agent) return html`<section class="agents"><p class="empty">No agents are registered on this server.</p></section>`;
+  return html`<section class="agents">
+    <header class="bar"><h2>Agents</h2>
+      <select name="agent" value=${agent.id} onChange=${(e) => patchParams({ agent: e.currentTarget.value, conv: '' })}>
+        ${catalog.agents.map((a) => html`<option value=${a.id}>${a.name}</option>`)}
+      </select>
+      <span class="dim">${agent.model} · ${agent.tools.length} tools</span>
+    </header>
+    <div class="agents-main"><${Chat} agent=${agent} p=${p} onReplied=${() => setMemVersion((v) => v + 1)} /><${MemoryBrowser} agent=${agent} p=${p} version=${memVersion} /></div>
+  </section>`;
+}
+
+export function AgentRunView({ p }) {
+  const [entry, setEntry] = useState(undefined);
+  const [err, setErr] = useState('');
+  const [pushes, setPushes] = useState(0);
+  // while the run is in flight, every span event of this agent re-reads its history entry
+  const working = entry?.status === 'working';
+  useEffect(() => {
+    if (!working) return;
+    let timer;
+    const sock = liveSocket('/ws/observability', { entityType: 'agent', entityId: p.agent }, (msg) => {
+      if (msg.type !== 'OBSERVABILITY_EVENT') return;
+      clearTimeout(timer);
+      timer = setTimeout(() => setPushes((n) => n + 1), 100);
+    }, { console: true });
+    return () => {
+      clearTimeout(timer);
+      sock.close();
+    };
+  }, [working, p.agent]);
+  useEffect(() => {
+    (async () => {
+      for (let page = 0; page < 20; page++) {
+        const h = await get(`/agents/${enc(p.agent)}/history${qs({ page, limit: 100 })}`);
+        const found = h.entries.find((e) => e.id === p.agentRun);
+        if (found) return setEntry(found);
+        if (page + 1 >= h.pagination.totalPages) break;
+      }
+      setEntry(null);
+    })().catch((e) => setErr(e.message));
+  }, [p.agent, p.agentRun, pushes]);
+  return html`<section class="agent-run" data-execution-id=${p.agentRun}>
+    <header class="bar"><a href=${linkTo({})} class="back">← Runs</a><h2>${p.agent} <span class="mono dim">${p.agentRun}</span></h2>
+      ${entry ? html`<span class=${`status status-${entry.status}`} data-run-status=${entry.status}>${entry.status}</span>` : null}</header>
+    ${err ? html`<p class="error">${err}</p>` : null}
+    ${entry === null ? html`<p class="empty">This run is not in the agent's history.</p>` : null}
+    ${entry
+      ? html`<div class="run-meta"><span>${entry.operationType}</span><span>Started ${fmtTime(entry.startTime)}</span>${entry.endTime ? html`<span>took ${fmtDuration(Date.parse(entry.endTime) - Date.parse(entry.startTime))}</span>` : null}${entry.usage ? html`<span>${entry.usage.totalTokens} tokens</span>` : null}${entry.conversationId ? html`<a href=${linkTo({ view: 'agents', agent: p.agent, user: entry.userId, conv: entry.conversationId })}>conversation</a>` : null}</div>
+        <div class="io"><${JsonView} label="Input" value=${entry.input} /><${JsonView} label="Output" value=${entry.output} /></div>
+        <div class="panel"><div class="panel-head">Steps</div>${entry.steps.map((s, i) => (s.type === 'text' ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>` : html`<div class="tool-card" key=${i}><div class="tool-head">${s.type === 'tool_call' ? 'tool call' : 'tool result'} <strong>${s.name}</strong></div><${JsonView} value=${s.arguments ?? s.content} /></div>`))}</div>
+        <${SpansPanel} entityType="agent" entityId=${p.agent} runId=${p.agentRun} version=${entry.status} />`
+      : null}
+  </section>`;
+}

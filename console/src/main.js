@@ -1,0 +1,75 @@
+// The console app: a top bar (views, credentials), the view picked from the query string, and a credentials
+// dialog that opens when the server answers 401 (token and console key kept in sessionStorage, for this tab only).
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+import { get, setUnauthorizedHandler } from './api.js';
+import { credentials } from './credentials.js';
+import { linkTo, onLink, patchParams, useParams } from './url-state.js';
+import { RunsList } from './runs-list.js';
+import { RunView } from './run-view.js';
+import { AgentRunView, AgentsView } from './agents.js';
+
+function CredentialsDialog({ reason, onClose }) {
+  const [token, setToken] = useState(credentials.token);
+  const [key, setKey] = useState(credentials.key);
+  const save = (e) => {
+    e.preventDefault();
+    credentials.save(token.trim(), key.trim());
+    onClose(true);
+  };
+  return html`<div class="overlay"><form class="dialog credentials" name="credentials" onSubmit=${save} role="dialog" aria-label="Credentials">
+    <h3>Sign in to this server</h3>
+    ${reason ? html`<p class="error">${reason}</p>` : null}
+    <p class="dim">Kept in this tab only (sessionStorage) and sent to this server only.</p>
+    <label>Access token (JWT) <input name="token" type="password" autocomplete="off" value=${token} onInput=${(e) => setToken(e.currentTarget.value)} /></label>
+    <label>Console access key <input name="key" type="password" autocomplete="off" value=${key} onInput=${(e) => setKey(e.currentTarget.value)} /></label>
+    <div class="row"><button type="submit" class="primary">Save</button><button type="button" onClick=${() => onClose(false)}>Close</button></div>
+  </form></div>`;
+}
+
+function App() {
+  const p = useParams();
+  const [catalog, setCatalog] = useState(null);
+  const [auth, setAuth] = useState(null);
+  const [epoch, setEpoch] = useState(0);
+  const [err, setErr] = useState('');
+  useEffect(() => setUnauthorizedHandler((reason) => setAuth(reason)), []);
+  useEffect(() => {
+    Promise.all([get('/workflows'), get('/agents')]).then(([workflows, agents]) => setCatalog({ workflows, agents }), (e) => setErr(e.message));
+  }, [epoch]);
+  // a link with only the run id: find its workflow among the newest executions
+  useEffect(() => {
+    if (!p.run || p.wf) return;
+    get('/workflows/executions?limit=500').then(
+      (list) => {
+        const r = list.find((x) => x.id === p.run);
+        if (r) patchParams({ wf: r.workflowId }, { push: false });
+        else setErr(`Run ${p.run} not found among the newest 500 executions; add &wf=<workflowId> to the link`);
+      },
+      (e) => setErr(e.message),
+    );
+  }, [p.run, p.wf]);
+  const view = p.run && p.wf ? 'run' : p.agentRun ? 'agent-run' : p.view === 'agents' ? 'agents' : p.run ? 'resolving' : 'runs';
+  let body = html`<p class="empty">${err || 'Loading…'}</p>`;
+  if (catalog && view !== 'resolving') {
+    if (view === 'run') body = html`<${RunView} key=${p.run} p=${p} />`;
+    else if (view === 'agent-run') body = html`<${AgentRunView} p=${p} />`;
+    else if (view === 'agents') body = html`<${AgentsView} p=${p} catalog=${catalog} />`;
+    else body = html`<${RunsList} p=${p} catalog=${catalog} />`;
+  }
+  return html`<div class="app" onClick=${onLink} data-view=${view} key=${epoch}>
+    <header class="top">
+      <a class="brand" href=${linkTo({})}>eventloom <span>console</span></a>
+      <nav><a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}>Agents</a><a href="/ui" target="_blank" rel="noopener">API explorer</a></nav>
+      <button type="button" class="link" name="sign-in" onClick=${() => setAuth('')}>${credentials.token || credentials.key ? 'Credentials ✓' : 'Sign in'}</button>
+    </header>
+    <main>${body}</main>
+    ${auth !== null ? html`<${CredentialsDialog} reason=${auth} onClose=${(saved) => (setAuth(null), saved && setEpoch(epoch + 1))} />` : null}
+  </div>`;
+}
+
+// the shell's "Loading…" placeholder goes: Preact renders into an empty root
+const root = document.getElementById('app');
+root.textContent = '';
+render(html`<${App} />`, root);

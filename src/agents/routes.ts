@@ -1,0 +1,224 @@
+/**
+ * The agent routes of api.md "Agents" with the shapes of decisions.md §3: listing, detail, the five
+ * generation routes (auth class `execution`, the authenticated user merged into `options`), history,
+ * the agent card and its A2A well-known path. Unknown agent → 404 `Agent <id> not found`.
+ */
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { ok, type RequestContext, type RouteDef } from '../contract/routes.js';
+import type { Agent } from './define-agent.js';
+import type { AgentRuns } from './agent-runs.js';
+import { newRunId } from './agent-runs.js';
+import { resolveCallOptions } from './call-options.js';
+import { agentCard, agentDetail, agentListItem, type DescribeEnv } from './describe.js';
+import { chatAsTextRequest, ChatRequest, ObjectRequest, TextRequest } from './request-schema.js';
+import { runText } from './ops-text.js';
+import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from './ops-stream.js';
+import { ResumableChats } from './resumable-chat.js';
+import { userIdentity } from '../contract/routes.js';
+import { runObject, runStreamObject } from './ops-object.js';
+import type { PreparedCall } from './prepare-call.js';
+import type { AgentHistoryProjection } from './history.js';
+
+export interface AgentRouteDeps {
+  runs: AgentRuns;
+  history: AgentHistoryProjection;
+  env: DescribeEnv;
+  version: string;
+}
+
+const HISTORY_MAX_LIMIT = 100;
+const PAGINATION_ERROR = 'Invalid pagination parameters. Page must be >= 0, limit must be between 1 and 100';
+
+function findAgent(deps: AgentRouteDeps, id: string): Agent {
+  const agent = deps.runs.registry.get(id);
+  if (!agent) throw new AppError('NOT_FOUND', `Agent ${id} not found`);
+  return agent;
+}
+
+async function prepare(deps: AgentRouteDeps, ctx: RequestContext, agent: Agent, body: { input: TextRequest['input']; options?: TextRequest['options'] }): Promise<PreparedCall> {
+  const options = resolveCallOptions(body.options, agent);
+  if (options.resumableStream) {
+    if (options.memory.userId === undefined) throw new AppError('BAD_REQUEST', 'userId is required for resumable streams');
+    if (options.memory.conversationId === undefined) throw new AppError('BAD_REQUEST', 'conversationId is required for resumable streams');
+  }
+  try {
+    return await deps.runs.prepare({ agent, input: body.input, options, headers: ctx.headers, runId: newRunId(), signal: ctx.signal });
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw new AppError('EXECUTION_FAILED', err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** The conversation a call belongs to (given, or created by the server for memory), as a response header. */
+export const CONVERSATION_HEADER = 'X-Conversation-Id';
+function conversationHeader(prepared: PreparedCall): Record<string, string> {
+  const id = prepared.callContext.conversationId;
+  return id === undefined ? {} : { [CONVERSATION_HEADER]: id };
+}
+
+/** `?page=&limit=` of the history route: integers, page ≥ 0, 1 ≤ limit (above 100 is lowered to 100). */
+function parsePaging(query: Record<string, unknown>): { page: number; limit: number } {
+  const num = (name: string, fallback: number) => {
+    const raw = query[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n)) throw new AppError('INVALID_REQUEST', `Invalid request: ${name}: must be an integer`);
+    return n;
+  };
+  const page = num('page', 0);
+  const limit = num('limit', 10);
+  if (page < 0 || limit < 1) throw new AppError('BAD_REQUEST', PAGINATION_ERROR);
+  return { page, limit: Math.min(limit, HISTORY_MAX_LIMIT) };
+}
+
+const tags = ['Agents'];
+
+export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
+  const registry = deps.runs.registry;
+  return [
+    {
+      method: 'GET',
+      path: '/agents',
+      auth: 'management',
+      summary: 'List agents',
+      tags,
+      handler: () => ok(registry.list().map((a) => agentListItem(a, registry, deps.env))),
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id',
+      auth: 'management',
+      summary: 'Get an agent',
+      tags,
+      handler: (ctx) => ok(agentDetail(findAgent(deps, ctx.params.id), registry, deps.env)),
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/text',
+      auth: 'execution',
+      summary: 'Generate text',
+      tags,
+      body: TextRequest,
+      mergeUser: 'agent',
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const prepared = await prepare(deps, ctx, agent, ctx.body);
+        const result = await runText(deps.runs, prepared, ctx.body.input, ctx.signal, { output: prepared.options.output });
+        const conversationId = prepared.callContext.conversationId;
+        // a conversation the server created is named, so the client can continue it
+        return { ...ok(conversationId === undefined ? result : { ...result, conversationId }), headers: conversationHeader(prepared) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/stream',
+      auth: 'execution',
+      summary: 'Stream raw generation parts (SSE)',
+      tags,
+      body: TextRequest,
+      mergeUser: 'agent',
+      produces: 'sse',
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const prepared = await prepare(deps, ctx, agent, ctx.body);
+        return { kind: 'sse', headers: conversationHeader(prepared), start: (sink) => runRawStream(deps.runs, prepared, ctx.body.input, ctx.signal, sink) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/chat',
+      auth: 'execution',
+      summary: 'Chat: UI message stream (SSE)',
+      tags,
+      body: ChatRequest,
+      mergeUser: 'agent',
+      produces: 'sse',
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const body = chatAsTextRequest(ctx.body, (options) => agent.memory !== null && resolveCallOptions(options, agent).memory.userId !== undefined);
+        const prepared = await prepare(deps, ctx, agent, body);
+        return { kind: 'sse', headers: { ...CHAT_HEADERS, ...conversationHeader(prepared) }, start: (sink) => runChat(deps.runs, prepared, body.input, ctx.signal, sink) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id/chat/:conversationId/stream',
+      auth: 'execution',
+      summary: 'Resume the active resumable chat stream of a conversation (SSE)',
+      tags,
+      query: z.object({ userId: z.string().optional() }),
+      produces: 'sse',
+      handler: (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        // an authenticated caller resumes its own stream, whatever userId the query names
+        const userId = (ctx.user && userIdentity(ctx.user)) ?? (ctx.query.userId as string | undefined);
+        if (userId === undefined || userId === '') throw new AppError('INVALID_REQUEST', 'Invalid request: userId: Required');
+        const key = ResumableChats.key(agent.id, ctx.params.conversationId, userId);
+        if (!deps.runs.resumableChats.get(key)) return { kind: 'empty', status: 204 };
+        const lastId = Number(ctx.headers['last-event-id']);
+        const afterId = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
+        return { kind: 'sse', headers: CHAT_HEADERS, start: (sink) => resumeChat(deps.runs, key, sink, afterId) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/object',
+      auth: 'execution',
+      summary: 'Generate an object matching a JSON Schema',
+      tags,
+      body: ObjectRequest,
+      mergeUser: 'agent',
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const prepared = await prepare(deps, ctx, agent, ctx.body);
+        return { ...ok(await runObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal)), headers: conversationHeader(prepared) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/stream-object',
+      auth: 'execution',
+      summary: 'Stream partial objects, then the final object (SSE)',
+      tags,
+      body: ObjectRequest,
+      mergeUser: 'agent',
+      produces: 'sse',
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const prepared = await prepare(deps, ctx, agent, ctx.body);
+        return { kind: 'sse', headers: conversationHeader(prepared), start: (sink) => runStreamObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal, sink) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id/history',
+      auth: 'management',
+      summary: 'Agent run history (newest first)',
+      tags,
+      query: z.object({ page: z.string().optional(), limit: z.string().optional() }),
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const { page, limit } = parsePaging(ctx.query);
+        return ok(await deps.history.page(agent.id, page, limit));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id/card',
+      auth: 'management',
+      summary: 'Agent card (agent-to-agent discovery)',
+      tags,
+      handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), deps.version)),
+    },
+    {
+      method: 'GET',
+      path: '/.well-known/:id/agent-card.json',
+      auth: 'management',
+      summary: 'Agent card at the A2A discovery path (bare JSON)',
+      tags,
+      produces: 'bare-json',
+      handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version) }),
+    },
+  ];
+}

@@ -1,0 +1,91 @@
+/**
+ * Where the offline tools (`eventloom export`, `eventloom replay`) read recorded histories from: an
+ * `EventLog`, so any store that implements the interface plugs in. A data directory is read from a
+ * private copy of its LevelDB files, never opened in place: LevelDB writes on open (a new write-ahead
+ * log and manifest), and the tools promise not to write to their source. A directory whose lock a
+ * running server holds is refused before anything is copied, since its files are changing.
+ */
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openLevelLog } from '../log/level-log.js';
+import type { EventLog } from '../log/types.js';
+import { CliError } from './cli-error.js';
+
+export interface HistorySource {
+  log: EventLog;
+  /** what was opened, for messages */
+  label: string;
+  close(): Promise<void>;
+}
+
+export interface SourceOptions {
+  data?: string;
+  databaseUrl?: string;
+}
+
+/** The event log of a data directory (the server keeps it in `<data>/log`). */
+export function logDirOf(dataDir: string): string {
+  return path.join(path.resolve(dataDir), 'log');
+}
+
+/**
+ * Whether another process (or this one) holds LevelDB's lock on `logDir`. LevelDB takes a POSIX
+ * record lock on its LOCK file; Linux lists those in /proc/locks by device and inode. Elsewhere
+ * the answer is `undefined` (unknown).
+ */
+export function isLogLocked(logDir: string): boolean | undefined {
+  const lockFile = path.join(logDir, 'LOCK');
+  if (!existsSync(lockFile)) return false;
+  let locks: string;
+  try {
+    locks = readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const st = statSync(lockFile);
+  const major = Number((BigInt(st.dev) >> 8n) & 0xfffn);
+  const minor = Number((BigInt(st.dev) & 0xffn) | ((BigInt(st.dev) >> 12n) & 0xfff00n));
+  for (const line of locks.split('\n')) {
+    const m = /\s([0-9a-f]+):([0-9a-f]+):(\d+)\s/.exec(line);
+    if (m && Number(m[3]) === st.ino && parseInt(m[1], 16) === major && parseInt(m[2], 16) === minor) return true;
+  }
+  return false;
+}
+
+/** Opens the history source named by the options (read-only). */
+export async function openHistorySource(opts: SourceOptions): Promise<HistorySource> {
+  if (opts.databaseUrl !== undefined) {
+    // the PostgreSQL EventLog plugs in here: open it read-only from the URL and return it as `log`
+    throw new CliError('--database-url: reading a PostgreSQL event log is not supported yet in this build; export from a data directory with --data <dir>');
+  }
+  if (opts.data === undefined) throw new CliError('name the history to read: --data <dir> (a server data directory)');
+  return openDataDirCopy(opts.data);
+}
+
+async function openDataDirCopy(dataDir: string): Promise<HistorySource> {
+  const logDir = logDirOf(dataDir);
+  if (!existsSync(path.join(logDir, 'CURRENT'))) throw new CliError(`${path.resolve(dataDir)} holds no event log (expected ${logDir})`);
+  if (isLogLocked(logDir)) {
+    throw new CliError(`the data directory ${path.resolve(dataDir)} is in use by a running eventloom server (LevelDB lock held); stop it first, or export through its API`);
+  }
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventloom-read-'));
+  const copy = path.join(tmp, 'log');
+  try {
+    cpSync(logDir, copy, { recursive: true });
+    // a lock taken while we copied means the files may be torn: refuse rather than read them
+    if (isLogLocked(logDir)) throw new CliError(`the data directory ${path.resolve(dataDir)} was opened by a server while it was being read; stop the server and retry`);
+    const log = await openLevelLog(copy);
+    return {
+      log,
+      label: path.resolve(dataDir),
+      close: async () => {
+        await log.close();
+        rmSync(tmp, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}

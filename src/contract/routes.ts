@@ -1,0 +1,136 @@
+/**
+ * The shape of the one route table. Every HTTP route and WebSocket endpoint is a RouteDef/WsRouteDef:
+ * the router, the auth decision (src/http/auth) and the OpenAPI document (src/http/openapi.ts) are all
+ * derived from these values, so they cannot drift apart.
+ */
+import type { ZodType } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Auth class of a route (decisions.md §12):
+ * - `execution`: in the default protected list (protected whenever JWT auth is configured);
+ * - `management` / `documentation` / `custom`: public unless `defaultPrivate: true`;
+ * - `console`: `/observability/*` and `WS /ws/observability`, guarded by console credentials in every mode;
+ * - `host-changing`: public for JWT, but in production also behind the console guard; in every mode a browser
+ *   request from a foreign origin is refused (403), see `refusesForeignOrigin`.
+ */
+export type AuthClass = 'execution' | 'management' | 'documentation' | 'custom' | 'console' | 'host-changing';
+
+/** The user a verified token maps to (mapUser(payload) or the payload). */
+export type AuthUser = Record<string, unknown>;
+
+export interface RequestContext {
+  method: HttpMethod;
+  /** the request path without the query string */
+  path: string;
+  params: Record<string, string>;
+  /** the parsed query (validated by the route's `query` schema when it has one) */
+  query: Record<string, unknown>;
+  /** the raw query parameters, for routes that read dynamic keys (`metadata.<key>`) */
+  rawQuery: URLSearchParams;
+  /** lower-cased header names */
+  headers: Record<string, string>;
+  /** the parsed JSON body (validated by the route's `body` schema when it has one); `{}` when empty */
+  body: any;
+  /** set when a valid token came with the request */
+  user?: AuthUser;
+  /** aborted when the client goes away */
+  signal: AbortSignal;
+  /** `<proto>://<host>` as the client addressed the server */
+  origin: string;
+}
+
+/** Writes SSE frames to one client. Frames are pre-encoded (src/feeds/sse-encoder.ts) and may be shared. */
+export interface SseSink {
+  readonly closed: boolean;
+  /** Queues one encoded frame; returns false when the client is gone or was closed for being too slow. */
+  send(frame: Uint8Array): boolean;
+  /** Ends the response (idempotent). */
+  end(): void;
+  /** Called once when the response ends for any reason (client abort, slow consumer, end()). */
+  onClose(listener: (reason: 'ended' | 'aborted' | 'slow') => void): void;
+}
+
+export type RouteResult =
+  /** `{success: true, data, ...extra}` with `status` (default 200) */
+  | { kind: 'json'; status?: number; data: unknown; extra?: Record<string, unknown>; headers?: Record<string, string> }
+  /** a JSON body without the envelope (e.g. the well-known agent card) */
+  | { kind: 'bare-json'; status?: number; body: unknown }
+  | { kind: 'body'; status?: number; contentType: string; body: string | Uint8Array; headers?: Record<string, string> }
+  | { kind: 'empty'; status: 204 }
+  /** an event stream: the edge writes the SSE headers, then calls `start` with the sink */
+  | { kind: 'sse'; headers?: Record<string, string>; start: (sink: SseSink) => void | Promise<void> };
+
+export interface RouteDef {
+  method: HttpMethod;
+  /** `/agents/:id/text` style; `:name` segments become params */
+  path: string;
+  auth: AuthClass;
+  summary: string;
+  tags: string[];
+  /** zod schema for the query (use coercion for numbers/booleans); failures → 400 `Invalid request: …` */
+  query?: ZodType;
+  /** zod schema for the JSON body; failures → 400 `Invalid request: …` */
+  body?: ZodType;
+  /** zod schema of `data` on success, for the OpenAPI document */
+  response?: ZodType;
+  /** what a success answers with, for the OpenAPI document (default json) */
+  produces?: 'json' | 'sse' | 'html' | 'bare-json';
+  /** status of a success, for the OpenAPI document (default 200) */
+  successStatus?: number;
+  /**
+   * Where the authenticated user goes into the body before validation (decisions.md §12 "User
+   * propagation"): agent options, workflow options or tool context. Bodies are merged, never replaced.
+   */
+  mergeUser?: 'agent' | 'workflow' | 'tool';
+  /** true for operator routes (tagged `Custom Endpoints` when they declare no schema) */
+  custom?: boolean;
+  handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;
+}
+
+/** One connected WebSocket as the route handlers see it. */
+export interface WsClient {
+  send(message: unknown): void;
+  close(code?: number, reason?: string): void;
+  /** uWS topic subscription for fan-out */
+  subscribe(topic: string): void;
+  /** bytes queued for this client and not yet sent (0 once closed), so feeds can close slow clients with a reason */
+  bufferedAmount?(): number;
+  readonly data: Record<string, unknown>;
+}
+
+/** identity = `user.id` ?? `user.sub`, as a string (numeric ids are stringified; other shapes have none). */
+export function userIdentity(user: AuthUser): string | undefined {
+  for (const v of [user.id, user.sub]) {
+    if (typeof v === 'string' && v !== '') return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  }
+  return undefined;
+}
+
+/** What a WebSocket route's `message` receives for a frame that is not JSON (or nested too deep). */
+export const INVALID_WS_JSON = Symbol.for('eventloom.invalid-json');
+export const isInvalidWsJson = (m: unknown): boolean => m === INVALID_WS_JSON;
+
+export interface WsRouteDef {
+  /** exact path, or a prefix when `prefix: true` (`/ws/observability/<anything>`) */
+  path: string;
+  prefix?: boolean;
+  auth: AuthClass;
+  summary: string;
+  /** zod schema of the handshake query; failure → 400 handshake answer */
+  query?: ZodType;
+  open(client: WsClient, ctx: { query: Record<string, unknown>; user?: AuthUser; authenticated: boolean }): void;
+  message?(client: WsClient, message: unknown): void;
+  close?(client: WsClient): void;
+}
+
+/**
+ * Routes that change the host (install packages, write secrets) only take requests from the server's own origin or
+ * an origin the CORS config lists by name: a web page on another site must never drive them, whatever the auth mode.
+ */
+export const refusesForeignOrigin = (route: Pick<RouteDef, 'auth'>): boolean => route.auth === 'host-changing';
+
+export const ok = (data: unknown, status = 200, extra?: Record<string, unknown>): RouteResult => ({ kind: 'json', status, data, extra });
+export const html = (body: string, status = 200): RouteResult => ({ kind: 'body', status, contentType: 'text/html; charset=utf-8', body });

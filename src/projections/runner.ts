@@ -1,0 +1,327 @@
+/**
+ * The projection runner: the one engine behind every read model of the log (executions index, agent
+ * history, memory, traces). A read model is a `ProjectionDefinition` (which records it reads, how it
+ * folds them into key/value writes); the runner owns everything around that fold:
+ *
+ * - **follow**: the log's committed records as an RxJS source (`records$`), from the checkpoint:
+ *   catch-up, then live, each record once and in order;
+ * - **batching**: records that arrive while a fold is running (or in one synchronous burst) are
+ *   folded together, so a burst costs one fold and one write set, and a slow fold never makes the
+ *   source buffer anywhere but in the runner's queue;
+ * - **durability**: a fold's writes and the checkpoint are issued in one synchronous turn, so they
+ *   share the log's group commit and a crash leaves the read model exactly at its checkpoint;
+ * - **read your writes**: `waitFor(seq)` resolves once every record up to `seq` is folded (the
+ *   key/value store shows issued writes to readers at once);
+ * - **rebuild**: clear the model's key range and fold the whole log again.
+ */
+import type { Observable, Subscription as RxSubscription } from 'rxjs';
+import { records$ } from '../log/committed.js';
+import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+
+/** The writes one fold produces, issued by the runner with the checkpoint. */
+export class ProjectionWrites {
+  readonly entries: Array<[key: string, value: unknown]> = [];
+  put(key: string, value: unknown): void {
+    this.entries.push([key, value]);
+  }
+  del(key: string): void {
+    this.entries.push([key, undefined]);
+  }
+  get size(): number {
+    return this.entries.length;
+  }
+}
+
+export interface ProjectionDefinition {
+  /** Checkpoint name; also names the projection in errors. */
+  readonly name: string;
+  /** Whether a record concerns this read model; the others only move its position. */
+  accepts(record: LogRecord): boolean;
+  /**
+   * Folds accepted records, in order, into `writes`. May read the key/value store (what earlier
+   * folds wrote is visible). Throwing stops the projection: a read model that skipped a record
+   * would be wrong, so a definition that can tolerate one bad record catches it itself.
+   */
+  apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> | void;
+  /** Called in the same turn a fold's writes were issued (caches, listeners). */
+  committed?(writes: ProjectionWrites): void;
+  /** Loads what the model keeps in memory between folds (counts...), before the first fold. */
+  load?(kv: KeyValueStore): Promise<void>;
+  /** Forgets in-memory state (rebuild). */
+  reset?(): void;
+  /** Key range the model owns in the key/value store (cleared by rebuild). */
+  readonly keyRange?: { gte: string; lt: string };
+  /**
+   * 'batch' (default): every queued record in one fold. 'record': one record per fold, each with
+   * its writes and checkpoint issued before the next is folded (for folds whose range reads must
+   * see the previous record's writes).
+   */
+  readonly unit?: 'batch' | 'record';
+  /** Folds that write nothing move the checkpoint only every this many records (default 1024). */
+  readonly checkpointEvery?: number;
+  /**
+   * In-memory models (no checkpoint): the position to start after, given the log's head. A
+   * persisted model starts after its checkpoint.
+   */
+  readonly startAfter?: (head: number) => number;
+}
+
+export interface ProjectionRunnerOptions {
+  onError?: (err: unknown) => void;
+  /** The committed-records source (default: the log's `records$`); tests inject a virtual-time one. */
+  source?: (afterSeq: number) => Observable<LogRecord>;
+  /** How a fold is scheduled after records arrive (default: a microtask, so a burst is one fold). */
+  schedule?: (run: () => void) => void;
+}
+
+interface Waiter {
+  seq: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const DEFAULT_CHECKPOINT_EVERY = 1024;
+const COMPACT_AT = 4096;
+
+export class ProjectionRunner {
+  private queue: LogRecord[] = [];
+  private next = 0;
+  private folding = false;
+  private scheduled = false;
+  private applied = 0;
+  private checkpointed = 0;
+  private waiters: Waiter[] = [];
+  private idleWaiters: Array<() => void> = [];
+  private subscription: RxSubscription | undefined;
+  private failure: unknown;
+  private stopped = false;
+  private readonly persisted: boolean;
+  private readonly source: (afterSeq: number) => Observable<LogRecord>;
+  private readonly schedule: (run: () => void) => void;
+  private readonly onError: (err: unknown) => void;
+
+  constructor(
+    private readonly log: EventLog,
+    readonly definition: ProjectionDefinition,
+    options: ProjectionRunnerOptions = {},
+  ) {
+    this.persisted = definition.startAfter === undefined;
+    this.source = options.source ?? ((after) => records$(log, after));
+    this.schedule = options.schedule ?? queueMicrotask;
+    this.onError = options.onError ?? ((err) => process.emitWarning(`Projection ${definition.name} stopped: ${(err as Error)?.stack ?? err}`));
+  }
+
+  /** Last global sequence folded (whether or not the record concerned this model). */
+  get appliedSeq(): number {
+    return this.applied;
+  }
+
+  /** Loads the checkpoint and the model's state, then follows the log; resolves once caught up with the head at the call. */
+  async start(): Promise<void> {
+    const head = this.log.head();
+    const after = this.persisted ? await this.log.getCheckpoint(this.definition.name) : this.definition.startAfter!(head);
+    await this.definition.load?.(this.log.kv);
+    this.stopped = false;
+    this.failure = undefined;
+    this.applied = this.checkpointed = after;
+    this.follow(after);
+    await this.waitFor(head);
+  }
+
+  /**
+   * Stops following the log at once: a fold in progress is dropped as a crash would drop it (its
+   * records are after the checkpoint and are folded on the next start). Waits still pending are
+   * rejected. Resolves once the runner is idle and its position is saved.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unfollow();
+    await this.idle();
+    this.queue = [];
+    this.next = 0;
+    this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
+    if (this.persisted && this.failure === undefined && this.applied > this.checkpointed) {
+      this.checkpointed = this.applied;
+      await this.log.setCheckpoint(this.definition.name, this.applied).catch(() => undefined);
+    }
+  }
+
+  /** Resolves once every record with `seq` at or below the argument is folded. */
+  waitFor(seq: number): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.applied >= seq) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error(`The ${this.definition.name} projection is stopped`));
+    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+
+  /** Clears the model (its key range, its checkpoint, its memory) and folds the whole log again. */
+  async rebuild(): Promise<void> {
+    this.unfollow();
+    await this.idle();
+    this.queue = [];
+    this.next = 0;
+    this.definition.reset?.();
+    const range = this.definition.keyRange;
+    if (range) {
+      const kv = this.log.kv;
+      for (;;) {
+        const rows = await kv.range({ ...range, limit: 4096 });
+        if (rows.length === 0) break;
+        let last: Promise<void> | undefined;
+        for (const [k] of rows) last = kv.del(k);
+        await last;
+      }
+    }
+    if (this.persisted) await this.log.setCheckpoint(this.definition.name, 0);
+    await this.definition.load?.(this.log.kv);
+    this.applied = this.checkpointed = 0;
+    this.failure = undefined;
+    this.stopped = false;
+    this.follow(0);
+    await this.waitFor(this.log.head());
+  }
+
+  private follow(afterSeq: number): void {
+    this.subscription = this.source(afterSeq).subscribe({
+      next: (record) => {
+        this.queue.push(record);
+        if (!this.folding && !this.scheduled) {
+          this.scheduled = true;
+          this.schedule(() => {
+            this.scheduled = false;
+            if (!this.folding) void this.fold();
+          });
+        }
+      },
+      error: (err) => this.fail(err),
+    });
+  }
+
+  private unfollow(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+  }
+
+  private idle(): Promise<void> {
+    if (!this.folding && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async fold(): Promise<void> {
+    this.folding = true;
+    const def = this.definition;
+    try {
+      while (this.next < this.queue.length && this.failure === undefined && !this.stopped) {
+        const end = def.unit === 'record' ? this.next + 1 : this.queue.length;
+        const batch = this.queue.slice(this.next, end);
+        this.next = end;
+        const accepted = batch.filter((r) => def.accepts(r));
+        const writes = new ProjectionWrites();
+        if (accepted.length > 0) await def.apply(accepted, writes, this.log.kv);
+        if (this.stopped) return;
+        this.commit(writes, batch[batch.length - 1].seq, accepted.length > 0);
+        if (this.next >= COMPACT_AT && this.next * 2 > this.queue.length) {
+          this.queue = this.queue.slice(this.next);
+          this.next = 0;
+        }
+      }
+      if (this.next >= this.queue.length) {
+        this.queue = [];
+        this.next = 0;
+      }
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.folding = false;
+      if (!this.scheduled) {
+        const idle = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const resolve of idle) resolve();
+      }
+    }
+  }
+
+  /** Issues a fold's writes and the checkpoint in one synchronous turn (one group commit). */
+  private commit(writes: ProjectionWrites, lastSeq: number, folded: boolean): void {
+    const kv = this.log.kv;
+    const onFail = (err: unknown) => this.fail(err);
+    for (const [key, value] of writes.entries) (value === undefined ? kv.del(key) : kv.put(key, value)).catch(onFail);
+    const every = this.definition.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+    if (this.persisted && (writes.size > 0 || lastSeq - this.checkpointed >= every)) {
+      this.checkpointed = lastSeq;
+      this.log.setCheckpoint(this.definition.name, lastSeq).catch(onFail);
+    }
+    this.applied = lastSeq;
+    if (folded) this.definition.committed?.(writes);
+    this.settle();
+  }
+
+  private settle(): void {
+    if (this.waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (w.seq <= this.applied) w.resolve();
+      else still.push(w);
+    }
+    this.waiters = still;
+  }
+
+  private rejectWaiters(err: unknown): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+
+  private fail(err: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = err;
+    this.unfollow();
+    this.rejectWaiters(err);
+    this.onError(err);
+  }
+}
+
+/**
+ * A read model's lifecycle, delegated to its runner: read models extend it and add their queries.
+ * The runner is built on first use, so a subclass may be its own definition.
+ */
+export abstract class ProjectionHandle {
+  private runnerInstance: ProjectionRunner | undefined;
+
+  protected constructor(
+    protected readonly log: EventLog,
+    private readonly runnerOptions: ProjectionRunnerOptions = {},
+  ) {}
+
+  /** The definition the runner runs. */
+  protected abstract projection(): ProjectionDefinition;
+
+  protected get runner(): ProjectionRunner {
+    return (this.runnerInstance ??= new ProjectionRunner(this.log, this.projection(), this.runnerOptions));
+  }
+
+  /** Last global sequence folded (whether or not the record concerned this model). */
+  get appliedSeq(): number {
+    return this.runner.appliedSeq;
+  }
+
+  /** Catches up from the checkpoint, then follows the log; resolves once caught up with the head at the call. */
+  start(): Promise<void> {
+    return this.runner.start();
+  }
+
+  /** Stops following the log (call before the log closes); records not folded yet are folded on the next start. */
+  stop(): Promise<void> {
+    return this.runner.stop();
+  }
+
+  /** Resolves once every record up to `seq` is folded (read your writes). */
+  waitFor(seq: number): Promise<void> {
+    return this.runner.waitFor(seq);
+  }
+
+  /** Clears the model and folds the whole log again. */
+  rebuild(): Promise<void> {
+    return this.runner.rebuild();
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * `eventloom/testing`: property tests of your own workflows with fast-check (a peer dependency).
+ * See the README section "Property-testing your workflows".
+ */
+export { testWorkflow, runCommands, workflowCommands, formatSnippet, WorkflowPropertyFailure } from './test-workflow.js';
+export type { WorkflowTestOptions, RunCommandsOptions, HistoryInvariant } from './test-workflow.js';
+export { execute, wait, settle, suspend, resume, cancel, crash, replayFrom, type WorkflowCommand } from './commands.js';
+export { InvariantViolation, type WorkflowHistory, type ExecutionHistory, type CommandLogEntry } from './harness.js';
+export { INVARIANTS } from './invariant-names.js';
+export { arbitraryFromSchema } from './arbitraries.js';

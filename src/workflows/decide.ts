@@ -1,0 +1,102 @@
+/**
+ * The engine's pure decisions, shared by the live engine (engine.ts) and the offline history
+ * replayer (history-replay.ts) so both decide the same way: which event the workflow code produces
+ * next for a running execution, which event a step's outcome becomes, and the environment a
+ * top-level step runs in.
+ */
+import type { Logger } from 'pino';
+import type { ExecutionContext, ExecutionEvent } from '../../machines/workflow-execution.machine.js';
+import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { checkDeclared, type StepOutcome, type StepRunEnv } from './step-runner.js';
+import { executionStream } from './events.js';
+import { traceIdFor } from '../observability/span-types.js';
+
+/** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
+export const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
+
+/** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
+export function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
+  if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
+  const r = checkDeclared(def.result, data);
+  if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };
+  return { type: 'execution.failed', error: { message: `Workflow result does not match its result schema: ${r.issues}`, name: 'ValidationError' }, workflowName };
+}
+
+/**
+ * The event the workflow code decides next for a running execution with no step in flight: start
+ * the next step, complete the run, or fail it when the definition no longer matches the recording.
+ * `onEngineFailure` hears the last case (a run the engine cannot go on with, not a step's failure).
+ */
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onEngineFailure?: (message: string) => void): ExecutionEvent {
+  const engineFailure = (message: string): ExecutionEvent => {
+    onEngineFailure?.(message);
+    return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
+  };
+  if (!def) return engineFailure(`Workflow ${c.workflowId} is no longer registered`);
+  if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
+  const step = def.steps[c.nextIndex];
+  if (!step || step.id !== c.stepIds[c.nextIndex]) {
+    return engineFailure(`Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
+  }
+  return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+}
+
+/** The event a top-level step's outcome becomes. */
+export function outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
+  const base = { stepIndex: cur.index, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: cur.input, attempt: cur.attempt };
+  switch (o.kind) {
+    case 'completed':
+      return { type: 'step.completed', ...base, output: o.output ?? null, ...(o.workflowState ? { workflowState: o.workflowState } : {}), ...(o.usage ? { usage: o.usage } : {}) };
+    case 'skipped':
+      return { type: 'step.skipped', ...base };
+    case 'suspended':
+      return {
+        type: 'execution.suspended',
+        ...base,
+        reason: o.reason,
+        ...(o.suspendData !== undefined ? { suspendData: o.suspendData } : {}),
+        ...(o.workflowState ? { workflowState: o.workflowState } : {}),
+        workflowName,
+      };
+    case 'failed':
+      return { type: 'execution.failed', error: o.error, attempt: cur.attempt, workflowName };
+  }
+}
+
+/** What a step environment needs from its host besides the execution's state. */
+export interface StepEnvHooks {
+  signal: AbortSignal;
+  /** read when the step first logs (the engine creates it lazily) */
+  logger(): Logger;
+  emit: StepRunEnv['emit'];
+  agentRunner: StepRunEnv['agentRunner'];
+  runChild: StepRunEnv['runChild'];
+}
+
+/** The environment of the top-level step in flight (`c.current`), as the engine runs it. */
+export function stepEnv(def: WorkflowDefinition, c: ExecutionContext, hooks: StepEnvHooks): StepRunEnv {
+  const cur = c.current!;
+  const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
+  return {
+    executionId: c.executionId,
+    workflowId: c.workflowId,
+    traceId: traceOf(c),
+    data: cur.input,
+    resumeData: isResume ? c.resume!.resumeData : undefined,
+    isResume,
+    initData: c.input,
+    stepResults: c.steps,
+    workflowState: c.workflowState,
+    context: c.context,
+    userId: c.userId,
+    conversationId: c.conversationId,
+    signal: hooks.signal,
+    get logger() {
+      return hooks.logger();
+    },
+    retries: def.retries,
+    emit: hooks.emit,
+    agentRunner: hooks.agentRunner,
+    runChild: hooks.runChild,
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * The executions index: a persisted projection of the log in its `kv` store that serves
+ * `GET /workflows/executions` and boot-time recovery without scanning records or holding every
+ * execution in memory. Only top-level executions are indexed, and only status-changing records
+ * touch it (started, suspended, resumed, recovered, completed, failed, cancelled).
+ *
+ * Keys (createdAt as 15 digits, so byte order = time order; reverse ranges give createdAt desc,
+ * then id desc):
+ *   wfx/r/<id>                                → IndexDoc
+ *   wfx/t/<ts>/<id>                           → IndexDoc   (all executions)
+ *   wfx/w/<workflowId>\x01<ts>/<id>           → IndexDoc   (by workflow)
+ *   wfx/s/<status>\x01<ts>/<id>               → IndexDoc   (by status)
+ *   wfx/ws/<workflowId>\x01<status>\x01<ts>/<id> → IndexDoc (by workflow and status)
+ *   wfx/counts                                → counts per (workflow|*, status|*) bucket
+ * Every write of one drained batch, the counts and the checkpoint are issued in one synchronous
+ * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
+ */
+import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
+import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
+import { EXECUTION_STREAM_PREFIX, executionIdOf } from './events.js';
+
+export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
+const P = 'wfx/';
+const SEP = '\u0001';
+const COUNTS_KEY = `${P}counts`;
+const CHUNK = 1000;
+const CHECKPOINT_EVERY = 10_000;
+const MAX_TS = 999_999_999_999_999;
+
+export interface IndexDoc {
+  id: string;
+  workflowId: string;
+  status: ExecutionStatus;
+  createdAt: number;
+  userId?: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface ExecutionsFilter {
+  workflowId?: string;
+  status?: ExecutionStatus;
+  /** inclusive bounds on createdAt (epoch ms) */
+  from?: number;
+  to?: number;
+  userId?: string;
+  /** every key must deep-equal */
+  metadata?: Record<string, unknown>;
+}
+
+const ts = (ms: number) => String(Math.max(0, Math.min(MAX_TS, Math.floor(ms)))).padStart(15, '0');
+
+function indexKeys(d: IndexDoc): string[] {
+  const t = `${ts(d.createdAt)}/${d.id}`;
+  return [`${P}t/${t}`, `${P}w/${d.workflowId}${SEP}${t}`, `${P}s/${d.status}${SEP}${t}`, `${P}ws/${d.workflowId}${SEP}${d.status}${SEP}${t}`];
+}
+
+const bucketKeys = (d: IndexDoc) => ['*|*', `${d.workflowId}|*`, `*|${d.status}`, `${d.workflowId}|${d.status}`];
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a as object);
+  const kb = Object.keys(b as object);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+export function matches(d: IndexDoc, f: ExecutionsFilter): boolean {
+  if (f.workflowId !== undefined && d.workflowId !== f.workflowId) return false;
+  if (f.status !== undefined && d.status !== f.status) return false;
+  if (f.from !== undefined && d.createdAt < f.from) return false;
+  if (f.to !== undefined && d.createdAt > f.to) return false;
+  if (f.userId !== undefined && d.userId !== f.userId) return false;
+  if (f.metadata) for (const [k, v] of Object.entries(f.metadata)) if (!deepEqual(d.metadata?.[k], v)) return false;
+  return true;
+}
+
+/** The slim row of the secondary keys (what filters read). */
+function indexDocOf(v: ExecutionRecordView): IndexDoc {
+  return { id: v.id, workflowId: v.workflowId, status: v.status, createdAt: Date.parse(v.createdAt), ...(v.userId !== undefined ? { userId: v.userId } : {}), metadata: v.metadata };
+}
+
+/** Whether two slim rows have the same keys and filterable content (then the secondary keys stay). */
+const sameRow = (a: IndexDoc, b: IndexDoc) => a.status === b.status && deepEqual(a.metadata, b.metadata);
+
+/**
+ * The index as a projection definition. Every record of a top-level execution is folded into its
+ * summary view (executions-view.ts, execution-level events only); the kv store is written only
+ * when the status changes (or on start and recovery), so a step costs no index write. Summaries
+ * of running executions live in memory and are always current; the stored one is current for
+ * every settled execution, because its settling record is its last.
+ */
+class ExecutionsIndexDefinition implements ProjectionDefinition {
+  readonly name = EXECUTIONS_INDEX_NAME;
+  readonly checkpointEvery = CHECKPOINT_EVERY;
+  readonly keyRange = { gte: P, lt: `${P.slice(0, -1)}0` };
+  counts: Record<string, number> = {};
+  /** summaries of running executions (bounded by what runs now); others are read from kv */
+  readonly running = new Map<string, ExecutionRecordView>();
+
+  constructor(private readonly log: EventLog) {}
+
+  accepts(rec: LogRecord): boolean {
+    // top-level execution streams only: child executions are part of their parent
+    return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) < 0;
+  }
+
+  async load(kv: KeyValueStore): Promise<void> {
+    this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
+  }
+
+  reset(): void {
+    this.counts = {};
+    this.running.clear();
+  }
+
+  async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
+    const views = new Map<string, ExecutionRecordView>();
+    const before = new Map<string, IndexDoc | null>();
+    const changed = new Set<string>();
+    for (const rec of records) {
+      const id = executionIdOf(rec.stream);
+      if (rec.type === 'execution.started') {
+        if ((rec.data as ExecutionInput).parentExecutionId) continue;
+        if (!before.has(id)) before.set(id, null);
+        const view = startView(rec);
+        applyRecord(view, rec, 'execution');
+        views.set(id, view);
+        changed.add(id);
+        continue;
+      }
+      const view = views.get(id) ?? (await this.loadView(id, rec, kv, before));
+      if (!view) continue;
+      views.set(id, view);
+      applyRecord(view, rec, 'execution');
+      if (statusAfterRecord(rec.type) !== undefined || rec.type === 'execution.recovered') changed.add(id);
+    }
+    for (const [id, view] of views) {
+      if (view.status === 'running') this.running.set(id, view);
+      else this.running.delete(id);
+    }
+    for (const id of changed) {
+      const view = views.get(id)!;
+      const doc = indexDocOf(view);
+      const old = before.get(id) ?? null;
+      writes.put(`${P}r/${id}`, view);
+      if (old && sameRow(old, doc)) continue;
+      if (old) {
+        for (const k of indexKeys(old)) writes.del(k);
+        for (const b of bucketKeys(old)) this.counts[b] = (this.counts[b] ?? 1) - 1;
+      }
+      for (const k of indexKeys(doc)) writes.put(k, doc);
+      for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
+    }
+    if (writes.size > 0) writes.put(COUNTS_KEY, { ...this.counts });
+  }
+
+  /**
+   * A summary to fold `rec` into: the in-memory one of a running execution, else the stored one.
+   * A stored summary can lag its stream (steps since its last status change were folded in memory
+   * before a restart): the records in between are read from the log and folded first.
+   */
+  private async loadView(id: string, rec: LogRecord, kv: KeyValueStore, before: Map<string, IndexDoc | null>): Promise<ExecutionRecordView | undefined> {
+    const view = this.running.get(id) ?? (await kv.get<ExecutionRecordView>(`${P}r/${id}`));
+    // the row as it was (metadata copied: folding changes the view's in place)
+    if (!before.has(id)) before.set(id, view ? { ...indexDocOf(view), metadata: structuredClone(view.metadata) } : null);
+    if (!view || rec.streamSeq <= view.lastSequence) return undefined;
+    if (rec.streamSeq > view.lastSequence + 1) {
+      for (const missed of await this.log.readStream(rec.stream, view.lastSequence + 1, rec.streamSeq - 1)) applyRecord(view, missed, 'execution');
+    }
+    return view;
+  }
+}
+
+export class ExecutionsIndex extends ProjectionHandle {
+  private readonly definition: ExecutionsIndexDefinition;
+
+  constructor(log: EventLog, onError: (err: unknown) => void = () => undefined) {
+    super(log, { onError });
+    this.definition = new ExecutionsIndexDefinition(log);
+  }
+
+  protected projection(): ProjectionDefinition {
+    return this.definition;
+  }
+
+  private get counts(): Record<string, number> {
+    return this.definition.counts;
+  }
+
+  private prefixFor(f: ExecutionsFilter): string {
+    if (f.workflowId !== undefined && f.status !== undefined) return `${P}ws/${f.workflowId}${SEP}${f.status}${SEP}`;
+    if (f.workflowId !== undefined) return `${P}w/${f.workflowId}${SEP}`;
+    if (f.status !== undefined) return `${P}s/${f.status}${SEP}`;
+    return `${P}t/`;
+  }
+
+  /** One page of matching executions (createdAt desc, id desc) and the number of all matches. */
+  async query(f: ExecutionsFilter, limit: number, offset: number): Promise<{ docs: IndexDoc[]; total: number }> {
+    const prefix = this.prefixFor(f);
+    const gte = prefix + ts(f.from ?? 0);
+    const lt = prefix + (f.to !== undefined ? ts(f.to + 1) : '~');
+    const residual = f.userId !== undefined || (f.metadata && Object.keys(f.metadata).length > 0) || f.from !== undefined || f.to !== undefined;
+    if (!residual) {
+      const total = Math.max(0, this.counts[`${f.workflowId ?? '*'}|${f.status ?? '*'}`] ?? 0);
+      if (offset >= total) return { docs: [], total };
+      const rows = await this.log.kv.range<IndexDoc>({ gte, lt, reverse: true, limit: offset + limit });
+      return { docs: rows.slice(offset).map(([, d]) => d), total };
+    }
+    const docs: IndexDoc[] = [];
+    let total = 0;
+    let upper = lt;
+    for (;;) {
+      const rows = await this.log.kv.range<IndexDoc>({ gte, lt: upper, reverse: true, limit: CHUNK });
+      for (const [, d] of rows) {
+        if (!matches(d, f)) continue;
+        if (total >= offset && docs.length < limit) docs.push(d);
+        total++;
+      }
+      if (rows.length < CHUNK) break;
+      upper = rows[rows.length - 1][0];
+    }
+    return { docs, total };
+  }
+
+  /**
+   * The summary views of `docs` (rows of `query`): the in-memory view of a running execution,
+   * the stored one of any other. Their `events` are the execution-level ones only.
+   */
+  async summaries(docs: readonly IndexDoc[]): Promise<ExecutionRecordView[]> {
+    const views = await Promise.all(docs.map(async (d) => this.definition.running.get(d.id) ?? (await this.log.kv.get<ExecutionRecordView>(`${P}r/${d.id}`))));
+    return views.filter((v): v is ExecutionRecordView => v !== undefined);
+  }
+
+  /** Ids of every execution in `status` (boot-time recovery). */
+  async idsWithStatus(status: ExecutionStatus): Promise<string[]> {
+    const ids: string[] = [];
+    const prefix = `${P}s/${status}${SEP}`;
+    let upper = `${prefix}~`;
+    for (;;) {
+      const rows = await this.log.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
+      for (const [, d] of rows) ids.push(d.id);
+      if (rows.length < CHUNK) break;
+      upper = rows[rows.length - 1][0];
+    }
+    return ids.reverse();
+  }
+}
