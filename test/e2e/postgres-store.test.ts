@@ -18,6 +18,8 @@ import { collectSse, type SseFrame } from '../helpers/sse.js';
 import { openFeed, wsUrl } from '../observability/ws-client.js';
 
 const cluster = usePostgres();
+// the console routes (status, feeds) answer the dev flag outside production
+const DEV = { headers: { 'x-service-dev': 'true' } };
 const assistant = createAgent({ id: 'assistant', name: 'Assistant', instructions: 'You are a helpful assistant.', tools: [getWeatherTool] });
 // a short lease: the takeover sweep runs every half second
 const config = { workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: [assistant], memory: {}, cluster: { leaseMs: 2000 } };
@@ -42,7 +44,7 @@ afterAll(async () => {
 
 describe('one node on PostgreSQL', () => {
   it('reports its node id and the PostgreSQL store in the observability status', async () => {
-    const r = await api(`${a.url}/observability/status`);
+    const r = await api(`${a.url}/observability/status`, DEV);
     expect(r.status).toBe(200);
     expect(r.body.data.node).toEqual({ id: 'node-a', store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
     expect(r.body.data.resumableStream.storeDisplayName).toMatch(/PostgreSQL/);
@@ -119,7 +121,7 @@ describe('two nodes on one database', () => {
     const r2 = await post(a, '/workflows/echo/execute', { input: { text: 'listed at once' } });
     const listed = (await api(`${b.url}/workflows/executions?workflowId=echo`)).body.data.map((e: { id: string }) => e.id);
     expect(listed).toContain(r2.body.data.executionId);
-    const status = await api(`${b.url}/observability/status`);
+    const status = await api(`${b.url}/observability/status`, DEV);
     expect(status.body.data.node).toMatchObject({ id: 'node-b', store: 'postgres' });
   });
 
@@ -135,7 +137,7 @@ describe('two nodes on one database', () => {
   });
 
   it('shows on one node\'s WebSocket observability feed the spans of an execution run on the other', async () => {
-    const feed = await openFeed(wsUrl(b.url, '/ws/observability?entityType=workflow&entityId=echo'));
+    const feed = await openFeed(wsUrl(b.url, '/ws/observability?dev=true&entityType=workflow&entityId=echo'));
     try {
       await post(a, '/workflows/echo/execute', { input: { text: 'watched from b' } });
       const end = await feed.waitFor((m) => m.type === 'OBSERVABILITY_EVENT' && m.data.type === 'span:end' && m.data.span.name === 'workflow:Echo');
@@ -164,8 +166,8 @@ describe('two nodes on one database', () => {
     });
     for (let i = 0; i < 200 && !id; i++) await new Promise((res) => setTimeout(res, 10));
     // the status of each node says what it owns
-    expect((await api(`${a.url}/observability/status`)).body.data.node.owns).toEqual({ executions: 1, agentRuns: 0 });
-    expect((await api(`${b.url}/observability/status`)).body.data.node.owns).toEqual({ executions: 0, agentRuns: 0 });
+    expect((await api(`${a.url}/observability/status`, DEV)).body.data.node.owns).toEqual({ executions: 1, agentRuns: 0 });
+    expect((await api(`${b.url}/observability/status`, DEV)).body.data.node.owns).toEqual({ executions: 0, agentRuns: 0 });
     const cancel = await post(b, `/workflows/gated/executions/${id}/cancel`, { reason: 'sent to b' });
     release('pg-owned');
     expect(cancel.status).toBe(200);

@@ -15,6 +15,8 @@ import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
 
 const cluster = usePostgres();
+// the console routes (status, feeds) answer the dev flag outside production
+const DEV = { headers: { 'x-service-dev': 'true' } };
 const LEASE_MS = 1500;
 let dataDir = '';
 let db: pg.Client;
@@ -136,7 +138,7 @@ describe('takeover between two server processes', () => {
     const frameIds = [...seen, ...rest.frames].map((f) => Number(f.id));
     expect(frameIds).toEqual(frameIds.map((_, i) => i + 1));
     expect(rest.frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
-    const status = await api(`${b.url}/observability/status`);
+    const status = await api(`${b.url}/observability/status`, DEV);
     expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
   }, 60_000);
 });
