@@ -1,6 +1,7 @@
 /**
  * Where the offline tools (`eventloom export`, `eventloom replay`) read recorded histories from: an
- * `EventLog`, so any store that implements the interface plugs in. A data directory is read from a
+ * `EventLog`, so any store that implements the interface plugs in (`--database-url`: the PostgreSQL
+ * log, opened read-only). A data directory is read from a
  * private copy of its LevelDB files, never opened in place: LevelDB writes on open (a new write-ahead
  * log and manifest), and the tools promise not to write to their source. A directory whose lock a
  * running server holds is refused before anything is copied, since its files are changing.
@@ -55,12 +56,21 @@ export function isLogLocked(logDir: string): boolean | undefined {
 
 /** Opens the history source named by the options (read-only). */
 export async function openHistorySource(opts: SourceOptions): Promise<HistorySource> {
-  if (opts.databaseUrl !== undefined) {
-    // the PostgreSQL EventLog plugs in here: open it read-only from the URL and return it as `log`
-    throw new CliError('--database-url: reading a PostgreSQL event log is not supported yet in this build; export from a data directory with --data <dir>');
-  }
+  if (opts.databaseUrl !== undefined) return openDatabase(opts.databaseUrl);
   if (opts.data === undefined) throw new CliError('name the history to read: --data <dir> (a server data directory)');
   return openDataDirCopy(opts.data);
+}
+
+/** The PostgreSQL log shared by the nodes, opened read-only (it may be in use: its readers see committed records). */
+async function openDatabase(url: string): Promise<HistorySource> {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new CliError(`--database-url must start with postgres:// or postgresql://`);
+  const { openPgLog, redactUrl } = await import('../log/pg/pg-log.js');
+  try {
+    const log = await openPgLog(url, { readOnly: true, pollMs: 60_000 });
+    return { log, label: redactUrl(url), close: () => log.close() };
+  } catch (err) {
+    throw new CliError((err as Error).message, 1);
+  }
 }
 
 async function openDataDirCopy(dataDir: string): Promise<HistorySource> {

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { api, startTestServer } from '../helpers/server.js';
 import { runCli } from '../helpers/run-cli.js';
+import { freePort } from '../helpers/postgres.js';
 import examples from '../../examples/eventloom.config.js';
 
 let tmp: string;
@@ -129,9 +130,10 @@ describe('eventloom export and import', () => {
   });
 
   it('refuses what it cannot do with a message naming the problem', async () => {
-    const pg = await runCli(['export', '--database-url', 'postgres://localhost/eventloom']);
-    expect(pg.code).toBe(2);
-    expect(pg.stderr).toMatch(/--database-url: reading a PostgreSQL event log is not supported yet/);
+    const port = await freePort();
+    const pg = await runCli(['export', '--database-url', `postgres://127.0.0.1:${port}/eventloom`]);
+    expect(pg.code).toBe(1);
+    expect(pg.stderr).toContain(`Cannot use the PostgreSQL database at postgres://127.0.0.1:${port}/eventloom`);
     const missing = await runCli(['export', '--data', source, '--execution', 'nope']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/execution nope not found/);

@@ -14,6 +14,7 @@ import { openPgLog } from '../../src/log/pg/pg-log.js';
 import { isOwnedStream } from '../../src/config/cluster.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { spawnServer } from '../helpers/spawn-server.js';
+import { runCli } from '../helpers/run-cli.js';
 import { collectSse, type SseFrame } from '../helpers/sse.js';
 import { openFeed, wsUrl } from '../observability/ws-client.js';
 
@@ -206,6 +207,25 @@ describe('a node that stops', () => {
     expect(await types()).toEqual(['run.started', 'run.failed']);
     const entry = (await api(`${b.url}/agents/assistant/history`)).body.data.entries.find((e: { id: string }) => e.id === 'ghost-1');
     expect(entry).toMatchObject({ status: 'error', input: 'lost' });
+  });
+});
+
+describe('offline tools', () => {
+  it('exports the shared log from the database while the nodes run, reading it without changing it', async () => {
+    const id = (await post(a, '/workflows/echo/execute', { input: { text: 'exported' } })).body.data.executionId;
+    const out = await runCli(['export', '--database-url', url, '--execution', id]);
+    expect(out.code, out.output).toBe(0);
+    const lines = out.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ format: 'eventloom-history', streams: 1 });
+    expect(lines.slice(1).map((r) => [r.stream, r.streamSeq])).toEqual(lines.slice(1).map((_, i) => [`exec:${id}`, i + 1]));
+    expect(lines.at(-1)).toMatchObject({ type: 'execution.completed' });
+    // a database without a log is refused, and left without one (nothing was created)
+    const blank = await cluster().createDatabase();
+    for (let i = 0; i < 2; i++) {
+      const empty = await runCli(['export', '--database-url', blank]);
+      expect(empty.code).toBe(1);
+      expect(empty.stderr).toMatch(/holds no eventloom event log/);
+    }
   });
 });
 

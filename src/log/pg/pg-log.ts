@@ -37,7 +37,7 @@ import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { InOrderDelivery } from './pg-delivery.js';
 import { NodeLease } from './pg-lease.js';
-import { migrate } from './schema.js';
+import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
 export { StreamFencedError, type Fencing } from './pg-commit.js';
 
@@ -56,6 +56,11 @@ export interface PgLogOptions {
   poolSize?: number;
   /** Time allowed to reach the database when opening, ms (default 5000). */
   connectTimeoutMs?: number;
+  /**
+   * Opens an existing log to read it (offline tools): no schema change, no writer session, no
+   * lease; every write is refused.
+   */
+  readOnly?: boolean;
   /**
    * Ownership of streams by this node: it registers under `nodeId` with a lease of `leaseMs`
    * (renewed every third of it), and appends to streams for which `fenced(stream)` holds are
@@ -127,10 +132,16 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
   const writer = new WriterConnection(() => new pg.Client({ connectionString, connectionTimeoutMillis, application_name: 'eventloom-writer' }));
   let log: PgLog | undefined;
   try {
-    await writer.get();
-    await migrate(pool);
+    if (opts.readOnly) {
+      const version = await schemaVersion(pool);
+      if (version === undefined) throw new Error('it holds no eventloom event log');
+      if (version > SCHEMA_VERSION) throw new Error(`its eventloom schema is of version ${version}; this build reads version ${SCHEMA_VERSION} at most`);
+    } else {
+      await writer.get();
+      await migrate(pool);
+    }
     const head = await readHead(pool);
-    const lease = opts.lease ? await NodeLease.register(pool, opts.lease.nodeId, opts.lease.leaseMs) : undefined;
+    const lease = opts.lease && !opts.readOnly ? await NodeLease.register(pool, opts.lease.nodeId, opts.lease.leaseMs) : undefined;
     log = new PgLog(connectionString, pool, writer, head, lease, opts);
     await log.start();
     return log;
@@ -231,6 +242,7 @@ class PgLog implements PgEventLog {
   // ---- writes -------------------------------------------------------------------------------
 
   private writable(): PgBatch {
+    if (this.opts.readOnly) throw new LogClosedError();
     if (this.committer.failed) throw this.committer.failed;
     if (this.closing) throw new LogClosedError();
     return this.committer.current();

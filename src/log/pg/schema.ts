@@ -267,6 +267,11 @@ export async function migrate(pool: pg.Pool): Promise<void> {
   }
 }
 
+/** The schema version a database holds (undefined when it holds no eventloom log). */
+export function schemaVersion(pool: pg.Pool): Promise<number | undefined> {
+  return readVersion(pool);
+}
+
 async function readVersion(q: pg.Pool | pg.PoolClient): Promise<number | undefined> {
   const exists = await q.query<{ t: string | null }>(`SELECT to_regclass('el_meta')::text AS t`);
   if (!exists.rows[0]?.t) return undefined;
