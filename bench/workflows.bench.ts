@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { printMachineInfo } from './lib/machine-info.js';
+import { captureEventloom, startFloor } from './lib/floors.js';
 import { fanoutBroadcaster, now, openObservers, pct, rssMiB, spawnChild, type FanoutResult, type Observer } from './lib/sse-fanout.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -182,6 +183,18 @@ async function main(): Promise<void> {
     const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
     console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
 
+    // the durable floor of (a), same client and connections, right after it (bench/lib/floors.ts)
+    const floorServer = await startFloor('durable', await captureEventloom());
+    try {
+      const floorLoad = (o: { duration?: number; amount?: number }) => autocannon({ url: `${floorServer.url}/execute`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { text: 'bench' } }), connections: CONNECTIONS, ...(o.amount ? { amount: o.amount } : { duration: o.duration }) });
+      await floorLoad({ amount: 2_000 });
+      const fl = await floorLoad({ duration: DURATION });
+      console.log(`floor         bare uWS + classic-level writing the same log entries, fsync before each answer: ${fl.requests.average.toFixed(0)}/s, p50 ${fl.latency.p50} ms`);
+      console.log(`ratio         eventloom ÷ floor: ${(a.requests.average / fl.requests.average).toFixed(2)} (target ≥ 0.90)\n`);
+    } finally {
+      await floorServer.stop();
+    }
+
     // (c) top up to EXECUTIONS completed executions, then let the server idle
     const missing = Math.max(0, EXECUTIONS - afterA);
     if (missing > 0) await executeLoad(url, { amount: missing });
@@ -204,7 +217,8 @@ async function main(): Promise<void> {
     console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'errors'.padStart(7)}`);
     row('eventloom (durable)', ev);
     row('uWS broadcaster', br);
-    console.log('\nlatency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
+    console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);
+    console.log('latency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
   } finally {
     if (profile.length) {
       child.kill('SIGINT');
