@@ -14,7 +14,9 @@
  *
  * Env: BENCH_DURATION_S (5), BENCH_WARMUP_S (3), BENCH_CONNECTIONS (10), BENCH_BUDGET_SCENARIOS
  * (agents-list,workflow-execute,agent-text), BENCH_FLOORS_BASELINE (another checkout, profiled in
- * the same run, alternated), BENCH_CPU_PROFILE (a dir to keep the .cpuprofile files in).
+ * the same run, alternated), BENCH_BASELINE_NODE_OPTIONS (NODE_OPTIONS of the baseline server only,
+ * e.g. to measure a V8 flag against the same checkout), BENCH_CPU_PROFILE (a dir to keep the
+ * .cpuprofile files in).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -104,11 +106,12 @@ class Inspector {
   }
 }
 
-async function profileScenario(root: string, scenario: Scenario): Promise<{ perReq: Record<Layer, number>; responses: number; reqPerSec: number; profile: Profile }> {
+async function profileScenario(root: string, scenario: Scenario, nodeOptions?: string): Promise<{ perReq: Record<Layer, number>; responses: number; reqPerSec: number; profile: Profile }> {
   const port = await freePort();
   const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-budget-'));
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   delete env.EVENTLOOM_MODEL;
+  if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
   const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', path.join(root, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--host', '127.0.0.1', '--data', data], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise((r) => child.once('exit', r));
   try {
@@ -163,7 +166,7 @@ async function main(): Promise<void> {
     const scenario = SCENARIOS.find((s) => s.id === id);
     if (!scenario) throw new Error(`unknown scenario ${id}`);
     for (const [name, root] of roots) {
-      const r = await profileScenario(root, scenario);
+      const r = await profileScenario(root, scenario, name === 'baseline' ? process.env.BENCH_BASELINE_NODE_OPTIONS : undefined);
       if (KEEP) writeFileSync(path.join(KEEP, `${id}-${name}.cpuprofile`), JSON.stringify(r.profile));
       const total = LAYERS.reduce((a, l) => a + r.perReq[l], 0);
       const row = `| ${scenario.label} | ${name} | ${r.reqPerSec.toFixed(0)} | ${LAYERS.map((l) => r.perReq[l].toFixed(0)).join(' | ')} | ${total.toFixed(0)} |`;
