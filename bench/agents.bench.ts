@@ -22,6 +22,7 @@ import { createAgent } from '../src/agents/define-agent.js';
 import { createDemoModel } from '../src/agents/models/demo-model.js';
 import { assistantAgent } from '../examples/agents/assistant.js';
 import { printMachineInfo } from './lib/machine-info.js';
+import { generateTextFloor } from './lib/floors.js';
 
 /** The part of autocannon's result this benchmark reads (the package ships no types). */
 interface AutocannonResult {
@@ -93,7 +94,7 @@ const ms = (n: number) => `${n.toFixed(2)} ms`;
 
 const TEXT_BODY = JSON.stringify({ input: 'Hello benchmark, how are you today?' });
 
-async function throughput(url: string): Promise<{ ok: number }> {
+async function throughput(url: string, floorUs: number): Promise<{ ok: number }> {
   const cpuBefore = process.cpuUsage();
   const result = await autocannon(`${url}/agents/assistant/text`, TEXT_BODY, CONNECTIONS, DURATION);
   const cpu = process.cpuUsage(cpuBefore);
@@ -104,6 +105,7 @@ async function throughput(url: string): Promise<{ ok: number }> {
   console.log(`latency      p50 ${result.latency.p50} ms  p90 ${result.latency.p90} ms  p99 ${result.latency.p99} ms  max ${result.latency.max} ms`);
   console.log(`responses    2xx ${ok}  non-2xx ${result.non2xx}  errors ${result.errors}  timeouts ${result.timeouts}`);
   console.log(`server CPU   ${cpuPerRequest.toFixed(0)} µs per request (user+system, all server threads) → ~${Math.round(1e6 / cpuPerRequest)} req/s per fully available core`);
+  console.log(`floor        generateText alone on the demo model ${floorUs.toFixed(0)} µs per call: server CPU ÷ floor ${(cpuPerRequest / floorUs).toFixed(2)} (target ≤ 1.5)`);
   return { ok };
 }
 
@@ -152,7 +154,9 @@ async function main(): Promise<void> {
     const total = async () => ((await (await fetch(`${server.url}/agents/assistant/history?limit=1`)).json()) as { data: { pagination: { total: number } } }).data.pagination.total;
     await settle(); // requests the warm-up client left in flight
     const before = await total();
-    const { ok } = await throughput(server.url);
+    // the floor in this process, before the timed run (bench/lib/floors.ts)
+    const floor = await generateTextFloor();
+    const { ok } = await throughput(server.url, floor.usPerCall);
     await settle();
     const added = (await total()) - before;
     // autocannon stops counting with requests in flight; the server still answers and records those

@@ -27,6 +27,8 @@ import { PEERS_DIR, ROOT, preparePeers } from './lib/peer-install.js';
 import { COUNTED_CLIENT, TIMED_CLIENT, checkOnce, load } from './lib/peer-load.js';
 import { markdownTables, writeReport, type BenchConfig, type MemoryRun, type RawResults, type ScenarioRecord, type StartupRun } from './lib/peer-report.js';
 import { SCENARIOS } from './lib/peer-scenarios.js';
+import { FLOOR_AGENTS, FLOOR_EXECUTE, captureEventloom, generateTextFloor, measure, startFloor, type Captured } from './lib/floors.js';
+import type { FloorRecord } from './lib/peer-report.js';
 import { SERVER_IDS, SERVER_LABEL, cleanup, cpuMs, refusedConnections, rssMiB, startServer, type RunningServer, type ServerId } from './lib/peer-servers.js';
 
 function envNumber(name: string, fallback: number): number {
@@ -92,6 +94,33 @@ async function startupPhase(): Promise<{ runs: StartupRun[]; errors: string[] }>
   return { runs, errors };
 }
 
+/** The floors of `GET /agents` and echo execute (bench/lib/floors.ts), run after each alternation. */
+const FLOOR_OF: Record<string, { kind: 'static' | 'durable'; scenario: typeof FLOOR_AGENTS; label: string }> = {
+  'agents-list': { kind: 'static', scenario: FLOOR_AGENTS, label: 'bare uWS, same body' },
+  'workflow-execute': { kind: 'durable', scenario: FLOOR_EXECUTE, label: 'bare uWS + classic-level, same log entries, fsync' },
+};
+const floors: FloorRecord[] = [];
+let captured: Captured | undefined;
+
+async function floorRound(scenarioId: string): Promise<void> {
+  const f = FLOOR_OF[scenarioId];
+  if (!f) return;
+  captured ??= await captureEventloom();
+  const server = await startFloor(f.kind, captured);
+  try {
+    if (config.warmupS > 0) await load(server.url, f.scenario, Math.max(...config.connections), { durationS: config.warmupS });
+    for (const connections of config.connections) {
+      const m = await measure(server.url, server.pid, f.scenario, connections, config.durationS);
+      let rec = floors.find((x) => x.scenarioId === scenarioId && x.connections === connections);
+      if (!rec) floors.push((rec = { scenarioId, connections, floor: f.label, values: [], unit: 'req/s' }));
+      rec.values.push(m.result.reqPerSec);
+      console.log(`  floor     ×${String(connections).padEnd(3)} ${m.result.reqPerSec.toFixed(0).padStart(6)} req/s  p50 ${m.result.latencyMs.p50.toFixed(2)} ms  p99 ${m.result.latencyMs.p99.toFixed(2)} ms  CPU ${m.cpuUsPerReq.toFixed(0)} µs/req`);
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
 async function scenarioPhase(): Promise<ScenarioRecord[]> {
   const records: ScenarioRecord[] = [];
   for (const scenario of scenarios) {
@@ -134,6 +163,12 @@ async function scenarioPhase(): Promise<ScenarioRecord[]> {
           await finish(server);
         }
       }
+      await floorRound(scenario.id);
+    }
+    if (scenario.id === 'agent-text') {
+      const g = await generateTextFloor();
+      for (const connections of config.connections) floors.push({ scenarioId: 'agent-text', connections, floor: 'generateText on the demo model, in-process', values: [g.usPerCall], unit: 'µs CPU/call' });
+      console.log(`  floor     generateText alone ${g.usPerCall.toFixed(0)} µs of CPU per call`);
     }
   }
   return records;
@@ -194,6 +229,7 @@ const raw: RawResults = {
   refusedConnections: { eventloom: [...refused.eventloom], voltagent: [...refused.voltagent] },
   elapsedS: (performance.now() - t0) / 1000,
   loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  floors,
 };
 
 console.log('\n## Summary (eventloom ÷ VoltAgent; eventloom fsyncs every write, VoltAgent keeps everything in memory)');

@@ -18,14 +18,14 @@
  * Options (env): BENCH_DURATION_S (10), BENCH_CONNECTIONS (10), BENCH_OBSERVERS (10000),
  * BENCH_EVENTS (50), BENCH_INTERVAL_MS (20), BENCH_EXECUTIONS (100000).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { printMachineInfo } from './lib/machine-info.js';
+import { captureEventloom, startFloor } from './lib/floors.js';
+import { fanoutBroadcaster, now, openObservers, pct, rssMiB, spawnChild, type FanoutResult, type Observer } from './lib/sse-fanout.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -34,7 +34,6 @@ const OBSERVERS = Number(process.env.BENCH_OBSERVERS ?? 10_000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
-const now = () => performance.timeOrigin + performance.now();
 const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
 
 // ---------------------------------------------------------------- server mode (child process)
@@ -78,24 +77,6 @@ async function serve(dataDir: string): Promise<void> {
 
 // ---------------------------------------------------------------- client side
 
-function spawnChild(args: string[], ready: RegExp, nodeArgs: string[] = []): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UWS_HTTP_MAX_HEADERS_SIZE: '16384' } });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(ready);
-      if (m) resolve({ child, match: m });
-    });
-    child.on('exit', (code) => reject(new Error(`child exited with ${code}: ${out}`)));
-  });
-}
-
-function rssMiB(pid: number): number {
-  const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
 /** CPU time (user + system) of a process so far, in ms. */
 function cpuMs(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -123,7 +104,6 @@ async function json(url: string, init: RequestInit & { body?: string } = {}): Pr
   return res.json();
 }
 
-const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 const f1 = (n: number) => n.toFixed(1);
 const f2 = (n: number) => n.toFixed(2);
 
@@ -136,88 +116,6 @@ async function executeLoad(url: string, opts: { duration?: number; amount?: numb
     connections: CONNECTIONS,
     ...(opts.amount ? { amount: opts.amount } : { duration: opts.duration }),
   });
-}
-
-interface Observer {
-  ids: number[];
-  latencies: number[];
-  done: boolean;
-  error?: string;
-}
-
-/**
- * Opens `n` SSE readers (batches, to stay under the listen backlog); resolves once all are attached:
- * when `attached` says so after a frame, or when the response headers arrive if it is not given.
- */
-async function openObservers(n: number, target: string, onFrame: (o: Observer, event: string, id: number, data: string, at: number) => void, attached?: (o: Observer) => boolean) {
-  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const observers: Observer[] = [];
-  const finished: Array<Promise<void>> = [];
-  for (let start = 0; start < n; start += 500) {
-    const batch: Array<Promise<void>> = [];
-    for (let i = start; i < Math.min(n, start + 500); i++) {
-      const o: Observer = { ids: [], latencies: [], done: false };
-      observers.push(o);
-      let ready!: () => void;
-      batch.push(new Promise<void>((r) => (ready = r)));
-      finished.push(
-        new Promise<void>((resolve) => {
-          const req = http.get(target, { agent }, (res) => {
-            if (!attached) ready();
-            let buf = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              const at = now();
-              buf += chunk;
-              let idx: number;
-              while ((idx = buf.indexOf('\n\n')) >= 0) {
-                const raw = buf.slice(0, idx);
-                buf = buf.slice(idx + 2);
-                let event = '';
-                let id = NaN;
-                let data = '';
-                for (const line of raw.split('\n')) {
-                  if (line.startsWith('event: ')) event = line.slice(7);
-                  else if (line.startsWith('id: ')) id = Number(line.slice(4));
-                  else if (line.startsWith('data: ')) data = line.slice(6);
-                }
-                if (!event) continue;
-                onFrame(o, event, id, data, at);
-                if (attached?.(o)) ready();
-              }
-            });
-            res.on('end', () => {
-              o.done = true;
-              ready();
-              resolve();
-            });
-            res.on('error', (e) => {
-              o.error = e.message;
-              ready();
-              resolve();
-            });
-          });
-          req.on('error', (e) => {
-            o.error = e.message;
-            ready();
-            resolve();
-          });
-        }),
-      );
-    }
-    await Promise.all(batch);
-  }
-  return { observers, finished: Promise.all(finished), agent };
-}
-
-interface FanoutResult {
-  rssBefore: number;
-  rssIdle: number;
-  p50: number;
-  p99: number;
-  max: number;
-  complete: number;
-  errors: number;
 }
 
 async function fanoutEventloom(url: string, pid: number): Promise<FanoutResult & { exactlyOnce: number }> {
@@ -254,38 +152,6 @@ async function fanoutEventloom(url: string, pid: number): Promise<FanoutResult &
   return { rssBefore, rssIdle, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce };
 }
 
-async function fanoutBroadcaster(): Promise<FanoutResult & { exactlyOnce: number }> {
-  const { child, match } = await spawnChild([path.join(path.dirname(SELF), 'lib', 'broadcaster.ts')], /broadcaster listening on (\d+)/);
-  const base = `http://127.0.0.1:${match[1]}`;
-  progress(`broadcaster on ${base}, attaching ${OBSERVERS} observers`);
-  try {
-    await new Promise((r) => setTimeout(r, 300));
-    const rssBefore = rssMiB(child.pid!);
-    const { observers, finished, agent } = await openObservers(
-      OBSERVERS,
-      `${base}/sse`,
-      (o, event, seq, data, at) => {
-        o.ids.push(seq);
-        if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
-      },
-    );
-    // every reader is attached once the server has counted it
-    while (Number(await (await fetch(`${base}/count`)).text()) < OBSERVERS) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_000));
-    const rssIdle = rssMiB(child.pid!);
-    progress('broadcaster: all observers attached; broadcasting');
-    await fetch(`${base}/start?events=${EVENTS}&intervalMs=${INTERVAL_MS}`, { method: 'POST' });
-    await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
-    agent.destroy();
-    let exactlyOnce = 0;
-    for (const o of observers) if (o.latencies.length === EVENTS && o.ids.every((v, i) => v === i + 1)) exactlyOnce++;
-    const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
-    return { rssBefore, rssIdle, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce };
-  } finally {
-    child.kill('SIGKILL');
-  }
-}
-
 async function main(): Promise<void> {
   printMachineInfo('eventloom workflows benchmark');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-wf-'));
@@ -317,6 +183,18 @@ async function main(): Promise<void> {
     const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
     console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
 
+    // the durable floor of (a), same client and connections, right after it (bench/lib/floors.ts)
+    const floorServer = await startFloor('durable', await captureEventloom());
+    try {
+      const floorLoad = (o: { duration?: number; amount?: number }) => autocannon({ url: `${floorServer.url}/execute`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { text: 'bench' } }), connections: CONNECTIONS, ...(o.amount ? { amount: o.amount } : { duration: o.duration }) });
+      await floorLoad({ amount: 2_000 });
+      const fl = await floorLoad({ duration: DURATION });
+      console.log(`floor         bare uWS + classic-level writing the same log entries, fsync before each answer: ${fl.requests.average.toFixed(0)}/s, p50 ${fl.latency.p50} ms`);
+      console.log(`ratio         eventloom ÷ floor: ${(a.requests.average / fl.requests.average).toFixed(2)} (target ≥ 0.90)\n`);
+    } finally {
+      await floorServer.stop();
+    }
+
     // (c) top up to EXECUTIONS completed executions, then let the server idle
     const missing = Math.max(0, EXECUTIONS - afterA);
     if (missing > 0) await executeLoad(url, { amount: missing });
@@ -331,7 +209,7 @@ async function main(): Promise<void> {
     // (b)
     console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
     const ev = await fanoutEventloom(url, pid);
-    const br = await fanoutBroadcaster();
+    const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
     const row = (name: string, r: FanoutResult & { exactlyOnce: number }) =>
       console.log(
         `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${String(r.errors).padStart(7)}`,
@@ -339,7 +217,8 @@ async function main(): Promise<void> {
     console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'errors'.padStart(7)}`);
     row('eventloom (durable)', ev);
     row('uWS broadcaster', br);
-    console.log('\nlatency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
+    console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);
+    console.log('latency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
   } finally {
     if (profile.length) {
       child.kill('SIGINT');

@@ -72,6 +72,18 @@ export interface RawResults {
   elapsedS: number;
   /** 1, 5 and 15 min load averages when the run ended (machine.loadAverage: when it started) */
   loadAverageEnd: number[];
+  /** the floors measured in the same run (bench/lib/floors.ts): per scenario id and connection count */
+  floors?: FloorRecord[];
+}
+
+export interface FloorRecord {
+  scenarioId: string;
+  connections: number;
+  /** what the floor is */
+  floor: string;
+  /** per alternation: the floor's figure (req/s, or µs of CPU per call for generateText) */
+  values: number[];
+  unit: 'req/s' | 'µs CPU/call';
 }
 
 interface Side {
@@ -214,6 +226,19 @@ export function markdownTables(raw: RawResults): string {
   for (const m of measures(raw)) {
     const fmt = m.unit === 'ms' ? f0 : f1;
     lines.push(`| ${m.label} | ${fmt(m.eventloom)} ${m.unit} | ${fmt(m.voltagent)} ${m.unit} | ${fx(m.ratio)} | ≤ ${fraction(m.targetMaxRatio)} (${verdict(m.met) || 'n/a'}) |`);
+  }
+  if (raw.floors && raw.floors.length > 0) {
+    lines.push('');
+    lines.push('| request | conns | floor (same run) | floor | eventloom | eventloom ÷ floor |');
+    lines.push('|---|--:|---|--:|--:|--:|');
+    for (const f of raw.floors) {
+      const rec = raw.scenarios.find((s) => s.scenario.id === f.scenarioId);
+      const runs = rec?.runs.eventloom.filter((r) => r.connections === f.connections) ?? [];
+      const floor = f.values.reduce((a, b) => a + b, 0) / Math.max(1, f.values.length);
+      const cpu = f.unit === 'µs CPU/call';
+      const ours = runs.reduce((a, r) => a + (cpu ? r.cpuUsPerReq : r.result.reqPerSec), 0) / Math.max(1, runs.length);
+      lines.push(`| ${rec?.scenario.label ?? f.scenarioId} | ${f.connections} | ${f.floor} | ${f0(floor)} ${f.unit} | ${f0(ours)} ${f.unit} | ${runs.length ? fx(ours / floor) : 'n/a'} |`);
+    }
   }
   const unsupported = raw.scenarios.flatMap((s) => SERVER_IDS.flatMap((id) => (s.unsupported[id] ? [`- ${SERVER_LABEL[id]} cannot serve ${s.scenario.label}: ${s.unsupported[id]}`] : [])));
   const memErrors = raw.memory.filter((m) => m.error).map((m) => `- ${SERVER_LABEL[m.server]}: RSS after executions not measured: ${m.error}`);

@@ -78,18 +78,21 @@ async function waitFirst200(url: string, child: ChildProcess, t0: number, timeou
   throw new Error(`no 200 on GET /agents within ${timeoutMs} ms`);
 }
 
-/** Starts one server and resolves once it answered GET /agents with 200. */
-export async function startServer(id: ServerId, timeoutMs = 60_000): Promise<RunningServer> {
+/**
+ * Starts one server and resolves once it answered GET /agents with 200. `dataDir`: eventloom's data
+ * directory, kept after stop (else a temp dir, removed); `root`: the eventloom checkout to run.
+ */
+export async function startServer(id: ServerId, timeoutMs = 60_000, dataDir?: string, root = ROOT): Promise<RunningServer> {
   const port = await freePort();
   const tmp = mkdtempSync(path.join(os.tmpdir(), `bench-peers-${id}-`));
   const logFile = path.join(tmp, 'server.log');
   const log = createWriteStream(logFile);
   const args =
     id === 'eventloom'
-      ? [path.join(ROOT, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--host', '127.0.0.1', '--data', path.join(tmp, 'data')]
+      ? [path.join(root, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--host', '127.0.0.1', '--data', dataDir ?? path.join(tmp, 'data')]
       : [VOLTAGENT_SERVER, '--port', String(port), '--host', '127.0.0.1'];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { cwd: id === 'eventloom' ? ROOT : VOLTAGENT_DIR, stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv() });
+  const child = spawn(process.execPath, args, { cwd: id === 'eventloom' ? root : VOLTAGENT_DIR, stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv() });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -115,7 +118,7 @@ export async function startServer(id: ServerId, timeoutMs = 60_000): Promise<Run
       logFile,
       stop: async () => {
         await stop();
-        rmSync(path.join(tmp, 'data'), { recursive: true, force: true });
+        if (dataDir === undefined) rmSync(path.join(tmp, 'data'), { recursive: true, force: true });
       },
     };
   } catch (err) {

@@ -8,6 +8,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { isAgent, type Agent, type AgentCallContext, type ModelSpec } from './define-agent.js';
 import type { Tool } from '../tools/define-tool.js';
 import { resolveModel, type Env, type ProvidersConfig } from './models/registry.js';
+import { describedStateChanged } from '../contract/encoded-answers.js';
 
 export interface ModelChoice {
   model: LanguageModelV3;
@@ -62,6 +63,7 @@ export class AgentRegistry {
     entry.tools.push(...tools);
     entry.all = Object.freeze(withAdded(agent.tools, entry.tools));
     this.added.set(agent, entry);
+    describedStateChanged();
   }
 
   /** The tools a call of the agent offers: `own` (default: the agent's tools), then the added ones. */

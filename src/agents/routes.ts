@@ -16,6 +16,7 @@ import { runText } from './ops-text.js';
 import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from './ops-stream.js';
 import { ResumableChats } from './resumable-chat.js';
 import { userIdentity } from '../contract/routes.js';
+import { EncodedAnswers } from '../contract/encoded-answers.js';
 import { runObject, runStreamObject } from './ops-object.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { AgentHistoryProjection } from './history.js';
@@ -75,6 +76,8 @@ function parsePaging(query: Record<string, unknown>): { page: number; limit: num
 const tags = ['Agents'];
 
 export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
+  // the list and details, encoded once per registry state (contract/encoded-answers.ts)
+  const answers = new EncodedAnswers();
   const registry = deps.runs.registry;
   return [
     {
@@ -83,7 +86,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'List agents',
       tags,
-      handler: () => ok(registry.list().map((a) => agentListItem(a, registry, deps.env))),
+      handler: () => answers.answer('', registry, () => registry.list().map((a) => agentListItem(a, registry, deps.env))),
     },
     {
       method: 'GET',
@@ -91,7 +94,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Get an agent',
       tags,
-      handler: (ctx) => ok(agentDetail(findAgent(deps, ctx.params.id), registry, deps.env)),
+      handler: (ctx) => answers.answer(`:${ctx.params.id}`, registry, () => agentDetail(findAgent(deps, ctx.params.id), registry, deps.env)),
     },
     {
       method: 'POST',

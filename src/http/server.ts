@@ -366,7 +366,9 @@ export class HttpEdge {
     };
     let result: RouteResult;
     try {
-      result = await route.handler(ctx);
+      const out = route.handler(ctx);
+      // a synchronous handler's answer is written in this turn (no microtask hop, no suspended frame)
+      result = out instanceof Promise ? await out : out;
     } catch (err) {
       // fail() logs an unexpected error (once)
       return fail(err);

@@ -5,6 +5,13 @@
  * While one batch is being written, new writes accumulate in the next one, so batches grow with
  * load. Exactly one batch is in flight at any time, which keeps disk order = sequence order.
  *
+ * A batch holding only kv and checkpoint writes (projections folding what was just committed; no
+ * caller waits on them to answer anyone: readers see them through the kv overlay at once) is not
+ * written at once but lingers up to `KV_LINGER_MS`, so the next append's batch carries it: otherwise
+ * an append arriving right after an answer (a client's next request) would wait for the projections'
+ * fsync in flight and then for its own, two fsyncs on the path to its answer. A batch that receives
+ * an append, or `idle()` (close), writes at once.
+ *
  * On a failed batch write the committer fails for good: the batch's writers and every queued
  * writer are rejected with `LogFailedError`, and no later write is accepted. The sequences assigned
  * to the lost batch are never visible to readers (the durable head did not move), and reopening
@@ -54,6 +61,8 @@ export class PendingBatch<T> {
   /** per-append payloads handed back to `onCommit`, in append order */
   readonly appends: T[] = [];
   ops = 0;
+  /** holds an append (or a write someone waits on): written on the next turn, never lingers */
+  urgent = false;
   records = 0;
   kvWrites = 0;
   checkpointWrites = 0;
@@ -77,10 +86,14 @@ export class PendingBatch<T> {
   }
 }
 
+/** How long a batch of kv and checkpoint writes only waits for an append to share its fsync. */
+export const KV_LINGER_MS = 2;
+
 export class GroupCommitter<T> {
   private open: PendingBatch<T> | undefined;
   private writing = false;
   private scheduled = false;
+  private lingering: ReturnType<typeof setTimeout> | undefined;
   private failure: LogFailedError | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly stats: CommitStats = {
@@ -105,29 +118,60 @@ export class GroupCommitter<T> {
     return this.failure;
   }
 
-  /** The batch collecting this tick's writes (created on demand, flushed after the tick). */
-  current(): PendingBatch<T> {
+  /**
+   * The batch collecting this tick's writes (created on demand, flushed after the tick; a batch of
+   * `deferrable` writes only (kv, checkpoints) may linger, see the header).
+   */
+  current(deferrable = false): PendingBatch<T> {
     if (this.failure) throw this.failure;
     let b = this.open;
     if (!b) {
       b = new PendingBatch<T>(this.db.batch());
       this.open = b;
     }
-    if (!this.scheduled && !this.writing) {
-      this.scheduled = true;
-      setImmediate(this.flush);
-    }
+    if (!deferrable) b.urgent = true;
+    this.schedule();
     return b;
   }
 
   /** Resolves once nothing is queued or being written (used by close). */
   idle(): Promise<void> {
     if (!this.open && !this.writing) return Promise.resolve();
+    if (this.open) {
+      this.open.urgent = true;
+      this.schedule();
+    }
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Arranges the open batch's write: next turn when urgent, else after the linger. */
+  private schedule(): void {
+    const b = this.open;
+    if (!b || this.writing || this.scheduled) return;
+    if (b.urgent) {
+      if (this.lingering !== undefined) {
+        clearTimeout(this.lingering);
+        this.lingering = undefined;
+      }
+      this.scheduled = true;
+      setImmediate(this.flush);
+    } else if (this.lingering === undefined) {
+      this.lingering = setTimeout(this.lingered, KV_LINGER_MS);
+    }
+  }
+
+  private readonly lingered = (): void => {
+    this.lingering = undefined;
+    if (this.scheduled) return;
+    this.flush();
+  };
+
   private readonly flush = (): void => {
     this.scheduled = false;
+    if (this.lingering !== undefined) {
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+    }
     const b = this.open;
     if (!b || this.writing) return;
     this.open = undefined;
@@ -155,10 +199,8 @@ export class GroupCommitter<T> {
       // Writers resumed by these resolutions append during this tick's microtasks: flushing on
       // the next setImmediate lets all of them join the next batch.
       if (this.open) {
-        if (!this.scheduled) {
-          this.scheduled = true;
-          setImmediate(this.flush);
-        }
+        if (this.idleWaiters.length > 0) this.open.urgent = true;
+        this.schedule();
       } else {
         this.notifyIdle();
       }
@@ -169,6 +211,10 @@ export class GroupCommitter<T> {
     this.writing = false;
     const failure = new LogFailedError(err);
     this.failure = failure;
+    if (this.lingering !== undefined) {
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+    }
     const queued = this.open;
     this.open = undefined;
     for (const w of b.waiters) w.reject(failure);

@@ -191,7 +191,8 @@ class LevelLog implements LevelEventLog {
   private writable(): PendingBatch<AppendEntry> {
     if (this.committer.failed) throw this.committer.failed;
     if (this.closing) throw new LogClosedError();
-    return this.committer.current();
+    // kv and checkpoint writes: nobody answers a client on their durability, so they may wait for an append's fsync
+    return this.committer.current(true);
   }
 
   private readable(): void {

@@ -25,6 +25,7 @@ import type { MemoryStore, PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
 import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { describedStateChanged } from '../contract/encoded-answers.js';
 
 export type AgentMemoryOptions = AgentMemoryConfig;
 
@@ -72,6 +73,7 @@ export class AgentMemory implements AgentMemoryHooks {
     this.buffers.set(service, new Map());
     // Store reads of a conversation first write what this agent still holds for it.
     this.unregister.set(service, service.store.addPendingWrites((scope) => this.settle(service, scope)));
+    describedStateChanged(); // the agents' listings describe the memory of the last attached service
   }
 
   detach(service: MemoryService): void {
@@ -79,6 +81,7 @@ export class AgentMemory implements AgentMemoryHooks {
     this.buffers.delete(service);
     this.unregister.get(service)?.();
     this.unregister.delete(service);
+    describedStateChanged();
   }
 
   /**

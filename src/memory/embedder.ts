@@ -12,6 +12,7 @@
  */
 import { embedMany } from 'ai';
 import type { EmbeddingModelV3 } from '@ai-sdk/provider';
+import { describedStateChanged } from '../contract/encoded-answers.js';
 
 export interface Embedder {
   /** e.g. `builtin-lexical` or `openai/text-embedding-3-small` (stored with persisted vectors) */
@@ -157,7 +158,10 @@ export class AiSdkEmbedder implements Embedder {
       const { embeddings } = await embedMany({ model: this.model, values: texts.slice(i, i + REMOTE_BATCH), maxRetries: 2, abortSignal: signal });
       for (const e of embeddings) out.push(l2normalize(Float32Array.from(e)));
     }
-    if (out.length) this.dims = out[0].length;
+    if (out.length && this.dims !== out[0].length) {
+      this.dims = out[0].length;
+      describedStateChanged(); // agents describe their memory's dimension
+    }
     return out;
   }
 }

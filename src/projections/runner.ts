@@ -66,11 +66,16 @@ export interface ProjectionDefinition {
   readonly startAfter?: (head: number) => number;
 }
 
+const afterThisTurn = (run: () => void): void => void setImmediate(run);
+
 export interface ProjectionRunnerOptions {
   onError?: (err: unknown) => void;
   /** The committed-records source (default: the log's `records$`); tests inject a virtual-time one. */
   source?: (afterSeq: number) => Observable<LogRecord>;
-  /** How a fold is scheduled after records arrive (default: a microtask, so a burst is one fold). */
+  /**
+   * How a fold is scheduled after records arrive (default: `setImmediate`, so a burst is one fold and
+   * the callers the commit resumes, e.g. an execute waiting for its settling record, answer first).
+   */
   schedule?: (run: () => void) => void;
 }
 
@@ -107,7 +112,7 @@ export class ProjectionRunner {
   ) {
     this.persisted = definition.startAfter === undefined;
     this.source = options.source ?? ((after) => records$(log, after));
-    this.schedule = options.schedule ?? queueMicrotask;
+    this.schedule = options.schedule ?? afterThisTurn;
     this.onError = options.onError ?? ((err) => process.emitWarning(`Projection ${definition.name} stopped: ${(err as Error)?.stack ?? err}`));
   }
 

@@ -15,6 +15,7 @@ import { toolListItem } from './catalog.js';
 import { parseToolInput } from './define-tool.js';
 import { runToolDirect } from './tool-runs.js';
 import { userIdentity } from '../contract/routes.js';
+import { EncodedAnswers } from '../contract/encoded-answers.js';
 
 export interface ToolRouteDeps {
   log: EventLog;
@@ -47,6 +48,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const tags = ['Tools'];
 
 export function toolRoutes(deps: ToolRouteDeps): RouteDef[] {
+  // the list, encoded once per catalog (contract/encoded-answers.ts)
+  const answers = new EncodedAnswers();
   return [
     {
       method: 'GET',
@@ -55,7 +58,10 @@ export function toolRoutes(deps: ToolRouteDeps): RouteDef[] {
       summary: 'List tools',
       tags,
       response: z.array(ToolListItem),
-      handler: () => ok(deps.catalog().executable().map(toolListItem)),
+      handler: () => {
+        const catalog = deps.catalog();
+        return answers.answer('', catalog, () => catalog.executable().map(toolListItem));
+      },
     },
     {
       method: 'POST',

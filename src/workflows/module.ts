@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { AppError, notFound } from '../errors.js';
 import { ok, type RouteDef, type RouteResult } from '../contract/routes.js';
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
+import { EncodedAnswers } from '../contract/encoded-answers.js';
 import type { WorkflowAgentRunner } from './agent-bridge.js';
 import { WorkflowEngine } from './engine.js';
 import { isWorkflowDefinition, type WorkflowDefinition } from './types.js';
@@ -134,6 +135,8 @@ export interface WorkflowRoutesDeps {
 }
 
 export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[] {
+  // the list and details, encoded once (contract/encoded-answers.ts)
+  const answers = new EncodedAnswers();
   const byExec = '/workflows/:id/executions/:executionId';
   return [
     {
@@ -142,7 +145,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       auth: 'management',
       summary: 'List registered workflows',
       tags: TAGS,
-      handler: () => ok([...engine.workflows.values()].map(describeWorkflowSummary)),
+      handler: () => answers.answer('', engine.workflows, () => [...engine.workflows.values()].map(describeWorkflowSummary)),
     },
     {
       method: 'GET',
@@ -173,7 +176,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       auth: 'management',
       summary: 'Workflow detail: steps and JSON Schemas',
       tags: TAGS,
-      handler: (ctx) => ok(describeWorkflowDetail(requireWorkflow(engine, ctx.params.id))),
+      handler: (ctx) => answers.answer(`:${ctx.params.id}`, engine.workflows, () => describeWorkflowDetail(requireWorkflow(engine, ctx.params.id))),
     },
     {
       method: 'POST',

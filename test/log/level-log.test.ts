@@ -55,6 +55,33 @@ describe('level log', () => {
     await log.close();
   });
 
+  it('lets projection writes made right after a commit share the next append’s fsync instead of taking one of their own first', async () => {
+    const log = await openLevelLog(freshDir());
+    await log.append('exec:a', [{ type: 'execution.started', data: 1 }]);
+    const before = log.stats().batches;
+    const put = log.kv.put('index:a', { status: 'running' });
+    const checkpoint = log.setCheckpoint('executions', 1);
+    // an append arriving after the turn that issued them (a client's next request) joins their batch
+    await new Promise((r) => setImmediate(r));
+    const appended = log.append('exec:b', [{ type: 'execution.started', data: 2 }]);
+    await Promise.all([put, checkpoint, appended]);
+    expect(log.stats().batches - before).toBe(1);
+    // with no append coming, they are written on their own
+    await log.kv.put('index:b', 2);
+    expect(log.stats().batches - before).toBe(2);
+    await log.close();
+  });
+
+  it('writes pending projection writes at once when the log closes', async () => {
+    const dir = freshDir();
+    const log = await openLevelLog(dir);
+    void log.kv.put('index:a', { status: 'running' });
+    await log.close();
+    const reopened = await openLevelLog(dir);
+    expect(await reopened.kv.get('index:a')).toEqual({ status: 'running' });
+    await reopened.close();
+  });
+
   it('throws LogLockedError when another process holds the directory', async () => {
     const dir = freshDir();
     await (await openLevelLog(dir)).close();
