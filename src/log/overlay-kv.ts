@@ -1,0 +1,72 @@
+/**
+ * The key/value side store every durable log offers (`EventLog.kv`), written once for all of them:
+ * puts and dels ride the log's next group commit, and until their batch is durable they sit in an
+ * overlay that `get` and `range` consult, so a projection reading right after its own write (without
+ * awaiting it) sees that write. A log supplies only how to read what is stored and how to add a
+ * write to its next batch.
+ */
+import { compareCodePoints } from './key-codec.js';
+import { assertName, encodeKvValue, mergePending, normalizeLimit, type PendingKvEntry } from './kv-codec.js';
+import type { KeyValueStore } from './types.js';
+
+export abstract class OverlayKv implements KeyValueStore {
+  private readonly overlay = new Map<string, PendingKvEntry>();
+
+  protected constructor(private readonly readable: () => void) {}
+
+  /** The stored JSON of `key` (what is durable, overlay aside). */
+  protected abstract readStored(key: string): Promise<string | undefined>;
+  /** Stored `[key, json]` entries with `gte <= key < lt`, in key order (or reverse), at most `limit` (Infinity: all). */
+  protected abstract readStoredRange(gte: string, lt: string, reverse: boolean, limit: number): Promise<Array<[string, string]>>;
+  /** Adds a put (`json`) or a delete (undefined) to the log's next batch; resolves once that batch is durable. */
+  protected abstract write(key: string, json: string | undefined): Promise<void>;
+
+  async get<T = unknown>(key: string): Promise<T | undefined> {
+    this.readable();
+    assertName(key, 'kv key');
+    const pending = this.overlay.get(key);
+    const json = pending ? pending.json : await this.readStored(key);
+    return json === undefined ? undefined : (JSON.parse(json) as T);
+  }
+
+  put(key: string, value: unknown): Promise<void> {
+    try {
+      return this.track(key, { json: encodeKvValue(key, value) });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  del(key: string): Promise<void> {
+    try {
+      assertName(key, 'kv key');
+      return this.track(key, { json: undefined });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private track(key: string, entry: PendingKvEntry): Promise<void> {
+    const durable = this.write(key, entry.json);
+    this.overlay.set(key, entry);
+    return durable.finally(() => {
+      // A later write of the same key owns the overlay slot until its own batch is durable.
+      if (this.overlay.get(key) === entry) this.overlay.delete(key);
+    });
+  }
+
+  async range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>> {
+    this.readable();
+    const { gte, lt } = opts;
+    assertName(gte, 'kv range bound');
+    assertName(lt, 'kv range bound');
+    const limit = normalizeLimit(opts.limit);
+    if (limit === 0 || compareCodePoints(gte, lt) >= 0) return [];
+    const pending: Array<[string, PendingKvEntry]> = [];
+    for (const e of this.overlay) if (compareCodePoints(e[0], gte) >= 0 && compareCodePoints(e[0], lt) < 0) pending.push(e);
+    // Each pending entry can hide at most one stored entry: reading that many more is enough.
+    const stored = await this.readStoredRange(gte, lt, opts.reverse === true, limit === Infinity ? Infinity : limit + pending.length);
+    if (pending.length === 0) return stored.map(([k, v]) => [k, JSON.parse(v) as T]);
+    return mergePending<T>(stored, pending, opts.reverse === true, limit);
+  }
+}
