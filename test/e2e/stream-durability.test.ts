@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { api } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';
 
@@ -20,10 +20,7 @@ const dirs: string[] = [];
 let server: SpawnedServer | undefined;
 
 afterAll(async () => {
-  if (server && server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGKILL');
-    await server.exited;
-  }
+  await killSpawned(server);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { api } from '../helpers/server.js';
 
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'workflows-crash.config.ts');
@@ -17,10 +17,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-wf-crash-'));
 let server: SpawnedServer | undefined;
 
 afterAll(async () => {
-  if (server && server.child.exitCode === null) {
-    server.child.kill('SIGKILL');
-    await server.exited;
-  }
+  await killSpawned(server);
   rmSync(dataDir, { recursive: true, force: true });
 });
 

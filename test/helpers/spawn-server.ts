@@ -59,3 +59,10 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
     });
   });
 }
+
+/** Kills a spawned server that is still running (test clean-up) and waits for it to exit. */
+export async function killSpawned(server: SpawnedServer | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  server.child.kill('SIGKILL');
+  await server.exited;
+}

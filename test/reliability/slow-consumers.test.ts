@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { RssSampler, StalledSseReader, readAll, readToEnd, rssOf } from './lib/consumers.js';
 
 const CONFIG = path.resolve(import.meta.dirname, 'fixtures', 'firehose.config.ts');
@@ -33,10 +33,7 @@ beforeAll(async () => {
   server = await spawnServer(['--port', '0', '--data', dataDir, '--config', CONFIG], {}, 30_000);
 });
 afterAll(async () => {
-  if (server && server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGKILL');
-    await server.exited;
-  }
+  await killSpawned(server);
   rmSync(dataDir, { recursive: true, force: true });
 });
 

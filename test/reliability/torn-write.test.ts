@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { checkLogIntegrity, openLevelLog } from '../../src/log/index.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { Ledger, rng } from './lib/chaos-load.js';
 import { verifyAfterRestart } from './lib/chaos-verify.js';
 
@@ -23,10 +23,7 @@ const dataDir = path.join(root, 'data');
 let server: SpawnedServer | undefined;
 
 afterAll(async () => {
-  if (server && server.child.exitCode === null && server.child.signalCode === null) {
-    server.child.kill('SIGKILL');
-    await server.exited;
-  }
+  await killSpawned(server);
   rmSync(root, { recursive: true, force: true });
 });
 
