@@ -28,6 +28,7 @@ import pg from 'pg';
 import { startPostgres, type PgCluster } from '../test/helpers/postgres.js';
 import { spawnServer, type SpawnedServer } from '../test/helpers/spawn-server.js';
 import { readSse } from '../test/helpers/sse.js';
+import { until } from '../test/helpers/until.js';
 import { printMachineInfo } from './lib/machine-info.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
@@ -43,16 +44,6 @@ const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
 const quantile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const JSON_HEADERS = { 'content-type': 'application/json' };
-
-async function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(url, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
@@ -182,7 +173,7 @@ async function takeover(nodes: SpawnedServer[], db: pg.Pool): Promise<{ ids: str
   for (const id of ids) {
     void post(`${c.url}/workflows/echo/execute`, { input: { text: 'slow', delayMs: 4000 }, options: { executionId: id } }).catch(() => undefined);
   }
-  await waitFor(async () => {
+  await until(async () => {
     const all = await Promise.all(ids.map((id) => records(db, `exec:${id}`)));
     return all.every((recs) => recs.some((r) => r.type === 'step.started'));
   }, 'the slow executions to start on node C', 20_000);
@@ -193,14 +184,14 @@ async function takeover(nodes: SpawnedServer[], db: pg.Pool): Promise<{ ids: str
   progress(`node C killed with ${ids.length} running executions`);
   const firstAfter = await Promise.all(
     ids.map((id) =>
-      waitFor(async () => (await records(db, `exec:${id}`)).find((r) => r.type === 'execution.recovered'), `execution ${id} to be taken over`, LEASE_MS + 15_000),
+      until(async () => (await records(db, `exec:${id}`)).find((r) => r.type === 'execution.recovered'), `execution ${id} to be taken over`, LEASE_MS + 15_000),
     ),
   );
   const delays = firstAfter.map((r) => r.at - killedAt).sort((x, y) => x - y);
   console.log(`(c) takeover after kill -9 of a node running ${ids.length} executions, lease ${LEASE_MS} ms`);
   console.log(`    kill → next record on a surviving node: min ${delays[0]} ms, p50 ${quantile(delays, 0.5)} ms, max ${delays.at(-1)} ms   (target ≤ lease + 2,000 = ${LEASE_MS + 2000} ms)`);
   await Promise.all(
-    ids.map((id) => waitFor(async () => (await records(db, `exec:${id}`)).some((r) => r.type === 'execution.completed'), `execution ${id} to finish`, 30_000)),
+    ids.map((id) => until(async () => (await records(db, `exec:${id}`)).some((r) => r.type === 'execution.completed'), `execution ${id} to finish`, 30_000)),
   );
   await Promise.all(readers.map((r) => r.done.catch(() => undefined)));
   return { ids, readers, killedAt };

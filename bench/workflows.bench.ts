@@ -42,30 +42,8 @@ async function serve(dataDir: string): Promise<void> {
   process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
   const pino = (await import('pino')).default;
   const { startDefaultServer } = await import('../src/server-assembly.js');
-  const { createWorkflow, andThen } = await import('../src/workflows/builder.js');
   const { echoWorkflow } = await import('../examples/workflows/echo.workflow.js');
-  const { sleep } = await import('../examples/workflows/echo.workflow.js');
-  const ticker = createWorkflow(
-    { id: 'ticker', name: 'Ticker' },
-    andThen({
-      id: 'gate',
-      execute: ({ data, resumeData, suspend }) => {
-        if (resumeData === undefined) suspend('waiting for observers');
-        return data;
-      },
-    }),
-    andThen({
-      id: 'tick',
-      execute: async ({ data, emit, signal }) => {
-        const { events, intervalMs } = data as { events: number; intervalMs: number };
-        for (let i = 1; i <= events; i++) {
-          await emit({ type: 'tick', i, sentAt: now() });
-          await sleep(intervalMs, signal);
-        }
-        return { ticks: events };
-      },
-    }),
-  );
+  const { tickerWorkflow: ticker } = await import('./lib/ticker.workflow.js');
   // the benchmark's own route: a full collection (the child runs with --expose-gc), so (c) can tell memory the
   // server holds from garbage V8 has not collected yet
   const gc = (globalThis as { gc?: () => void }).gc;

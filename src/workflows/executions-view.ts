@@ -170,8 +170,11 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
       break;
   }
   if (rec.type === 'step.event') return; // custom events stay in the stream log only
+  // the execution-level events (workflow-*) are exactly those of the execution.* records: a summary
+  // skips the others before building their event
+  if (detail === 'execution' && !rec.type.startsWith('execution.')) return;
   const ev = workflowEventOf(rec);
-  if (!ev || (detail === 'execution' && !ev.type.startsWith('workflow-'))) return;
+  if (!ev) return;
   const e: ExecutionEventView = {
     id: `${view.id}:${rec.streamSeq}`,
     sequence: rec.streamSeq,

@@ -13,6 +13,7 @@ import { usePostgres } from '../helpers/postgres.js';
 import { api } from '../helpers/server.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
+import { until } from '../helpers/until.js';
 
 const cluster = usePostgres();
 // the console routes (status, feeds) answer the dev flag outside production
@@ -53,15 +54,8 @@ async function records(stream: string): Promise<Array<{ type: string; at: number
   return r.rows.map((row) => JSON.parse(row.body));
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** waits as long as a node may take to start, claim or deliver */
+const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 20_000) => until(check, what, ms);
 
 /** Starts a 3 s echo on `node` and resolves once its step is running (seen in the log). */
 async function startSlowEcho(node: SpawnedServer, id: string): Promise<void> {

@@ -14,6 +14,7 @@ import { usePostgres } from '../helpers/postgres.js';
 import { api } from '../helpers/server.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { collectSse } from '../helpers/sse.js';
+import { until } from '../helpers/until.js';
 
 const cluster = usePostgres();
 const DEV = { headers: { 'x-service-dev': 'true' } };
@@ -49,15 +50,8 @@ async function records(stream: string): Promise<Array<{ type: string; at: number
   return r.rows.map((row) => JSON.parse(row.body));
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** waits as long as a node may take to start, claim or deliver */
+const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 20_000) => until(check, what, ms);
 
 describe('three server processes on one PostgreSQL store', () => {
   it('serve any request on any node: stream on B, resume, cancel and replay on C, listings and memory on every node at once', async () => {

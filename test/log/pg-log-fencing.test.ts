@@ -10,18 +10,14 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StreamFencedError, openPgLog } from '../../src/log/pg/pg-log.js';
 import { usePostgres } from '../helpers/postgres.js';
+import { until } from '../helpers/until.js';
 
 const cluster = usePostgres();
 const fenced = (s: string) => s.startsWith('exec:');
 const lease = (nodeId: string, leaseMs = 10_000) => ({ nodeId, leaseMs, fenced });
 
-async function waitFor(pred: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** waits as long as a node may take to start, claim or deliver */
+const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 20_000) => until(check, what, ms);
 
 describe('stream ownership on the postgres log', () => {
   it('refuses appends to a stream another live node owns, and lets it be claimed once that node stops', async () => {

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { openPgLog, type PgEventLog } from '../../src/log/pg/pg-log.js';
 import type { LogRecord } from '../../src/log/types.js';
 import { usePostgres } from '../helpers/postgres.js';
+import { until } from '../helpers/until.js';
 
 const cluster = usePostgres();
 const fixture = path.join(import.meta.dirname, 'fixtures', 'pg-writer.ts');
@@ -46,13 +47,8 @@ function startWriter(url: string, id: number, perLoop: number, loops: number, se
   return { child, acks, ready, exited };
 }
 
-async function waitFor(pred: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** waits as long as a node may take to start, claim or deliver */
+const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 30_000) => until(check, what, ms);
 
 describe('postgres log with several nodes', () => {
   it('gives every follower every record once, in order, without gaps, under concurrent writers on several processes', async () => {

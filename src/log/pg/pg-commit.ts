@@ -15,6 +15,7 @@ import type pg from 'pg';
 import { AppError } from '../../errors.js';
 import { LogFailedError } from '../group-commit.js';
 import { StreamConflictError, type NewRecord } from '../types.js';
+import type { CommitStats } from '../group-commit.js';
 
 export interface PendingAppend {
   stream: string;
@@ -83,14 +84,8 @@ export class PgBatch {
   }
 }
 
-export interface PgCommitStats {
-  batches: number;
-  appends: number;
-  records: number;
-  kvWrites: number;
-  checkpointWrites: number;
-  maxBatchAppends: number;
-}
+/** The LevelDB committer's figures, less its count of LevelDB operations. */
+export type PgCommitStats = Omit<CommitStats, 'maxBatchOps'>;
 
 /**
  * The writer's session. A connection lost while idle (server restart, a terminated backend) is
