@@ -37,7 +37,7 @@ const pick = (d: Record<string, unknown>, ...keys: string[]) => {
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 function clean(a: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(a)) if (v !== undefined) out[k] = v;
+  for (const k in a) if (a[k] !== undefined) out[k] = a[k];
   return out;
 }
 const idOf = (stream: string) => stream.slice(stream.indexOf(':') + 1);
