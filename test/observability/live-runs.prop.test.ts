@@ -53,7 +53,7 @@ describe('live runs', () => {
     );
   });
 
-  it('folds a batch of records to the same context as record by record, without touching the context it started from', () => {
+  it('folds a batch of records to the same context as record by record (keys in the same order), without touching the context it started from', () => {
     fc.assert(
       fc.property(fc.array(record, { maxLength: 40 }), fc.array(record, { maxLength: 40 }), (before, batch) => {
         const start = toRecords(before).reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
@@ -62,6 +62,8 @@ describe('live runs', () => {
         const one = records.reduce(applyLiveRecord, start);
         const many = applyLiveRecords(start, records);
         expect(many).toEqual(one);
+        expect(Object.keys(many.executions)).toEqual(Object.keys(one.executions));
+        expect(Object.keys(many.agentRuns)).toEqual(Object.keys(one.agentRuns));
         expect(start).toEqual(frozen);
         if (one === start) expect(many).toBe(start);
         const store = createLiveRunsStore();
@@ -70,6 +72,17 @@ describe('live runs', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('keeps the order record-by-record folding leaves the keys in: an agent run started again keeps its place', () => {
+    const before = toRecords([
+      { stream: 'run:x', type: 'run.started' },
+      { stream: 'run:y', type: 'run.started' },
+    ]);
+    const start = before.reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
+    const again = toRecords([{ stream: 'run:x', type: 'run.started' }]);
+    expect(Object.keys(applyLiveRecords(start, again).agentRuns)).toEqual(Object.keys(again.reduce(applyLiveRecord, start).agentRuns));
+    expect(Object.keys(applyLiveRecords(start, again).agentRuns)).toEqual(['x', 'y']);
   });
 
   it('returns the same context for records that change nothing, so subscribers are not woken', () => {
