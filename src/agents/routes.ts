@@ -86,6 +86,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'List agents',
       tags,
+      pathOnly: true,
       handler: () => answers.answer('', registry, () => registry.list().map((a) => agentListItem(a, registry, deps.env))),
     },
     {
@@ -94,6 +95,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Get an agent',
       tags,
+      pathOnly: true,
       handler: (ctx) => answers.answer(`:${ctx.params.id}`, registry, () => agentDetail(findAgent(deps, ctx.params.id), registry, deps.env)),
     },
     {
@@ -212,6 +214,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Agent card (agent-to-agent discovery)',
       tags,
+      pathOnly: true,
       handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), deps.version)),
     },
     {
@@ -221,6 +224,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       summary: 'Agent card at the A2A discovery path (bare JSON)',
       tags,
       produces: 'bare-json',
+      pathOnly: true,
       handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version) }),
     },
   ];
