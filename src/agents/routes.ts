@@ -215,7 +215,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       summary: 'Agent card (agent-to-agent discovery)',
       tags,
       pathOnly: true,
-      handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), deps.version)),
+      handler: (ctx) => answers.answer(`card:${ctx.params.id}`, registry, () => agentCard(findAgent(deps, ctx.params.id), deps.version)),
     },
     {
       method: 'GET',
@@ -225,7 +225,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       tags,
       produces: 'bare-json',
       pathOnly: true,
-      handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version) }),
+      handler: (ctx) => answers.answer(`a2a:${ctx.params.id}`, registry, () => agentCard(findAgent(deps, ctx.params.id), deps.version), true),
     },
   ];
 }
