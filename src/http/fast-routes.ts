@@ -18,16 +18,17 @@ import { answerOf, failureAnswer, writeAnswer, type Answer, type HeaderList } fr
 import type { CorsPolicy } from './cors.js';
 import { decodeParam, splitPath } from './router.js';
 import { HEADER_LIMIT_BYTES } from './auth/header-limit.js';
-import type { AccessEntry, Authenticator } from './server.js';
 
 /** What the fast routes need of the edge. */
 export interface FastRouteEdge {
   /** the whole route table (the fast routes are found in it, and every GET route decides where another wins) */
   routes: readonly RouteDef[];
   cors: CorsPolicy | undefined;
-  authenticate?: Authenticator;
+  /** the edge's authenticator (server.ts `Authenticator`), if any: its `decide` tells a public request from one that needs credentials */
+  authenticate?: { decide?: (route: { method: 'GET'; path: string; auth: RouteDef['auth'] }, requestPath: string) => 'public' | 'protected' | 'console' };
   onError?: (err: unknown, ctx: { method: string; path: string }) => void;
-  onResponse?: (entry: AccessEntry) => void;
+  /** the access log (server.ts `AccessEntry`) */
+  onResponse?: (entry: { method: string; path: string; status: number; ms: number }) => void;
   maxUrlBytes: number;
   stopping(): boolean;
   /** the generic path, for a request the fast route does not answer itself */
