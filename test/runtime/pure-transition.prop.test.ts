@@ -2,8 +2,8 @@
  * The direct transition path of pure-transition.ts against xstate's interpreter: for random event
  * sequences (accepted, rejected, stale, after the end) on the workflow-execution and agent-run
  * machines and a small counter, both paths agree on every step: accepted or not, state value,
- * status, context, output and the actions handed to the effect runner. Snapshots the direct path
- * builds must also be ones xstate can go on from.
+ * status, context (and its key order), output and the actions handed to the effect runner.
+ * Snapshots the direct path builds must also be ones xstate can go on from.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -40,7 +40,7 @@ type Ev = { type: string; [k: string]: unknown };
 const view = (r: [unknown, Array<{ type: string; params?: unknown }>] | undefined) => {
   if (!r) return undefined;
   const s = r[0] as Snap;
-  return { value: s.value, status: s.status, context: s.context, output: s.output, actions: r[1].map((a) => ({ type: a.type, params: a.params })) };
+  return { value: s.value, status: s.status, context: s.context, contextKeys: Object.keys((s.context as object) ?? {}), output: s.output, actions: r[1].map((a) => ({ type: a.type, params: a.params })) };
 };
 
 /** Runs the events through both paths side by side and compares every step. */
