@@ -18,6 +18,7 @@ import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types
 import type { ZodType } from 'zod';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../shared/time.js';
+import { traceIdFor } from '../observability/span-types.js';
 
 export interface ExecuteOptions {
   userId?: string;
@@ -104,7 +105,9 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const executionId = options.executionId ?? engine.newId();
   const { context, workflowState, userId, conversationId, metadata } = options;
-  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock() }), options.executionId !== undefined);
+  // the trace id set here (the last key, as the engine would add it) spares the engine a copy of the input
+  const traceId = traceIdFor(executionStream(executionId));
+  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId }), options.executionId !== undefined);
 }
 
 /** The ExecutionResult of a settling record; a failed run is the 500 of decisions.md §5. */
