@@ -19,7 +19,10 @@
  * Figures, never pass/fail; targets are printed beside them.
  *
  * Options (env): BENCH_DURATION_S (15), BENCH_CLIENTS (24), BENCH_EVENTS (300),
- * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10).
+ * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10), BENCH_PHASES (`abcd`: which phases run),
+ * BENCH_PROFILE=1 (CPU per process, writer session states, statements per execution during (a):
+ * bench/lib/cluster-profile.ts), BENCH_BASELINE=<another checkout> with BENCH_ROUNDS (1): phase (a)
+ * runs against that checkout's servers and this one's alternately, each round on a fresh database.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -30,12 +33,21 @@ import { spawnServer, type SpawnedServer } from '../test/helpers/spawn-server.js
 import { readSse } from '../test/helpers/sse.js';
 import { until } from '../test/helpers/until.js';
 import { printMachineInfo } from './lib/machine-info.js';
+import { wrkLoad, wrkVersion } from './lib/peer-wrk.js';
+import { PROFILE_SETTINGS, startCpuProfile, startProfile } from './lib/cluster-profile.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 24);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
 const TAKEOVER = Number(process.env.BENCH_TAKEOVER ?? 10);
+const PHASES = process.env.BENCH_PHASES ?? 'abcd';
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const BASELINE = process.env.BENCH_BASELINE;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
+/** `wrk` (one process per node, when installed) or `fetch` (clients in this process) */
+const CLIENT = process.env.BENCH_CLIENT ?? (wrkVersion() ? 'wrk' : 'fetch');
 const LEASE_MS = 2000;
 const MAX_REQUESTS = 500_000;
 const CONFIG = path.join(import.meta.dirname, 'lib', 'cluster-config.ts');
@@ -65,42 +77,68 @@ interface Record_ {
 
 // ---------------------------------------------------------------- (a) load
 
-async function load(nodes: SpawnedServer[], db: pg.Pool): Promise<void> {
+async function load(nodes: SpawnedServer[], db: pg.Pool, label = '', profile?: { pgData: string; url: string }): Promise<void> {
   const head = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM el_head')).rows[0].seq);
   const before = await head();
-  const deadline = Date.now() + DURATION_S * 1000;
+  const profiler = profile ? await startProfile({ ...profile, nodes: nodes.map((n, i) => ({ name: 'ABC'[i], pid: n.child.pid! })) }) : undefined;
+  const inspectorUrl = CPU_PROFILE && /Debugger listening on (ws:\/\/\S+)/.exec(nodes[0].output())?.[1];
+  const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE!, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
   let ok = 0;
   let failed = 0;
-  let sent = 0;
-  const latencies: number[] = [];
+  let latencies: number[] = [];
+  let latencyNote = '';
   const perNode = nodes.map(() => 0);
   const t0 = now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, c) => {
-      const n = c % nodes.length;
-      for (let i = 0; Date.now() < deadline && sent < MAX_REQUESTS; i++) {
-        sent++;
-        const start = now();
-        try {
-          const r = await post(`${nodes[n].url}/workflows/echo/execute`, { input: { text: `load ${c}-${i}` } });
-          if (r.status >= 200 && r.status < 300) {
-            ok++;
-            perNode[n]++;
-            latencies.push(now() - start);
-          } else failed++;
-        } catch {
-          failed++;
+  if (CLIENT === 'wrk') {
+    // one wrk process per node, BENCH_CLIENTS/3 connections each: a C client leaves the two cores
+    // to the nodes and PostgreSQL (fetch in this process costs ~1 ms of CPU per request)
+    const per = Math.max(1, Math.round(CLIENTS / nodes.length));
+    const results = await Promise.all(
+      nodes.map((n) =>
+        wrkLoad({ url: n.url, method: 'POST', path: '/workflows/echo/execute', body: JSON.stringify({ input: { text: 'load' } }), expect: ['"completed"'], connections: per, durationS: DURATION_S }),
+      ),
+    );
+    results.forEach((r, i) => {
+      ok += r.ok;
+      failed += r.bad + r.errors + r.timeouts;
+      perNode[i] = r.ok;
+      if (r.badSample) progress(`node ${'ABC'[i]} answered ${r.badSample}`);
+    });
+    latencyNote = ` (per node, wrk: p50 ${results.map((r) => r.latencyMs.p50.toFixed(1)).join(' / ')} ms, p99 ${results.map((r) => r.latencyMs.p99.toFixed(1)).join(' / ')} ms)`;
+    latencies = results.map((r) => r.latencyMs.p50);
+  } else {
+    const deadline = Date.now() + DURATION_S * 1000;
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        const n = c % nodes.length;
+        for (let i = 0; Date.now() < deadline && sent < MAX_REQUESTS; i++) {
+          sent++;
+          const start = now();
+          try {
+            const r = await post(`${nodes[n].url}/workflows/echo/execute`, { input: { text: `load ${c}-${i}` } });
+            if (r.status >= 200 && r.status < 300) {
+              ok++;
+              perNode[n]++;
+              latencies.push(now() - start);
+            } else failed++;
+          } catch {
+            failed++;
+          }
         }
-      }
-    }),
-  );
+      }),
+    );
+  }
   const seconds = (now() - t0) / 1000;
   const records = (await head()) - before;
   latencies.sort((a, b) => a - b);
-  console.log(`(a) aggregate durable appends, ${CLIENTS} clients over 3 nodes, ${seconds.toFixed(1)} s of POST /workflows/echo/execute`);
+  console.log(`(a) ${label}aggregate durable appends, ${CLIENTS} ${CLIENT} clients over 3 nodes, ${seconds.toFixed(1)} s of POST /workflows/echo/execute (load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
   console.log(`    records/s      ${fmt(records / seconds)}   (target ≥ 10,000; ${fmt(records)} records, log head delta)`);
   console.log(`    executions/s   ${fmt(ok / seconds)}   (${ok} acknowledged: ${perNode.join(' / ')} per node; ${failed} failed)`);
-  console.log(`    execute latency p50 ${quantile(latencies, 0.5)?.toFixed(1)} ms, p99 ${quantile(latencies, 0.99)?.toFixed(1)} ms`);
+  if (latencyNote) console.log(`    execute latency${latencyNote}`);
+  else console.log(`    execute latency p50 ${quantile(latencies, 0.5)?.toFixed(1)} ms, p99 ${quantile(latencies, 0.99)?.toFixed(1)} ms`);
+  await profiler?.stop(ok, records, seconds);
+  await cpuProfiler?.stop(ok);
 }
 
 // ---------------------------------------------------------------- (b) cross-node delivery
@@ -256,22 +294,63 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-cluster-bench-'));
 const nodes: SpawnedServer[] = [];
 let cluster: PgCluster | undefined;
 let db: pg.Pool | undefined;
-try {
-  cluster = await startPostgres();
-  const url = await cluster.createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 4 });
-  const runId = process.pid;
+const runId = process.pid;
+
+/** Three nodes of one checkout (`root`: another checkout, for BENCH_BASELINE) on database `url`. */
+async function startNodes(url: string, tag: string, root?: string): Promise<SpawnedServer[]> {
+  const started: SpawnedServer[] = [];
+  const config = root ? path.join(root, 'bench', 'lib', 'cluster-config.ts') : CONFIG;
+  const target = root ? { entry: path.join(root, 'src', 'cli.ts'), cwd: root } : {};
   for (const name of ['a', 'b', 'c']) {
     // one after the other: the first creates the schema
-    nodes.push(
-      await spawnServer(['--port', '0', '--data', path.join(dataDir, name), '--config', CONFIG, '--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' }, 60_000),
-    );
+    const args = ['--port', '0', '--data', path.join(dataDir, `${tag}${name}`), '--config', config, '--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)];
+    // BENCH_CPU_PROFILE: node A's inspector, for a V8 profile of the load
+    const inspect = CPU_PROFILE && name === 'a' ? ['--inspect=127.0.0.1:0'] : [];
+    const node = await spawnServer(args, { LOG_LEVEL: 'info' }, 60_000, [...inspect, ...(root ? ['--import', 'tsx'] : [])], target);
+    started.push(node);
+    nodes.push(node);
   }
-  progress(`PostgreSQL on port ${cluster.port}; nodes ${nodes.map((n) => n.url).join(', ')}`);
-  await load(nodes, db);
-  const deliveryReaders = await delivery(nodes);
-  const { ids, readers, killedAt } = await takeover(nodes, db);
-  await integrity(db, [...deliveryReaders, ...readers], { ids, killedNode: `c-${runId}`, killedAt });
+  return started;
+}
+
+async function stopNodes(list: SpawnedServer[]): Promise<void> {
+  for (const n of list) {
+    n.child.kill('SIGKILL');
+    await n.exited;
+    nodes.splice(nodes.indexOf(n), 1);
+  }
+}
+
+try {
+  cluster = await startPostgres(PROFILE ? PROFILE_SETTINGS : {});
+  const profileOf = (url: string) => (PROFILE ? { pgData: path.join(cluster!.dir, 'data'), url } : undefined);
+  if (BASELINE) {
+    // phase (a) only, alternating the baseline checkout and this one, each round on a fresh database
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [label, root] of [['baseline', BASELINE], ['this checkout', undefined]] as const) {
+        const url = await cluster.createDatabase(`r${round}_${label === 'baseline' ? 'base' : 'new'}`);
+        const pool = new pg.Pool({ connectionString: url, max: 4 });
+        const list = await startNodes(url, `r${round}${label[0]}`, root);
+        try {
+          await load(list, pool, `[${label}, round ${round}] `, profileOf(url));
+        } finally {
+          await stopNodes(list);
+          await pool.end();
+        }
+      }
+    }
+  } else {
+    const url = await cluster.createDatabase();
+    db = new pg.Pool({ connectionString: url, max: 4 });
+    await startNodes(url, '');
+    progress(`PostgreSQL on port ${cluster.port}; nodes ${nodes.map((n) => n.url).join(', ')}`);
+    if (PHASES.includes('a')) await load(nodes, db, '', profileOf(url));
+    const deliveryReaders = PHASES.includes('b') ? await delivery(nodes) : [];
+    if (PHASES.includes('c')) {
+      const { ids, readers, killedAt } = await takeover(nodes, db);
+      if (PHASES.includes('d')) await integrity(db, [...deliveryReaders, ...readers], { ids, killedNode: `c-${runId}`, killedAt });
+    }
+  }
   console.log(`\ntotal ${((Date.now() - benchStart) / 1000).toFixed(0)} s`);
 } finally {
   for (const n of nodes) {
