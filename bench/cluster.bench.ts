@@ -19,11 +19,13 @@
  * Figures, never pass/fail; targets are printed beside them.
  *
  * Options (env): BENCH_DURATION_S (15), BENCH_CLIENTS (24), BENCH_EVENTS (300),
- * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10), BENCH_PHASES (`abcd`: which phases run),
+ * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10), BENCH_WARMUP_S (5, wrk only), BENCH_CLIENT (`wrk` when installed,
+ * else `fetch`), BENCH_PHASES (`abcd`: which phases run),
  * BENCH_PROFILE=1 (CPU per process, writer session states, statements per execution during (a):
  * bench/lib/cluster-profile.ts), BENCH_BASELINE=<another checkout> with BENCH_ROUNDS (1): phase (a)
  * runs against that checkout's servers and this one's alternately, each round on a fresh database.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,10 +44,15 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
 const TAKEOVER = Number(process.env.BENCH_TAKEOVER ?? 10);
 const PHASES = process.env.BENCH_PHASES ?? 'abcd';
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const BASELINE = process.env.BENCH_BASELINE;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
+/** BENCH_PERF=<file>: `perf record -g` of the nodes during (a) (CPU time, unlike V8's sampler on a busy machine) */
+const PERF = process.env.BENCH_PERF;
+/** e.g. `pg3,pg1,level1`: phase (a) only, on 3 or 1 nodes on PostgreSQL or 1 node on LevelDB, in turn */
+const SHAPES = process.env.BENCH_SHAPES?.split(',').filter(Boolean);
 /** `wrk` (one process per node, when installed) or `fetch` (clients in this process) */
 const CLIENT = process.env.BENCH_CLIENT ?? (wrkVersion() ? 'wrk' : 'fetch');
 const LEASE_MS = 2000;
@@ -77,11 +84,20 @@ interface Record_ {
 
 // ---------------------------------------------------------------- (a) load
 
-async function load(nodes: SpawnedServer[], db: pg.Pool, label = '', profile?: { pgData: string; url: string }): Promise<void> {
-  const head = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM el_head')).rows[0].seq);
+/** `db` undefined: the nodes run on LevelDB; records are then counted as 4 per acknowledged echo execution. */
+async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '', profile?: { pgData: string; url: string }): Promise<void> {
+  const head = async () => (db ? Number((await db.query<{ seq: string }>('SELECT seq FROM el_head')).rows[0].seq) : 0);
+  const echo = (n: SpawnedServer, connections: number, durationS: number) =>
+    wrkLoad({ url: n.url, method: 'POST', path: '/workflows/echo/execute', body: JSON.stringify({ input: { text: 'load' } }), expect: ['"completed"'], connections, durationS });
+  const per = Math.max(1, Math.round(CLIENTS / nodes.length));
+  // fresh processes run cold code (interpreter, then optimising compiles): each node warms up first
+  if (CLIENT === 'wrk' && WARMUP_S > 0) await Promise.all(nodes.map((n) => echo(n, per, WARMUP_S)));
   const before = await head();
   const profiler = profile ? await startProfile({ ...profile, nodes: nodes.map((n, i) => ({ name: 'ABC'[i], pid: n.child.pid! })) }) : undefined;
   const inspectorUrl = CPU_PROFILE && /Debugger listening on (ws:\/\/\S+)/.exec(nodes[0].output())?.[1];
+  const perf = PERF
+    ? spawn('perf', ['record', '-F', '499', '-g', '-o', `${PERF}${label.replace(/\W+/g, '-')}`, '-p', nodes.map((n) => n.child.pid).join(','), '--', 'sleep', String(DURATION_S)], { stdio: 'ignore' })
+    : undefined;
   const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE!, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
   let ok = 0;
   let failed = 0;
@@ -92,12 +108,7 @@ async function load(nodes: SpawnedServer[], db: pg.Pool, label = '', profile?: {
   if (CLIENT === 'wrk') {
     // one wrk process per node, BENCH_CLIENTS/3 connections each: a C client leaves the two cores
     // to the nodes and PostgreSQL (fetch in this process costs ~1 ms of CPU per request)
-    const per = Math.max(1, Math.round(CLIENTS / nodes.length));
-    const results = await Promise.all(
-      nodes.map((n) =>
-        wrkLoad({ url: n.url, method: 'POST', path: '/workflows/echo/execute', body: JSON.stringify({ input: { text: 'load' } }), expect: ['"completed"'], connections: per, durationS: DURATION_S }),
-      ),
-    );
+    const results = await Promise.all(nodes.map((n) => echo(n, per, DURATION_S)));
     results.forEach((r, i) => {
       ok += r.ok;
       failed += r.bad + r.errors + r.timeouts;
@@ -130,15 +141,16 @@ async function load(nodes: SpawnedServer[], db: pg.Pool, label = '', profile?: {
     );
   }
   const seconds = (now() - t0) / 1000;
-  const records = (await head()) - before;
+  const records = db ? (await head()) - before : ok * 4;
   latencies.sort((a, b) => a - b);
-  console.log(`(a) ${label}aggregate durable appends, ${CLIENTS} ${CLIENT} clients over 3 nodes, ${seconds.toFixed(1)} s of POST /workflows/echo/execute (load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  console.log(`(a) ${label}aggregate durable appends, ${CLIENTS} ${CLIENT} clients over ${nodes.length} node(s), ${seconds.toFixed(1)} s of POST /workflows/echo/execute (load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
   console.log(`    records/s      ${fmt(records / seconds)}   (target ≥ 10,000; ${fmt(records)} records, log head delta)`);
   console.log(`    executions/s   ${fmt(ok / seconds)}   (${ok} acknowledged: ${perNode.join(' / ')} per node; ${failed} failed)`);
   if (latencyNote) console.log(`    execute latency${latencyNote}`);
   else console.log(`    execute latency p50 ${quantile(latencies, 0.5)?.toFixed(1)} ms, p99 ${quantile(latencies, 0.99)?.toFixed(1)} ms`);
   await profiler?.stop(ok, records, seconds);
   await cpuProfiler?.stop(ok);
+  if (perf && perf.exitCode === null) await new Promise((r) => perf.once('exit', r));
 }
 
 // ---------------------------------------------------------------- (b) cross-node delivery
@@ -297,16 +309,17 @@ let db: pg.Pool | undefined;
 const runId = process.pid;
 
 /** Three nodes of one checkout (`root`: another checkout, for BENCH_BASELINE) on database `url`. */
-async function startNodes(url: string, tag: string, root?: string): Promise<SpawnedServer[]> {
+async function startNodes(url: string, tag: string, root?: string, count = 3, store: 'pg' | 'level' = 'pg', env: Record<string, string> = {}): Promise<SpawnedServer[]> {
   const started: SpawnedServer[] = [];
   const config = root ? path.join(root, 'bench', 'lib', 'cluster-config.ts') : CONFIG;
   const target = root ? { entry: path.join(root, 'src', 'cli.ts'), cwd: root } : {};
-  for (const name of ['a', 'b', 'c']) {
+  for (const name of ['a', 'b', 'c'].slice(0, count)) {
     // one after the other: the first creates the schema
-    const args = ['--port', '0', '--data', path.join(dataDir, `${tag}${name}`), '--config', config, '--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)];
+    const db = store === 'pg' ? ['--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)] : [];
+    const args = ['--port', '0', '--data', path.join(dataDir, `${tag}${name}`), '--config', config, ...db];
     // BENCH_CPU_PROFILE: node A's inspector, for a V8 profile of the load
-    const inspect = CPU_PROFILE && name === 'a' ? ['--inspect=127.0.0.1:0'] : [];
-    const node = await spawnServer(args, { LOG_LEVEL: 'info' }, 60_000, [...inspect, ...(root ? ['--import', 'tsx'] : [])], target);
+    const inspect = CPU_PROFILE && name === 'a' ? ['--inspect=127.0.0.1:0'] : PERF ? ['--perf-basic-prof-only-functions'] : [];
+    const node = await spawnServer(args, { LOG_LEVEL: 'info', ...env }, 60_000, [...inspect, ...(root ? ['--import', 'tsx'] : [])], target);
     started.push(node);
     nodes.push(node);
   }
@@ -324,7 +337,25 @@ async function stopNodes(list: SpawnedServer[]): Promise<void> {
 try {
   cluster = await startPostgres(PROFILE ? PROFILE_SETTINGS : {});
   const profileOf = (url: string) => (PROFILE ? { pgData: path.join(cluster!.dir, 'data'), url } : undefined);
-  if (BASELINE) {
+  if (SHAPES) {
+    // where the cost per execution comes from: the PostgreSQL log (level1 vs pg1), and every node
+    // folding every execution (pg1 vs pg3)
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const shape of SHAPES) {
+        const m = /^(pg|level)(\d)$/.exec(shape);
+        if (!m) throw new Error(`BENCH_SHAPES: unknown shape ${shape} (pg3, pg1, level1)`);
+        const url = await cluster.createDatabase(`r${round}_${shape}`);
+        const pool = new pg.Pool({ connectionString: url, max: 4 });
+        const list = await startNodes(url, `r${round}${shape}`, undefined, Number(m[2]), m[1] as 'pg' | 'level');
+        try {
+          await load(list, m[1] === 'pg' ? pool : undefined, `[${shape}, round ${round}] `, profileOf(url));
+        } finally {
+          await stopNodes(list);
+          await pool.end();
+        }
+      }
+    }
+  } else if (BASELINE) {
     // phase (a) only, alternating the baseline checkout and this one, each round on a fresh database
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [label, root] of [['baseline', BASELINE], ['this checkout', undefined]] as const) {
