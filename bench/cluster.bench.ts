@@ -358,7 +358,9 @@ try {
   } else if (BASELINE) {
     // phase (a) only, alternating the baseline checkout and this one, each round on a fresh database
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const [label, root] of [['baseline', BASELINE], ['this checkout', undefined]] as const) {
+      // A B, then B A: neither side always runs on the cluster the other one just filled with WAL
+      const pair = [['baseline', BASELINE], ['this checkout', undefined]] as const;
+      for (const [label, root] of round % 2 ? pair : [...pair].reverse()) {
         const url = await cluster.createDatabase(`r${round}_${label === 'baseline' ? 'base' : 'new'}`);
         const pool = new pg.Pool({ connectionString: url, max: 4 });
         const list = await startNodes(url, `r${round}${label[0]}`, root);
