@@ -1,8 +1,9 @@
 /**
  * Group commit for the PostgreSQL log: appends, kv writes and checkpoints issued while no batch is
  * being written collect in one batch; a `setImmediate` after the current tick sends it as a single
- * `el_commit(...)` call (one statement, so one transaction and one round trip: head lock,
- * expectedStreamSeq checks, one multi-row INSERT, stream heads, kv, checkpoints, one NOTIFY).
+ * `el_commit(...)` call (one statement, so one transaction and one round trip: kv, checkpoints,
+ * head lock, expectedStreamSeq checks, one multi-row INSERT, stream heads, one NOTIFY), prepared
+ * once per session.
  * While a batch is in flight the next one fills up, so batches grow with load; one batch at a time
  * per node keeps this node's appends in call order.
  *

@@ -25,12 +25,15 @@
  * - `el_inbox`: commands a node forwards to the owner of their stream, and the owner's answers.
  * - `el_meta`: the schema version.
  *
- * `el_commit(...)` is one group-commit batch: lock the head row, check each append's
- * expectedStreamSeq in call order, insert all records with one INSERT, move stream heads, write the
- * node's kv and checkpoints, and NOTIFY the new head once. It is one statement, hence one
- * transaction and one round trip. Appends to fenced streams are checked first, inside the same
+ * `el_commit(...)` is one group-commit batch: write the node's kv and checkpoints (its own scope, so
+ * before the head row: other nodes' commits need not wait for them), lock the head row, check each
+ * append's expectedStreamSeq in call order, insert all records with one INSERT, move stream heads,
+ * and NOTIFY the new head once. It is one statement, hence one transaction and one round trip.
+ * Appends to fenced streams are checked right after the head row is taken, inside the same
  * transaction: the node's lease must be current and the stream must be the node's (or free to
- * claim); a fenced append writes nothing and uses up no sequence.
+ * claim); a fenced append writes nothing and uses up no sequence. Version 2 moved the kv and
+ * checkpoint writes before the head row and looks stream heads up by index (version 1 held the
+ * head row through them).
  */
 import type pg from 'pg';
 
