@@ -208,7 +208,7 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
       const s1 = await snap();
       const stmts = (await admin.query<{ query: string; calls: string; total: number; mean: number; rows: string }>(
         `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, total_exec_time AS total, mean_exec_time AS mean, rows FROM pg_stat_statements
-         WHERE query NOT LIKE '%pg_stat%' ORDER BY calls DESC LIMIT 14`,
+         WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC LIMIT 16`,
       )).rows;
       await admin.end();
 
@@ -250,7 +250,7 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
         })
         .filter(Boolean);
       console.log(`    rows inserted/updated/deleted: ${rows.join(', ')}`);
-      console.log('    statements (calls per execution, mean ms, rows per call):');
+      console.log('    statements by total time (calls per execution, mean ms, rows per call; nested ones are inside el_commit):');
       for (const s of stmts) {
         const calls = Number(s.calls);
         console.log(`      ${(calls / e).toFixed(2).padStart(6)}  ${s.mean.toFixed(3).padStart(7)}  ${(Number(s.rows) / calls).toFixed(1).padStart(6)}  ${s.query.slice(0, 110)}`);
