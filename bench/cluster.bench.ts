@@ -341,12 +341,14 @@ try {
     // where the cost per execution comes from: the PostgreSQL log (level1 vs pg1), and every node
     // folding every execution (pg1 vs pg3)
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const shape of SHAPES) {
-        const m = /^(pg|level)(\d)$/.exec(shape);
-        if (!m) throw new Error(`BENCH_SHAPES: unknown shape ${shape} (pg3, pg1, level1)`);
-        const url = await cluster.createDatabase(`r${round}_${shape}`);
+      for (const [i, shape] of SHAPES.entries()) {
+        const m = /^(pg|level)(\d)(u?)$/.exec(shape);
+        if (!m) throw new Error(`BENCH_SHAPES: unknown shape ${shape} (pg3, pg1, level1; pg3u: the nodes reach PostgreSQL over its Unix socket)`);
+        const url = await cluster.createDatabase(`r${round}_${i}_${shape}`);
         const pool = new pg.Pool({ connectionString: url, max: 4 });
-        const list = await startNodes(url, `r${round}${shape}`, undefined, Number(m[2]), m[1] as 'pg' | 'level');
+        const db = new URL(url);
+        const nodeUrl = m[3] ? `postgres://${db.username}@/${db.pathname.slice(1)}?host=${encodeURIComponent(cluster.dir)}&port=${db.port}` : url;
+        const list = await startNodes(nodeUrl, `r${round}${i}${shape}`, undefined, Number(m[2]), m[1] as 'pg' | 'level');
         try {
           await load(list, m[1] === 'pg' ? pool : undefined, `[${shape}, round ${round}] `, profileOf(url));
         } finally {
