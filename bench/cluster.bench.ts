@@ -1,11 +1,13 @@
 /**
  * Cluster benchmark (`npm run bench:cluster`): a throwaway PostgreSQL cluster on loopback and THREE
  * real eventloom server processes (`eventloom start --database-url … --node-id … --lease-ms 2000`,
- * config bench/lib/cluster-config.ts) sharing it. The load clients run in this process.
+ * config bench/lib/cluster-config.ts) sharing it.
  *
- * (a) aggregate durable appends: `POST /workflows/echo/execute` from BENCH_CLIENTS concurrent clients
- *     spread round-robin over the three nodes for BENCH_DURATION_S; records/s from the delta of the
- *     log head (`el_head`), executions/s from the 2xx responses (each sent after its records commit).
+ * (a) aggregate durable appends: `POST /workflows/echo/execute` from BENCH_CLIENTS connections spread
+ *     over the three nodes for BENCH_DURATION_S, after BENCH_WARMUP_S of the same load; one `wrk`
+ *     process per node (a C client leaves the cores to the servers), or `fetch` clients in this
+ *     process without wrk; records/s from the delta of the log head (`el_head`), executions/s from
+ *     the 2xx responses (each sent after its records commit).
  * (b) cross-node delivery: a `ticker` execution on node A emits BENCH_EVENTS paced events; SSE
  *     readers attached to its stream on nodes B and C; latency = receive time − emit time (`sentAt`
  *     in the event, same machine clock).
@@ -19,11 +21,10 @@
  * Figures, never pass/fail; targets are printed beside them.
  *
  * Options (env): BENCH_DURATION_S (15), BENCH_CLIENTS (24), BENCH_EVENTS (300),
- * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10), BENCH_WARMUP_S (5, wrk only), BENCH_CLIENT (`wrk` when installed,
- * else `fetch`), BENCH_PHASES (`abcd`: which phases run),
- * BENCH_PROFILE=1 (CPU per process, writer session states, statements per execution during (a):
- * bench/lib/cluster-profile.ts), BENCH_BASELINE=<another checkout> with BENCH_ROUNDS (1): phase (a)
- * runs against that checkout's servers and this one's alternately, each round on a fresh database.
+ * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10), BENCH_WARMUP_S (5, wrk only), BENCH_CLIENT (`wrk`
+ * when installed, else `fetch`), BENCH_PHASES (`abcd`: which phases run). Profiling of (a), see
+ * bench/README.md: BENCH_PROFILE=1 (bench/lib/cluster-profile.ts), BENCH_CPU_PROFILE=<dir>,
+ * BENCH_PERF=<file>, BENCH_BASELINE=<another checkout> with BENCH_ROUNDS (1), BENCH_SHAPES.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -101,13 +102,13 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
   const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE!, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
   let ok = 0;
   let failed = 0;
-  let latencies: number[] = [];
+  const latencies: number[] = [];
   let latencyNote = '';
   const perNode = nodes.map(() => 0);
   const t0 = now();
   if (CLIENT === 'wrk') {
-    // one wrk process per node, BENCH_CLIENTS/3 connections each: a C client leaves the two cores
-    // to the nodes and PostgreSQL (fetch in this process costs ~1 ms of CPU per request)
+    // one wrk process per node, BENCH_CLIENTS/3 connections each (fetch in this process costs
+    // ~1.3 ms of CPU per request on these cores, as much as a node spends on the execution)
     const results = await Promise.all(nodes.map((n) => echo(n, per, DURATION_S)));
     results.forEach((r, i) => {
       ok += r.ok;
@@ -116,7 +117,6 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
       if (r.badSample) progress(`node ${'ABC'[i]} answered ${r.badSample}`);
     });
     latencyNote = ` (per node, wrk: p50 ${results.map((r) => r.latencyMs.p50.toFixed(1)).join(' / ')} ms, p99 ${results.map((r) => r.latencyMs.p99.toFixed(1)).join(' / ')} ms)`;
-    latencies = results.map((r) => r.latencyMs.p50);
   } else {
     const deadline = Date.now() + DURATION_S * 1000;
     let sent = 0;
