@@ -156,7 +156,7 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
 }
 
 async function readHead(pool: pg.Pool): Promise<number> {
-  const r = await pool.query<{ seq: string }>('SELECT seq FROM el_head WHERE id = 1');
+  const r = await pool.query<{ seq: string }>({ name: 'el_head', text: 'SELECT seq FROM el_head WHERE id = 1' });
   return Number(r.rows[0].seq);
 }
 
@@ -341,6 +341,7 @@ class PgLog implements PgEventLog {
 
   private async readRange(afterSeq: number, uptoSeq: number, limit: number): Promise<LogRecord[]> {
     const r = await this.pool.query<EventRow>({
+      name: 'el_range',
       text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
       values: [afterSeq, uptoSeq, limit],
       rowMode: 'array',
@@ -368,6 +369,7 @@ class PgLog implements PgEventLog {
     const to = Math.min(2 ** 31 - 1, Math.floor(toStreamSeq));
     if (from > to) return [];
     const r = await this.pool.query<EventRow>({
+      name: 'el_stream',
       text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE stream = $1 AND stream_seq >= $2 AND stream_seq <= $3 ORDER BY stream_seq`,
       values: [stream, from, to],
       rowMode: 'array',
@@ -381,7 +383,7 @@ class PgLog implements PgEventLog {
     // an append this node already accepted counts once committed: the head is then readable
     const pending = this.pendingByStream.get(stream);
     if (pending) await pending;
-    const r = await this.pool.query<{ head: number }>('SELECT head FROM el_streams WHERE stream = $1', [stream]);
+    const r = await this.pool.query<{ head: number }>({ name: 'el_stream_head', text: 'SELECT head FROM el_streams WHERE stream = $1', values: [stream] });
     return r.rows.length ? r.rows[0].head : 0;
   }
 
