@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole, newestConsoleMtime } from './build-console.mjs';
@@ -34,29 +34,64 @@ export function newestSourceMtime() {
   return Math.max(newest, newestConsoleMtime());
 }
 
+/** Removes the JavaScript of an earlier build under `dir` (declarations stay), so no stale chunk is left behind. */
+function removeJs(dir) {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) removeJs(p);
+    else if (entry.name.endsWith('.js')) rmSync(p);
+  }
+}
+
+/**
+ * The package's entry points: the public API (`eventloom`), `eventloom/testing` and the CLI. They are
+ * bundled together with code splitting, so a user's config (which imports `eventloom`) and the server
+ * the CLI starts share one copy of every module, and a feature loaded with `import()` (the PostgreSQL
+ * store, MCP clients, the OTLP exporter, the offline tools) becomes a chunk read only when used.
+ */
+const ENTRY_POINTS = { 'src/index': 'src/index.ts', 'src/testing/index': 'src/testing/index.ts', 'src/cli': 'src/cli.ts' };
+
+/**
+ * rxjs's `node` export is its CommonJS build, whose index loads all of its ~220 files; its ES module
+ * build lets the bundle keep only the operators the code uses. rxjs is internal (no exported type or
+ * value carries it), so bundling it changes nothing a user sees.
+ */
+const rxjsAsEsm = {
+  name: 'rxjs-esm',
+  setup(b) {
+    b.onResolve({ filter: /^rxjs$/ }, () => ({ path: path.join(root, 'node_modules', 'rxjs', 'dist', 'esm', 'index.js') }));
+  },
+};
+
 /** `declarations`: a clean build with .d.ts files; without, the JavaScript is rewritten in place (fast). */
 export async function buildDist({ declarations = false } = {}) {
   // esbuild is loaded only when a build runs, so the staleness check at start-up stays cheap
   const { build } = await import('esbuild');
-  if (declarations) rmSync(path.join(root, 'dist'), { recursive: true, force: true });
-  const entryPoints = SOURCES.flatMap((s) => tsFiles(path.join(root, s)));
+  const outdir = path.join(root, 'dist');
+  if (declarations) rmSync(outdir, { recursive: true, force: true });
+  else for (const s of ['src', 'machines']) removeJs(path.join(outdir, s));
+  const common = { outdir, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' };
   await build({
-    entryPoints,
-    outdir: path.join(root, 'dist'),
-    outbase: root,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    bundle: false,
-    logLevel: 'warning',
+    ...common,
+    entryPoints: Object.fromEntries(Object.entries(ENTRY_POINTS).map(([out, src]) => [out, path.join(root, src)])),
+    bundle: true,
+    splitting: true,
+    chunkNames: 'src/chunks/[name]-[hash]',
+    // dependencies stay packages of their own (zod and fast-check are peers the user's code shares)
+    packages: 'external',
+    plugins: [rxjsAsEsm],
   });
+  // the examples stay one file per module: the bundled example config imports `eventloom` like a user's
+  const examples = tsFiles(path.join(root, 'examples'));
+  await build({ ...common, entryPoints: examples, outbase: root, bundle: false });
   // the browser console (console/) is bundled into dist/console/, served at /console
   await buildConsole();
   if (declarations) {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   }
-  return entryPoints.length;
+  return SOURCES.reduce((n, s) => n + tsFiles(path.join(root, s)).length, 0);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
