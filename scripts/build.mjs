@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * Transpiles src/, machines/ and examples/ to dist/ (same layout, ESM, Node 20) with esbuild, so
- * `npm start` and the published package run plain JavaScript: no TypeScript loader in the process means
- * a faster start and a smaller heap. The full build (`npm run build`, run by `prepare` on `npm install`
- * and `npm pack`) also emits the .d.ts files the package's `exports` map points at (tsc,
- * tsconfig.build.json); the quick rebuild before `npm start` when dist/ is older than the sources
- * transpiles only. Type checking is `npm run typecheck`'s job, not the build's.
+ * Builds dist/ with esbuild (ESM, Node 20), so `npm start` and the published package run plain
+ * JavaScript: no TypeScript loader in the process. src/ and machines/ are bundled from the package's
+ * entry points with code splitting (few files to read at start-up, one copy of each module); the
+ * examples are transpiled one file per module. The full build (`npm run build`, run by `prepare` on
+ * `npm install` and `npm pack`) also emits the .d.ts files the package's `exports` map points at
+ * (tsc, tsconfig.build.json); the quick rebuild before `npm start` when dist/ is older than the
+ * sources skips them. Type checking is `npm run typecheck`'s job, not the build's.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
