@@ -10,7 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole, newestConsoleMtime } from './build-console.mjs';
@@ -33,6 +33,31 @@ export function newestSourceMtime() {
   let newest = 0;
   for (const s of SOURCES) for (const f of tsFiles(path.join(root, s))) newest = Math.max(newest, statSync(f).mtimeMs);
   return Math.max(newest, newestConsoleMtime());
+}
+
+/** What a build is made from: the sources, the console and the build scripts themselves. */
+const STAMPED = [...SOURCES, 'console'];
+const STAMPED_FILES = ['scripts/build.mjs', 'scripts/build-console.mjs'];
+/** Written after each build; bin/eventloom.mjs compares the tree with it instead of importing this script. */
+export const STAMP_FILE = path.join(root, 'dist', 'build-stamp.json');
+
+/**
+ * Every directory and file the build reads, with its modification time. A file added, removed or
+ * renamed changes its directory's time, an edit the file's, so equal times mean dist/ is current.
+ */
+function sourceEntries() {
+  const entries = [];
+  const walk = (rel) => {
+    entries.push([rel, statSync(path.join(root, rel)).mtimeMs]);
+    for (const e of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const r = path.join(rel, e.name);
+      if (e.isDirectory()) walk(r);
+      else entries.push([r, statSync(path.join(root, r)).mtimeMs]);
+    }
+  };
+  for (const d of STAMPED) walk(d);
+  for (const f of STAMPED_FILES) entries.push([f, statSync(path.join(root, f)).mtimeMs]);
+  return entries;
 }
 
 /** Removes the JavaScript of an earlier build under `dir` (declarations stay), so no stale chunk is left behind. */
@@ -69,6 +94,8 @@ const rxjsAsEsm = {
 export async function buildDist({ declarations = false } = {}) {
   // esbuild is loaded only when a build runs, so the staleness check at start-up stays cheap
   const { build } = await import('esbuild');
+  // taken before building: a source edited during the build makes the next start build again
+  const entries = sourceEntries();
   const outdir = path.join(root, 'dist');
   if (declarations) rmSync(outdir, { recursive: true, force: true });
   else for (const s of ['src', 'machines']) removeJs(path.join(outdir, s));
@@ -92,6 +119,7 @@ export async function buildDist({ declarations = false } = {}) {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   }
+  writeFileSync(STAMP_FILE, JSON.stringify({ entries }));
   return SOURCES.reduce((n, s) => n + tsFiles(path.join(root, s)).length, 0);
 }
 
