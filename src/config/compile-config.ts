@@ -4,7 +4,8 @@
  * config shares eventloom, zod and every other dependency with the server, as under tsx. The module is
  * kept in `node_modules/.cache/eventloom/` of the config's project (bare imports resolve from there as
  * from the project) with the modification times of its inputs, and reused while none changed: a start
- * with an unchanged config runs no compiler at all.
+ * with an unchanged config runs no compiler at all. The module carries a source map, and source maps
+ * are switched on in the process (as tsx does), so stack traces name the config's own files and lines.
  *
  * tsx (a loader hook on its own thread, which every later import goes through) costs a start about
  * 200 ms of CPU and 20 MiB; it remains the fallback where this path does not apply (see `compiledConfigUrl`).
@@ -17,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { VERSION } from '../version.js';
 
 /** Bumped when the compiled form changes, so caches written by another version are not reused. */
-const FORMAT = 1;
+const FORMAT = 2;
 
 interface Manifest {
   format: number;
@@ -107,6 +108,11 @@ async function compile(file: string, moduleFile: string, manifestFile: string): 
     platform: 'node',
     target: 'node20',
     write: false,
+    // names the bundle's place, so the source map's paths lead from it back to the sources
+    outfile: moduleFile,
+    // stack traces of errors thrown in the config's code name the TypeScript files, as under tsx
+    sourcemap: 'inline',
+    sourcesContent: false,
     metafile: true,
     logLevel: 'silent',
     plugins: [
@@ -163,5 +169,6 @@ export async function compiledConfigUrl(file: string): Promise<string | undefine
       throw err;
     }
   }
+  process.setSourceMapsEnabled(true);
   return pathToFileURL(moduleFile).href;
 }

@@ -1,17 +1,20 @@
 /**
  * A TypeScript config compiled without a loader hook: the config and its local modules become one ES
  * module in the project's node_modules/.cache/eventloom/, packages stay imports (a self-reference becomes
- * the file it resolves to, never a bundled copy), `import.meta` still names each source file, and the
- * compiled module is reused until one of its inputs changes.
+ * the file it resolves to, never a bundled copy), `import.meta` and stack traces still name each source
+ * file, and the compiled module is reused until one of its inputs changes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { compiledConfigUrl } from '../../src/config/compile-config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const run = promisify(execFile);
 
 function write(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
@@ -31,11 +34,11 @@ describe('compiledConfigUrl', () => {
     symlinkSync(path.join(ROOT, 'node_modules', 'zod'), path.join(project, 'node_modules', 'zod'), 'dir');
     write(
       path.join(project, 'lib', 'helper.ts'),
-      "import { z } from 'zod';\nexport const where: string = import.meta.url;\nexport const schema = z.object({ city: z.string() });\nexport const greeting = 'hello';\n",
+      "import { z } from 'zod';\nexport const where: string = import.meta.url;\nexport const schema = z.object({ city: z.string() });\nexport const greeting = 'hello';\nexport function boom(): never {\n  throw new Error('boom');\n}\n",
     );
     write(
       path.join(project, 'eventloom.config.ts'),
-      "import { shared } from 'my-app';\nimport { greeting, schema, where } from './lib/helper.js';\ntype Config = { greeting: string; where: string; shared: string; parsed: unknown };\nconst config: Config = { greeting, where, shared, parsed: schema.parse({ city: 'Paris' }) };\nexport default config;\n",
+      "import { shared } from 'my-app';\nimport { greeting, schema, where } from './lib/helper.js';\nexport { boom } from './lib/helper.js';\ntype Config = { greeting: string; where: string; shared: string; parsed: unknown };\nconst config: Config = { greeting, where, shared, parsed: schema.parse({ city: 'Paris' }) };\nexport default config;\n",
     );
   });
   afterEach(() => rmSync(project, { recursive: true, force: true }));
@@ -52,6 +55,13 @@ describe('compiledConfigUrl', () => {
 
     const config = (await import(url!)).default;
     expect(config).toEqual({ greeting: 'hello', where: pathToFileURL(path.join(project, 'lib', 'helper.ts')).href, shared: 'the built copy', parsed: { city: 'Paris' } });
+  });
+
+  it('maps stack traces of errors thrown in the config back to its TypeScript files', async () => {
+    const url = await compiledConfigUrl(path.join(project, 'eventloom.config.ts'));
+    const script = `process.setSourceMapsEnabled(true); const m = await import(${JSON.stringify(url)}); try { m.boom(); } catch (err) { console.log(err.stack); }`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
+    expect(stdout).toContain(`${path.join(project, 'lib', 'helper.ts')}:6:`);
   });
 
   it('reuses the compiled module until an input changes, then compiles again', async () => {
