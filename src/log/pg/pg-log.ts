@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import pg from 'pg';
+import { DatabaseUnavailableError } from './unavailable.js';
 import { AppError } from '../../errors.js';
 import { LogFailedError } from '../group-commit.js';
 import { assertStreamId, isStreamId } from '../key-codec.js';
@@ -40,6 +41,7 @@ import { NodeLease } from './pg-lease.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
 export { StreamFencedError, type Fencing } from './pg-commit.js';
+export { DatabaseUnavailableError, redactUrl } from './unavailable.js';
 
 export interface PgLogOptions {
   /** Scope of this node's kv entries and checkpoints (default: the host name and process id). */
@@ -98,26 +100,6 @@ export interface PgEventLog extends EventLog {
    * whose owner's lease lapsed or whose owner registered again: the takeover candidates.
    */
   lapsedStreams(prefix: string, limit: number): Promise<string[]>;
-}
-
-/** The database could not be reached or prepared; the message names the server without credentials. */
-export class DatabaseUnavailableError extends Error {
-  constructor(url: string, cause: unknown) {
-    super(`Cannot use the PostgreSQL database at ${redactUrl(url)}: ${(cause as Error)?.message || String(cause)}`);
-    this.name = 'DatabaseUnavailableError';
-    (this as { cause?: unknown }).cause = cause;
-  }
-}
-
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable database URL)';
-  }
 }
 
 /** how long a request waits for its node to catch up with the database head */
