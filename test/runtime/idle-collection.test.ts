@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { compactingCollection, startIdleCollection } from '../../src/runtime/idle-collection.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+const MiB = 1024 * 1024;
+
+/** A heap and an event loop the test sets by hand; collecting shrinks the heap to `live`. */
+function fakeProcess() {
+  const state = { committed: 100 * MiB, live: 70 * MiB, utilization: 0.9, collected: 0 };
+  return {
+    state,
+    opts: {
+      committedHeap: () => state.committed,
+      utilization: () => state.utilization,
+      collect: () => {
+        state.collected++;
+        state.committed = state.live;
+      },
+    },
+  };
+}
+
+describe('idle collection', () => {
+  it('collects once when the loop goes idle after the heap grew, then waits for new growth', () => {
+    const clock = new ManualClock();
+    const p = fakeProcess();
+    const idle = startIdleCollection({ clock, ...p.opts });
+    // a burst: busy loop, the heap grows well past the threshold
+    p.state.committed = 320 * MiB;
+    clock.advance(5_000);
+    expect(p.state.collected).toBe(0);
+    // the load stops: one interval idle is not enough, a full second is
+    p.state.utilization = 0.01;
+    clock.advance(500);
+    expect(p.state.collected).toBe(0);
+    clock.advance(500);
+    expect(p.state.collected).toBe(1);
+    expect(p.state.committed).toBe(70 * MiB);
+    // idle for a long time with the heap as it is: no collection again
+    clock.advance(60_000);
+    expect(p.state.collected).toBe(1);
+    expect(idle.collections).toBe(1);
+    // small growth stays below the threshold; large growth and idleness collect again
+    p.state.committed = 90 * MiB;
+    clock.advance(10_000);
+    expect(p.state.collected).toBe(1);
+    p.state.committed = 150 * MiB;
+    clock.advance(1_000);
+    expect(p.state.collected).toBe(2);
+    idle.stop();
+  });
+
+  it('never collects under steady load, however much the heap grows', () => {
+    const clock = new ManualClock();
+    const p = fakeProcess();
+    const idle = startIdleCollection({ clock, ...p.opts });
+    for (let i = 0; i < 600; i++) {
+      p.state.committed += MiB;
+      // a short quiet interval now and then is not an idle loop
+      p.state.utilization = i % 10 === 0 ? 0.01 : 0.6;
+      clock.advance(500);
+    }
+    expect(p.state.committed).toBe(700 * MiB);
+    expect(p.state.collected).toBe(0);
+    expect(idle.collections).toBe(0);
+    idle.stop();
+  });
+
+  it('measures growth from where the heap shrank to on its own', () => {
+    const clock = new ManualClock();
+    const p = fakeProcess();
+    const idle = startIdleCollection({ clock, ...p.opts, growthBytes: 32 * MiB });
+    p.state.utilization = 0.01;
+    // V8's own reducer took the heap from 100 to 60 MiB; 40 MiB of growth from there is enough
+    p.state.committed = 60 * MiB;
+    clock.advance(500);
+    p.state.committed = 100 * MiB;
+    clock.advance(1_000);
+    expect(p.state.collected).toBe(1);
+    idle.stop();
+  });
+
+  it('stops looking once stopped', () => {
+    const clock = new ManualClock();
+    const p = fakeProcess();
+    const idle = startIdleCollection({ clock, ...p.opts });
+    idle.stop();
+    expect(clock.pending).toBe(0);
+    p.state.committed = 500 * MiB;
+    p.state.utilization = 0;
+    clock.advance(10_000);
+    expect(p.state.collected).toBe(0);
+  });
+
+  it('compacts the real heap: old space comes down to its live data where a plain full collection leaves it fragmented', async () => {
+    const v8 = await import('node:v8');
+    const vm = await import('node:vm');
+    const compacting = compactingCollection();
+    const plain = vm.runInNewContext('gc') as () => void; // compactingCollection exposed it
+    const oldSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!;
+    // a burst whose survivors are spread over many old-space pages, most of them then dropped
+    const burst = () => {
+      let keep: object[] = [];
+      for (let i = 0; i < 1_500_000; i++) {
+        keep.push({ i, s: `item ${i}` });
+        if (keep.length > 200_000) keep = keep.filter((_, j) => j % 50 === 0);
+      }
+      return keep;
+    };
+    const density = (collect: () => void) => {
+      const kept = burst();
+      collect();
+      const old = oldSpace();
+      expect(kept.length).toBeGreaterThan(0);
+      return old.space_used_size / old.space_size;
+    };
+    const afterPlain = density(plain);
+    const afterCompacting = density(compacting);
+    expect(afterCompacting).toBeGreaterThan(0.85);
+    expect(afterCompacting).toBeGreaterThan(afterPlain);
+  });
+});
