@@ -56,7 +56,7 @@ async function serve(dataDir: string): Promise<void> {
   // (c) can tell memory the server holds from garbage V8 has not collected yet
   let server: Awaited<ReturnType<typeof startDefaultServer>> | undefined;
   const routes = benchMemoryRoutes(SNAPSHOTS, () => (server?.log as { stats?: () => { storageMemoryBytes: number } }).stats?.().storageMemoryBytes ?? 0);
-  server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'warn' }) });
+  server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }) });
   console.log(`eventloom listening on ${server.url}`);
   process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
 }

@@ -209,7 +209,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const idle =
     options.idleCollection === false || env.EVENTLOOM_IDLE_GC === '0'
       ? undefined
-      : startIdleCollection({ onCollected: (c) => logger.debug({ heapBefore: c.before, heapAfter: c.after, ms: Math.round(c.ms) }, 'idle: heap compacted'), ...options.idleCollection });
+      : startIdleCollection({ onCollected: (c) => logger.debug({ heapBefore: c.before, heapAfter: c.after, ms: Math.round(c.ms) }, `idle collection (${c.stage})`), ...options.idleCollection });
 
   let closing: Promise<void> | undefined;
   const close = () =>

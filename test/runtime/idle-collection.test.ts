@@ -6,7 +6,7 @@ const MiB = 1024 * 1024;
 
 /** A heap and an event loop the test sets by hand; collecting shrinks the heap to `live`. */
 function fakeProcess() {
-  const state = { committed: 100 * MiB, live: 70 * MiB, utilization: 0.9, collected: 0 };
+  const state = { committed: 100 * MiB, live: 70 * MiB, utilization: 0.9, collected: 0, settled: 0 };
   return {
     state,
     opts: {
@@ -14,6 +14,11 @@ function fakeProcess() {
       utilization: () => state.utilization,
       collect: () => {
         state.collected++;
+        state.committed = state.live + 32 * MiB;
+      },
+      // the second collection gives back the young generation
+      collectAgain: () => {
+        state.settled++;
         state.committed = state.live;
       },
     },
@@ -35,11 +40,19 @@ describe('idle collection', () => {
     expect(p.state.collected).toBe(0);
     clock.advance(500);
     expect(p.state.collected).toBe(1);
+    expect(p.state.committed).toBe(102 * MiB);
+    // the second collection follows after 6 s more of idleness, once
+    clock.advance(5_500);
+    expect(p.state.settled).toBe(0);
+    clock.advance(500);
+    expect(p.state.settled).toBe(1);
     expect(p.state.committed).toBe(70 * MiB);
     // idle for a long time with the heap as it is: no collection again
     clock.advance(60_000);
     expect(p.state.collected).toBe(1);
+    expect(p.state.settled).toBe(1);
     expect(idle.collections).toBe(1);
+    expect(idle.settled).toBe(1);
     // small growth stays below the threshold; large growth and idleness collect again
     p.state.committed = 90 * MiB;
     clock.advance(10_000);
@@ -62,7 +75,29 @@ describe('idle collection', () => {
     }
     expect(p.state.committed).toBe(700 * MiB);
     expect(p.state.collected).toBe(0);
+    expect(p.state.settled).toBe(0);
     expect(idle.collections).toBe(0);
+    idle.stop();
+  });
+
+  it('skips the second collection while load is back, and runs it once the loop has been idle long enough', () => {
+    const clock = new ManualClock();
+    const p = fakeProcess();
+    const idle = startIdleCollection({ clock, ...p.opts });
+    p.state.committed = 320 * MiB;
+    p.state.utilization = 0.01;
+    clock.advance(1_000);
+    expect(p.state.collected).toBe(1);
+    // load comes back (below the growth that would compact again) before the 6 s are up
+    clock.advance(4_000);
+    p.state.utilization = 0.5;
+    clock.advance(10_000);
+    expect(p.state.settled).toBe(0);
+    p.state.utilization = 0.01;
+    clock.advance(5_500);
+    expect(p.state.settled).toBe(0);
+    clock.advance(500);
+    expect(p.state.settled).toBe(1);
     idle.stop();
   });
 
