@@ -56,7 +56,9 @@ async function serve(dataDir: string): Promise<void> {
   // (c) can tell memory the server holds from garbage V8 has not collected yet
   let server: Awaited<ReturnType<typeof startDefaultServer>> | undefined;
   const routes = benchMemoryRoutes(SNAPSHOTS, () => (server?.log as { stats?: () => { storageMemoryBytes: number } }).stats?.().storageMemoryBytes ?? 0);
-  server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }) });
+  // the server's idle collections (src/runtime/idle-collection.ts), on stderr, which the benchmark shows
+  const idleCollection = { onCollected: (c: { stage: string; before: number; after: number; ms: number }) => progress(`server: idle collection (${c.stage}), heap ${(c.before / 2 ** 20).toFixed(1)} → ${(c.after / 2 ** 20).toFixed(1)} MiB committed, ${c.ms.toFixed(0)} ms pause`) };
+  server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }), idleCollection });
   console.log(`eventloom listening on ${server.url}`);
   process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
 }
