@@ -44,7 +44,7 @@ export interface StartOptions {
   leaseMs?: number;
   /** one info line per answered request (`--access-log`) */
   accessLog?: boolean;
-  /** one compacting collection once the loop idles after the heap grew (src/runtime/idle-collection.ts); `false` or EVENTLOOM_IDLE_GC=0 turns it off */
+  /** garbage collections that give memory back once the loop idles after the heap grew (src/runtime/idle-collection.ts); `false` or EVENTLOOM_IDLE_GC=0 turns them off */
   idleCollection?: false | IdleCollectionOptions;
 }
 

@@ -127,6 +127,17 @@ describe('idle collection', () => {
     expect(p.state.collected).toBe(0);
   });
 
+  it('leaves no timer behind when stopped from its own report of a collection', () => {
+    const clock = new ManualClock();
+    const p = fakeProcess();
+    const idle = startIdleCollection({ clock, ...p.opts, onCollected: () => idle.stop() });
+    p.state.committed = 320 * MiB;
+    p.state.utilization = 0.01;
+    clock.advance(1_000);
+    expect(p.state.collected).toBe(1);
+    expect(clock.pending).toBe(0);
+  });
+
   it('compacts the real heap: old space comes down to its live data where a plain full collection leaves it fragmented', async () => {
     const v8 = await import('node:v8');
     const vm = await import('node:vm');
