@@ -27,9 +27,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchMemoryRoutes, describeMemory, residentMiB, note, type MemorySample } from './lib/memory-after-load.js';
 import { printMachineInfo } from './lib/machine-info.js';
 import { captureEventloom, startFloor } from './lib/floors.js';
-import { benchMemoryRoutes, describeMemory, residentMiB, type MemorySample } from './lib/memory-after-load.js';
 import { fanoutBroadcaster, now, openObservers, pct, rssMiB, spawnChild, type FanoutResult, type Observer } from './lib/sse-fanout.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -39,9 +39,6 @@ const OBSERVERS = Number(process.env.BENCH_OBSERVERS ?? 10_000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'a,b,c').split(',').map((p) => p.trim()));
-const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
-const AFTER_S = (process.env.BENCH_AFTER_S ?? '2,5,10').split(',').map(Number);
 const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
 
 // ---------------------------------------------------------------- server mode (child process)
@@ -57,7 +54,7 @@ async function serve(dataDir: string): Promise<void> {
   let server: Awaited<ReturnType<typeof startDefaultServer>> | undefined;
   const routes = benchMemoryRoutes(SNAPSHOTS, () => (server?.log as { stats?: () => { storageMemoryBytes: number } }).stats?.().storageMemoryBytes ?? 0);
   // the server's idle collections (src/runtime/idle-collection.ts), on stderr, which the benchmark shows
-  const idleCollection = { onCollected: (c: { stage: string; before: number; after: number; ms: number }) => progress(`server: idle collection (${c.stage}), heap ${(c.before / 2 ** 20).toFixed(1)} → ${(c.after / 2 ** 20).toFixed(1)} MiB committed, ${c.ms.toFixed(0)} ms pause`) };
+  const idleCollection = { onCollected: (c: { stage: string; before: number; after: number; ms: number }) => note(`server: idle collection (${c.stage}), heap ${(c.before / 2 ** 20).toFixed(1)} → ${(c.after / 2 ** 20).toFixed(1)} MiB committed, ${c.ms.toFixed(0)} ms pause`) };
   server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }), idleCollection });
   console.log(`eventloom listening on ${server.url}`);
   process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
@@ -157,7 +154,21 @@ async function main(): Promise<void> {
     const echoTotal = async () => (await json(`${url}/workflows/executions?workflowId=echo&limit=1`)).total as number;
     if (PARTS.has('a')) await partA(url, pid, dataDir, warm['2xx'], echoTotal);
     if (PARTS.has('c')) await partC(url, pid, echoTotal);
-    if (PARTS.has('b')) await partB(url, pid);
+    if (!PARTS.has('b')) return;
+
+    // (b)
+    console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
+    const ev = await fanoutEventloom(url, pid);
+    const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
+    const row = (name: string, r: FanoutResult & { exactlyOnce: number }) =>
+      console.log(
+        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${String(r.errors).padStart(7)}`,
+      );
+    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'errors'.padStart(7)}`);
+    row('eventloom (durable)', ev);
+    row('uWS broadcaster', br);
+    console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);
+    console.log('latency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
   } finally {
     if (profile.length) {
       child.kill('SIGINT');
@@ -199,12 +210,17 @@ async function partA(url: string, pid: number, dataDir: string, warmed: number, 
   }
 }
 
+// the parts to run; (c)'s heap snapshots and sampling times
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'a,b,c').split(',').map((p) => p.trim()));
+const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
+const AFTER_S = (process.env.BENCH_AFTER_S ?? '2,5,10').split(',').map(Number);
+
 async function partC(url: string, pid: number, echoTotal: () => Promise<number>): Promise<void> {
   const memory = async () => (await json(`${url}/bench/memory`)).data as MemorySample;
   const snapshot = async (at: number) => {
     if (!SNAPSHOTS) return;
     const { file } = (await json(`${url}/bench/heap-snapshot`, { method: 'POST' })).data as { file: string };
-    progress(`heap snapshot after ${at} executions: ${file}`);
+    note(`heap snapshot after ${at} executions: ${file}`);
   };
   console.log(describeMemory('before (c)', pid, await memory()));
   // top up to EXECUTIONS completed executions (to a tenth first when snapshots are asked for)
@@ -235,23 +251,6 @@ async function partC(url: string, pid: number, echoTotal: () => Promise<number>)
   await snapshot(total);
   if (process.env.BENCH_SMAPS) writeFileSync(process.env.BENCH_SMAPS, readFileSync(`/proc/${pid}/smaps`));
   console.log(`RSS as the load leaves it (2 s after): ${f1(rss2s)} MiB (target <= 200 MiB)\n`);
-}
-
-async function partB(url: string, pid: number): Promise<void> {
-  {
-    console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
-    const ev = await fanoutEventloom(url, pid);
-    const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
-    const row = (name: string, r: FanoutResult & { exactlyOnce: number }) =>
-      console.log(
-        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${String(r.errors).padStart(7)}`,
-      );
-    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'errors'.padStart(7)}`);
-    row('eventloom (durable)', ev);
-    row('uWS broadcaster', br);
-    console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);
-    console.log('latency = client receive time − emit time; eventloom’s includes the fsync’d append of each event.');
-  }
 }
 
 if (process.argv[2] === '--serve') {

@@ -48,6 +48,9 @@ export function residentMiB(pid: number): { rss: number; anon: number; file: num
   return { rss: kb('Rss') / 1024, anon: kb('Anonymous') / 1024, file: (kb('Rss') - kb('Anonymous')) / 1024 };
 }
 
+/** A progress line on stderr (stdout carries the figures). */
+export const note = (msg: string) => process.stderr.write(`  … ${msg}\n`);
+
 const mib = (n: number) => (n / 2 ** 20).toFixed(1);
 
 /** One line: RSS (anonymous / file), V8 heap used of committed, external, the largest spaces. */
