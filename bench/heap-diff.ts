@@ -7,6 +7,7 @@
  * for an owner whose share keeps growing from one pair of snapshots to the next.
  *
  *   npx tsx bench/heap-diff.ts before.heapsnapshot after.heapsnapshot [top=25]
+ *   npx tsx bench/heap-diff.ts --owners one.heapsnapshot [top=25]   (every object of one snapshot, by owner)
  */
 import { readFileSync } from 'node:fs';
 
@@ -123,6 +124,11 @@ const line = (t: Tally, what: string, now?: number) =>
   `${String(t.count).padStart(9)} objects ${(t.bytes / 1024).toFixed(0).padStart(9)} KiB${now === undefined ? '' : `  (now ${now})`}  ${what}`;
 
 function main(): void {
+  if (process.argv[2] === '--owners') {
+    const owners = newObjectsByOwner(load(process.argv[3]), 0);
+    for (const [owner, t] of [...owners].sort((x, y) => y[1].bytes - x[1].bytes).slice(0, Number(process.argv[4] ?? 25))) console.log(line(t, owner));
+    return;
+  }
   const [a, b, topArg] = process.argv.slice(2);
   if (!a || !b) {
     console.error('usage: tsx bench/heap-diff.ts before.heapsnapshot after.heapsnapshot [top]');

@@ -12,17 +12,22 @@
  *     `workflow-result`. Delivery latency (receive time − the step's emit time, which includes the
  *     durable append) is compared with a minimal uWS broadcaster (bench/lib/broadcaster.ts) that
  *     writes one pre-encoded frame to every subscriber, measured in the same run.
- * (c) Server RSS after 100,000 completed executions (phase a topped up), 2 s after the load and again after a
- *     forced full collection (the server child runs with --expose-gc and a `POST /bench/gc` route).
+ * (c) Server RSS after 100,000 completed executions (phase a topped up), as the load leaves it (2, 5 and
+ *     10 s after it, with the V8 heap used and committed, read without collecting) and again after a
+ *     forced full collection (bench/lib/memory-after-load.ts; the child runs with --expose-gc).
  *
  * Options (env): BENCH_DURATION_S (10), BENCH_CONNECTIONS (10), BENCH_OBSERVERS (10000),
- * BENCH_EVENTS (50), BENCH_INTERVAL_MS (20), BENCH_EXECUTIONS (100000).
+ * BENCH_EVENTS (50), BENCH_INTERVAL_MS (20), BENCH_EXECUTIONS (100000), BENCH_PARTS (`a,b,c`: the parts
+ * to run), BENCH_HEAP_SNAPSHOTS=<dir> (heap snapshots of the server after a full collection at
+ * BENCH_EXECUTIONS / 10 executions and at the end of (c), for bench/heap-diff.ts),
+ * BENCH_SMAPS=<file> (a copy of the server's /proc/<pid>/smaps at the end of (c)), BENCH_AFTER_S (`2,5,10`: when (c) samples memory after the load, in s), BENCH_SERVER_NODE_OPTIONS (extra node flags of the server child, e.g. a V8 heap setting).
  */
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchMemoryRoutes, describeMemory, residentMiB, note, type MemorySample } from './lib/memory-after-load.js';
 import { printMachineInfo } from './lib/machine-info.js';
 import { captureEventloom, startFloor } from './lib/floors.js';
 import { fanoutBroadcaster, now, openObservers, pct, rssMiB, spawnChild, type FanoutResult, type Observer } from './lib/sse-fanout.js';
@@ -44,11 +49,13 @@ async function serve(dataDir: string): Promise<void> {
   const { startDefaultServer } = await import('../src/server-assembly.js');
   const { echoWorkflow } = await import('../examples/workflows/echo.workflow.js');
   const { tickerWorkflow: ticker } = await import('./lib/ticker.workflow.js');
-  // the benchmark's own route: a full collection (the child runs with --expose-gc), so (c) can tell memory the
-  // server holds from garbage V8 has not collected yet
-  const gc = (globalThis as { gc?: () => void }).gc;
-  const routes = gc ? [{ method: 'POST' as const, path: '/bench/gc', handler: () => (gc(), gc(), process.memoryUsage()) }] : [];
-  const server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: 'warn' }) });
+  // the benchmark's own routes: memory without and after a full collection (the child runs with --expose-gc), so
+  // (c) can tell memory the server holds from garbage V8 has not collected yet
+  let server: Awaited<ReturnType<typeof startDefaultServer>> | undefined;
+  const routes = benchMemoryRoutes(SNAPSHOTS, () => (server?.log as { stats?: () => { storageMemoryBytes: number } }).stats?.().storageMemoryBytes ?? 0);
+  // the server's idle collections (src/runtime/idle-collection.ts), on stderr, which the benchmark shows
+  const idleCollection = { onCollected: (c: { stage: string; before: number; after: number; ms: number }) => note(`server: idle collection (${c.stage}), heap ${(c.before / 2 ** 20).toFixed(1)} → ${(c.after / 2 ** 20).toFixed(1)} MiB committed, ${c.ms.toFixed(0)} ms pause`) };
+  server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }), idleCollection });
   console.log(`eventloom listening on ${server.url}`);
   process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
 }
@@ -135,7 +142,8 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-wf-'));
   // BENCH_CPU_PROFILE=<dir>: write a V8 CPU profile of the server there (on SIGINT at the end)
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc', ...profile]);
+  const serverFlags = (process.env.BENCH_SERVER_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+  const { child, match } = await spawnChild([SELF, '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc', ...serverFlags, ...profile]);
   const url = match[1];
   const pid = child.pid!;
   try {
@@ -143,46 +151,10 @@ async function main(): Promise<void> {
     // warm-up
     const warm = await executeLoad(url, { amount: 2_000 });
 
-    // (a)
-    const sync = fsyncMs(dataDir);
-    console.log(`disk       fdatasync ${f2(sync)} ms: ${CONNECTIONS} connections each waiting for one group commit allow at most ~${Math.round((CONNECTIONS * 1000) / sync)} executions/s\n`);
-    const cpu0 = cpuMs(pid);
-    const a = await executeLoad(url, { duration: DURATION });
-    const cpuPerExecution = (cpuMs(pid) - cpu0) / Math.max(1, a['2xx']);
     const echoTotal = async () => (await json(`${url}/workflows/executions?workflowId=echo&limit=1`)).total as number;
-    const afterA = await echoTotal();
-    const answered = warm['2xx'] + a['2xx'];
-    console.log(`## (a) POST /workflows/echo/execute, ${CONNECTIONS} connections, ${DURATION} s`);
-    console.log(`executions/s  mean ${a.requests.average.toFixed(0)}  (p50 ${a.requests.p50}, min ${a.requests.min})`);
-    console.log(`latency       p50 ${a.latency.p50} ms  p90 ${a.latency.p90} ms  p99 ${a.latency.p99} ms  max ${a.latency.max} ms`);
-    console.log(`responses     2xx ${a['2xx']}  non-2xx ${a.non2xx}  errors ${a.errors}  timeouts ${a.timeouts}`);
-    console.log(`server CPU    ${f2(cpuPerExecution)} ms per execution (user + system): one core allows ~${Math.round(1000 / cpuPerExecution)} executions/s`);
-    // autocannon stops its clock with up to one request per connection still in flight: those run too
-    const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
-    console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
-
-    // the durable floor of (a), same client and connections, right after it (bench/lib/floors.ts)
-    const floorServer = await startFloor('durable', await captureEventloom());
-    try {
-      const floorLoad = (o: { duration?: number; amount?: number }) => autocannon({ url: `${floorServer.url}/execute`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { text: 'bench' } }), connections: CONNECTIONS, ...(o.amount ? { amount: o.amount } : { duration: o.duration }) });
-      await floorLoad({ amount: 2_000 });
-      const fl = await floorLoad({ duration: DURATION });
-      console.log(`floor         bare uWS + classic-level writing the same log entries, fsync before each answer: ${fl.requests.average.toFixed(0)}/s, p50 ${fl.latency.p50} ms`);
-      console.log(`ratio         eventloom ÷ floor: ${(a.requests.average / fl.requests.average).toFixed(2)} (target ≥ 0.90)\n`);
-    } finally {
-      await floorServer.stop();
-    }
-
-    // (c) top up to EXECUTIONS completed executions, then let the server idle
-    const missing = Math.max(0, EXECUTIONS - afterA);
-    if (missing > 0) await executeLoad(url, { amount: missing });
-    const total = await echoTotal();
-    await new Promise((r) => setTimeout(r, 2_000));
-    const rssAfterExecutions = rssMiB(pid);
-    const collected = (await json(`${url}/bench/gc`, { method: 'POST' })).data as NodeJS.MemoryUsage;
-    await new Promise((r) => setTimeout(r, 500));
-    console.log(`## (c) server RSS after ${total} completed executions: ${f1(rssAfterExecutions)} MiB (target <= 200 MiB)`);
-    console.log(`after a full collection: RSS ${f1(rssMiB(pid))} MiB, V8 heap used ${f1(collected.heapUsed / 2 ** 20)} MiB of ${f1(collected.heapTotal / 2 ** 20)} MiB, external ${f1(collected.external / 2 ** 20)} MiB\n`);
+    if (PARTS.has('a')) await partA(url, pid, dataDir, warm['2xx'], echoTotal);
+    if (PARTS.has('c')) await partC(url, pid, echoTotal);
+    if (!PARTS.has('b')) return;
 
     // (b)
     console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
@@ -204,6 +176,81 @@ async function main(): Promise<void> {
     } else child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+async function partA(url: string, pid: number, dataDir: string, warmed: number, echoTotal: () => Promise<number>): Promise<void> {
+  {
+    const sync = fsyncMs(dataDir);
+    console.log(`disk       fdatasync ${f2(sync)} ms: ${CONNECTIONS} connections each waiting for one group commit allow at most ~${Math.round((CONNECTIONS * 1000) / sync)} executions/s\n`);
+    const cpu0 = cpuMs(pid);
+    const a = await executeLoad(url, { duration: DURATION });
+    const cpuPerExecution = (cpuMs(pid) - cpu0) / Math.max(1, a['2xx']);
+    const afterA = await echoTotal();
+    const answered = warmed + a['2xx'];
+    console.log(`## (a) POST /workflows/echo/execute, ${CONNECTIONS} connections, ${DURATION} s`);
+    console.log(`executions/s  mean ${a.requests.average.toFixed(0)}  (p50 ${a.requests.p50}, min ${a.requests.min})`);
+    console.log(`latency       p50 ${a.latency.p50} ms  p90 ${a.latency.p90} ms  p99 ${a.latency.p99} ms  max ${a.latency.max} ms`);
+    console.log(`responses     2xx ${a['2xx']}  non-2xx ${a.non2xx}  errors ${a.errors}  timeouts ${a.timeouts}`);
+    console.log(`server CPU    ${f2(cpuPerExecution)} ms per execution (user + system): one core allows ~${Math.round(1000 / cpuPerExecution)} executions/s`);
+    // autocannon stops its clock with up to one request per connection still in flight: those run too
+    const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
+    console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
+
+    // the durable floor of (a), same client and connections, right after it (bench/lib/floors.ts)
+    const floorServer = await startFloor('durable', await captureEventloom());
+    try {
+      const floorLoad = (o: { duration?: number; amount?: number }) => autocannon({ url: `${floorServer.url}/execute`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { text: 'bench' } }), connections: CONNECTIONS, ...(o.amount ? { amount: o.amount } : { duration: o.duration }) });
+      await floorLoad({ amount: 2_000 });
+      const fl = await floorLoad({ duration: DURATION });
+      console.log(`floor         bare uWS + classic-level writing the same log entries, fsync before each answer: ${fl.requests.average.toFixed(0)}/s, p50 ${fl.latency.p50} ms`);
+      console.log(`ratio         eventloom ÷ floor: ${(a.requests.average / fl.requests.average).toFixed(2)} (target ≥ 0.90)\n`);
+    } finally {
+      await floorServer.stop();
+    }
+  }
+}
+
+// the parts to run; (c)'s heap snapshots and sampling times
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'a,b,c').split(',').map((p) => p.trim()));
+const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
+const AFTER_S = (process.env.BENCH_AFTER_S ?? '2,5,10').split(',').map(Number);
+
+async function partC(url: string, pid: number, echoTotal: () => Promise<number>): Promise<void> {
+  const memory = async () => (await json(`${url}/bench/memory`)).data as MemorySample;
+  const snapshot = async (at: number) => {
+    if (!SNAPSHOTS) return;
+    const { file } = (await json(`${url}/bench/heap-snapshot`, { method: 'POST' })).data as { file: string };
+    note(`heap snapshot after ${at} executions: ${file}`);
+  };
+  console.log(describeMemory('before (c)', pid, await memory()));
+  // top up to EXECUTIONS completed executions (to a tenth first when snapshots are asked for)
+  if (SNAPSHOTS) {
+    const missing = Math.max(0, Math.round(EXECUTIONS / 10) - (await echoTotal()));
+    if (missing > 0) await executeLoad(url, { amount: missing });
+    await json(`${url}/bench/gc`, { method: 'POST' });
+    await snapshot(await echoTotal());
+  }
+  const missing = Math.max(0, EXECUTIONS - (await echoTotal()));
+  const t0 = performance.now();
+  const cpu0 = cpuMs(pid);
+  if (missing > 0) await executeLoad(url, { amount: missing });
+  const loadS = (performance.now() - t0) / 1000;
+  const loadCpu = cpuMs(pid) - cpu0;
+  const stopped = performance.now();
+  const total = await echoTotal();
+  console.log(`## (c) server memory after ${total} completed executions (${missing} in the last ${loadS.toFixed(1)} s, ${(missing / loadS).toFixed(0)}/s, ${(loadCpu / Math.max(1, missing)).toFixed(2)} ms CPU each; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  let rss2s = NaN;
+  for (const at of AFTER_S) {
+    await new Promise((r) => setTimeout(r, Math.max(0, stopped + at * 1000 - performance.now())));
+    if (at === 2) rss2s = residentMiB(pid).rss;
+    console.log(describeMemory(`${at} s after the load`, pid, await memory()));
+  }
+  const collected = (await json(`${url}/bench/gc`, { method: 'POST' })).data as MemorySample;
+  await new Promise((r) => setTimeout(r, 500));
+  console.log(describeMemory('after a full collection', pid, collected));
+  await snapshot(total);
+  if (process.env.BENCH_SMAPS) writeFileSync(process.env.BENCH_SMAPS, readFileSync(`/proc/${pid}/smaps`));
+  console.log(`RSS as the load leaves it (2 s after): ${f1(rss2s)} MiB (target <= 200 MiB)\n`);
 }
 
 if (process.argv[2] === '--serve') {

@@ -4,6 +4,7 @@
 // server, config and the core runtime
 export { defineConfig, loadConfig, type EventloomConfig, type CustomRoute, type ServerConfig } from './config/define-config.js';
 export { startServer, type StartOptions, type EventloomServer } from './main.js';
+export type { IdleCollectionOptions } from './runtime/idle-collection.js';
 export type { ServerModule, ServerContext, ModuleFactory } from './contract/server-module.js';
 export { startDefaultServer, defaultModules, type DefaultServerOptions } from './server-assembly.js';
 export { openLevelLog, createMemoryLog, checkLogIntegrity } from './log/index.js';

@@ -11,6 +11,7 @@ import type { PgEventLog } from './log/pg/pg-log.js';
 import type { CommandInbox } from './cluster/inbox.js';
 import { clusterRoutes } from './cluster/cluster-routes.js';
 import { ActorHost } from './runtime/actor-host.js';
+import { startIdleCollection, type IdleCollectionOptions } from './runtime/idle-collection.js';
 import { HttpEdge, listen, type AccessEntry, type Authenticator, type RunningServer } from './http/server.js';
 import type { RouteDef, WsRouteDef } from './contract/routes.js';
 import type { ModuleFactory, ServerContext, ServerModule } from './contract/server-module.js';
@@ -43,6 +44,8 @@ export interface StartOptions {
   leaseMs?: number;
   /** one info line per answered request (`--access-log`) */
   accessLog?: boolean;
+  /** garbage collections that give memory back once the loop idles after the heap grew (src/runtime/idle-collection.ts); `false` or EVENTLOOM_IDLE_GC=0 turns them off */
+  idleCollection?: false | IdleCollectionOptions;
 }
 
 export interface EventloomServer {
@@ -203,10 +206,15 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   }
   port = server.port;
   wsApp = server.app;
+  const idle =
+    options.idleCollection === false || env.EVENTLOOM_IDLE_GC === '0'
+      ? undefined
+      : startIdleCollection({ onCollected: (c) => logger.debug({ heapBefore: c.before, heapAfter: c.after, ms: Math.round(c.ms) }, `idle collection (${c.stage})`), ...options.idleCollection });
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      idle?.stop();
       edge.beginShutdown();
       server.stopListening();
       const deadline = Date.now() + (config.server?.shutdownTimeoutMs ?? 10_000);

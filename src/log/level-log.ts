@@ -53,7 +53,11 @@ export interface LevelLogOptions {
   onSubscriberError?: SubscriberErrorHandler;
   /** Stream heads kept in memory before idle ones are evicted (they reload from the index); default 10,000. */
   maxCachedStreams?: number;
-  /** LevelDB memtable size in bytes (default 32 MiB: fewer compactions under sustained appends). */
+  /**
+   * LevelDB memtable size in bytes (default 4 MiB, LevelDB's own). A full memtable stays resident until it is
+   * flushed, and a second one fills meanwhile: 32 MiB kept ~29 MiB of RSS after a burst of executions, for no
+   * measured gain in append throughput (bench/README.md, bench:workflows (c)).
+   */
   writeBufferSize?: number;
 }
 
@@ -99,7 +103,7 @@ export async function openLevelLog(dir: string, opts: LevelLogOptions = {}): Pro
   const db = new ClassicLevel<Buffer, string>(dir, {
     keyEncoding: 'buffer',
     valueEncoding: 'utf8',
-    writeBufferSize: opts.writeBufferSize ?? 32 * 1024 * 1024,
+    writeBufferSize: opts.writeBufferSize ?? 4 * 1024 * 1024,
   });
   try {
     await db.open();

@@ -25,13 +25,17 @@ export interface StreamSpans {
   rootSpanId: string;
   /** the entity of the trace's root span (a nested stream inherits its parent's) */
   entity: RootEntity;
-  /** logical key (`step|<stepId>`, `llm`, `tool|<callId>`) → open span id */
-  open: Map<string, string>;
+  /**
+   * logical key (`step|<stepId>`, `llm`, `tool|<callId>`) → open span id. The maps are created when first
+   * needed and `open` is dropped again when its last span closes: a finished stream's state is kept for 20,000
+   * streams, and three empty maps each were half of it.
+   */
+  open?: Map<string, string>;
   /** logical key → occurrences so far */
-  counts: Map<string, number>;
+  counts?: Map<string, number>;
   rootOpen: boolean;
   /** free per-stream notes of the mapping handlers (e.g. when the current LLM step began) */
-  memo: Map<string, unknown>;
+  memo?: Map<string, unknown>;
 }
 
 export interface SpanChange {
@@ -137,7 +141,7 @@ export class TraceProjection {
   locate(stream: string, key?: string, orLast = true): { traceId: string; spanId: string; entity: RootEntity } {
     const st = this.streams.get(stream);
     if (!st) return { traceId: traceIdFor(stream), spanId: key && orLast ? spanIdFor(stream, `${key}|1`) : spanIdFor(stream, 'root'), entity: {} };
-    const spanId = (key && st.open.get(key)) || (key && orLast ? spanIdFor(stream, `${key}|${st.counts.get(key) ?? 1}`) : undefined) || st.rootSpanId;
+    const spanId = (key && st.open?.get(key)) || (key && orLast ? spanIdFor(stream, `${key}|${st.counts?.get(key) ?? 1}`) : undefined) || st.rootSpanId;
     return { traceId: st.traceId, spanId, entity: st.entity };
   }
 
@@ -145,13 +149,13 @@ export class TraceProjection {
   has(stream: string, key: string): boolean {
     const st = this.streams.get(stream);
     if (!st) return false;
-    return key === 'root' ? st.rootOpen || this.store.getSpan(st.rootSpanId) !== undefined : st.open.has(key);
+    return key === 'root' ? st.rootOpen || this.store.getSpan(st.rootSpanId) !== undefined : (st.open?.has(key) ?? false);
   }
 
   private state(stream: string): StreamSpans {
     let st = this.streams.get(stream);
     if (!st) {
-      st = { stream, traceId: traceIdFor(stream), rootSpanId: spanIdFor(stream, 'root'), entity: {}, open: new Map(), counts: new Map(), rootOpen: false, memo: new Map() };
+      st = { stream, traceId: traceIdFor(stream), rootSpanId: spanIdFor(stream, 'root'), entity: {}, rootOpen: false };
       this.streams.set(stream, st);
       if (this.streams.size > MAX_STREAM_STATES) this.streams.delete(this.streams.keys().next().value as string);
     }
@@ -171,7 +175,6 @@ export class TraceProjection {
 
 /** The operations of one record on its stream's spans (a class: no closures allocated per record). */
 class RecordOps implements SpanOps {
-  readonly memo: Map<string, unknown>;
   private readonly at: number;
   private readonly iso: string;
 
@@ -181,13 +184,16 @@ class RecordOps implements SpanOps {
     readonly record: LogRecord,
     readonly data: Record<string, unknown>,
   ) {
-    this.memo = st.memo;
     this.at = record.at;
     this.iso = iso(record.at);
   }
 
+  get memo(): Map<string, unknown> {
+    return (this.st.memo ??= new Map());
+  }
+
   private spanOf(key: string): Span | undefined {
-    const id = key === 'root' ? this.st.rootSpanId : this.st.open.get(key);
+    const id = key === 'root' ? this.st.rootSpanId : this.st.open?.get(key);
     return id ? this.p.store.getSpan(id) : undefined;
   }
 
@@ -231,13 +237,14 @@ class RecordOps implements SpanOps {
 
   open(key: string, opts: OpenSpanOptions): void {
     const st = this.st;
-    if (st.open.has(key)) this.close(key, { code: 0, event: { name: 'superseded' } });
-    const n = (st.counts.get(key) ?? 0) + 1;
-    st.counts.set(key, n);
+    if (st.open?.has(key)) this.close(key, { code: 0, event: { name: 'superseded' } });
+    const counts = (st.counts ??= new Map());
+    const n = (counts.get(key) ?? 0) + 1;
+    counts.set(key, n);
     const spanId = spanIdFor(st.stream, `${key}|${n}`);
     const parentKey = opts.parentKey ?? 'root';
-    const parentSpanId = parentKey === 'root' ? st.rootSpanId : (st.open.get(parentKey) ?? st.rootSpanId);
-    st.open.set(key, spanId);
+    const parentSpanId = parentKey === 'root' ? st.rootSpanId : (st.open?.get(parentKey) ?? st.rootSpanId);
+    (st.open ??= new Map()).set(key, spanId);
     const attributes: Record<string, unknown> = st.entity.id !== undefined ? { 'entity.id': st.entity.id, 'entity.type': st.entity.type } : {};
     if (opts.attributes) Object.assign(attributes, opts.attributes);
     this.start({
@@ -261,15 +268,16 @@ class RecordOps implements SpanOps {
       this.end(this.p.store.getSpan(st.rootSpanId), opts);
       return true;
     }
-    const id = st.open.get(key);
+    const id = st.open?.get(key);
     if (!id) return false;
-    st.open.delete(key);
+    st.open!.delete(key);
+    if (st.open!.size === 0) st.open = undefined;
     this.end(this.p.store.getSpan(id), opts);
     return true;
   }
 
   isOpen(key: string): boolean {
-    return key === 'root' ? this.st.rootOpen : this.st.open.has(key);
+    return key === 'root' ? this.st.rootOpen : (this.st.open?.has(key) ?? false);
   }
 
   event(key: string, name: string, attributes?: Record<string, unknown>): void {
@@ -283,7 +291,7 @@ class RecordOps implements SpanOps {
   }
 
   closeChildren(opts: CloseSpanOptions): void {
-    for (const key of [...this.st.open.keys()].reverse()) this.close(key, opts);
+    for (const key of [...(this.st.open?.keys() ?? [])].reverse()) this.close(key, opts);
   }
 
   closeAll(opts: CloseSpanOptions): void {
