@@ -350,6 +350,7 @@ export class HttpEdge {
     const validBody = validate(route.body, body, 'body');
     const proto = raw.headers['x-forwarded-proto'] ?? 'http';
     const host = raw.headers['x-forwarded-host'] ?? raw.headers.host ?? 'localhost';
+    let signalTaken = false;
     const ctx: RequestContext = {
       method: route.method,
       path: raw.path,
@@ -360,6 +361,7 @@ export class HttpEdge {
       body: validBody,
       user,
       get signal() {
+        signalTaken = true;
         return signal();
       },
       origin: `${proto}://${host}`,
@@ -389,7 +391,11 @@ export class HttpEdge {
         state.done = true;
         this.inflight.delete(res);
         const sink = new UwsSseSink(res);
-        (res as { sse?: UwsSseSink }).sse = sink;
+        // A stream whose handler took the request's signal keeps the request's abort handler, which aborts
+        // that signal and then the sink. Any other stream (the many observers of an execution) hands
+        // the abort to its sink, so the request's headers and closures are not kept alive while it is open.
+        if (signalTaken) (res as { sse?: UwsSseSink }).sse = sink;
+        else sink.ownAbort();
         logAccess(200);
         res.cork(() => {
           res.writeStatus('200 OK');

@@ -275,7 +275,9 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
 /** 404s of the attach route, checked before the stream opens (first record only). */
 async function readExecutionHead(engine: WorkflowEngine, workflowId: string, executionId: string): Promise<void> {
   requireWorkflow(engine, workflowId);
-  const [first] = await engine.log.readStream(executionStream(executionId), 1, 1);
+  const stream = executionStream(executionId);
+  // many readers attaching to one execution: its first record is usually in the feeds' memory already
+  const first = engine.feeds.cachedRecord(stream, 1) ?? (await engine.log.readStream(stream, 1, 1))[0];
   const d = first?.data as { workflowId?: string; parentExecutionId?: string } | undefined;
   if (!first || first.type !== 'execution.started' || d?.workflowId !== workflowId || d.parentExecutionId) throw notFound(`Execution ${executionId} not found`);
 }
