@@ -131,8 +131,9 @@ async function main(): Promise<void> {
     const roots: Array<[string, string]> = [['eventloom', ROOT], ...(BASELINE ? [['eventloom (baseline)', BASELINE] as [string, string]] : [])];
     const rows: Array<{ round: number; name: string; r: Fanout; ratio: number }> = [];
     const kib = (r: Fanout) => ((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS;
+    const kibCollected = (r: Fanout) => ((r.rssCollected - r.rssBefore) * 1024) / OBSERVERS;
     const line = (round: number, name: string, r: Fanout, ratio?: number) =>
-      console.log(`  round ${round} ${name.padEnd(20)} ${r.exactlyOnce}/${OBSERVERS} once  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms${ratio ? ` (${ratio.toFixed(2)}× the broadcaster)` : ''}  max ${r.max.toFixed(1)} ms  ${kib(r).toFixed(2)} KiB/idle observer  CPU ${(r.cpuMs / EVENTS).toFixed(1)} ms/event  load ${r.load.toFixed(2)}`);
+      console.log(`  round ${round} ${name.padEnd(20)} ${r.exactlyOnce}/${OBSERVERS} once  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms${ratio ? ` (${ratio.toFixed(2)}× the broadcaster)` : ''}  max ${r.max.toFixed(1)} ms  ${kib(r).toFixed(2)} KiB/idle observer (${kibCollected(r).toFixed(2)} after a full GC)  CPU ${(r.cpuMs / EVENTS).toFixed(1)} ms/event  load ${r.load.toFixed(2)}`);
     for (let round = 1; round <= ROUNDS; round++) {
       const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
       rows.push({ round, name: 'broadcaster', r: br, ratio: 1 });
@@ -148,11 +149,11 @@ async function main(): Promise<void> {
         }
       }
     }
-    console.log(`\n| server | exactly once | p50 ms | p99 ms | p99 ÷ broadcaster | KiB per idle observer | server CPU ms/event |\n|---|--:|--:|--:|--:|--:|--:|`);
+    console.log(`\n| server | exactly once | p50 ms | p99 ms | p99 ÷ broadcaster | KiB per idle observer | after a full GC | server CPU ms/event |\n|---|--:|--:|--:|--:|--:|--:|--:|`);
     for (const name of ['broadcaster', ...roots.map(([n]) => n)]) {
       const rs = rows.filter((x) => x.name === name);
       const span = (f: (x: (typeof rs)[0]) => number, d: number) => `${Math.min(...rs.map(f)).toFixed(d)}–${Math.max(...rs.map(f)).toFixed(d)}`;
-      console.log(`| ${name} | ${Math.min(...rs.map((x) => x.r.exactlyOnce))}/${OBSERVERS} | ${span((x) => x.r.p50, 1)} | ${span((x) => x.r.p99, 1)} | ${span((x) => x.ratio, 2)} | ${span((x) => kib(x.r), 2)} | ${span((x) => x.r.cpuMs / EVENTS, 1)} |`);
+      console.log(`| ${name} | ${Math.min(...rs.map((x) => x.r.exactlyOnce))}/${OBSERVERS} | ${span((x) => x.r.p50, 1)} | ${span((x) => x.r.p99, 1)} | ${span((x) => x.ratio, 2)} | ${span((x) => kib(x.r), 2)} | ${span((x) => kibCollected(x.r), 2)} | ${span((x) => x.r.cpuMs / EVENTS, 1)} |`);
     }
     console.log('');
   }

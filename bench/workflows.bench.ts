@@ -155,9 +155,9 @@ async function main(): Promise<void> {
     const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
     const row = (name: string, r: FanoutResult & { exactlyOnce: number }) =>
       console.log(
-        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f2(r.cpuMs / EVENTS).padStart(11)} ${String(r.errors).padStart(7)} ${f2(r.load).padStart(6)}`,
+        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f1(((r.rssCollected - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f2(r.cpuMs / EVENTS).padStart(11)} ${String(r.errors).padStart(7)} ${f2(r.load).padStart(6)}`,
       );
-    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'CPU ms/ev'.padStart(11)} ${'errors'.padStart(7)} ${'load'.padStart(6)}`);
+    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'after GC'.padStart(10)} ${'CPU ms/ev'.padStart(11)} ${'errors'.padStart(7)} ${'load'.padStart(6)}`);
     row('eventloom (durable)', ev);
     row('uWS broadcaster', br);
     console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);

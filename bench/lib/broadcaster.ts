@@ -35,6 +35,13 @@ app.get('/sse', (res) => {
 app.get('/count', (res) => {
   res.end(String(subscribers.size));
 });
+// a full collection, when the process runs with --expose-gc (idle RSS measured like eventloom's)
+app.post('/gc', (res) => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  res.writeStatus(gc ? '200 OK' : '501 Not Implemented').end();
+});
 app.post('/start', (res, req) => {
   const q = new URLSearchParams(req.getQuery() ?? '');
   const events = Number(q.get('events') ?? 50);

@@ -116,7 +116,10 @@ export async function openObservers(n: number, target: string, onFrame: (o: Obse
 
 export interface FanoutResult {
   rssBefore: number;
+  /** RSS with every reader attached and idle, 1 s after the last attached (garbage of the attach burst included) */
   rssIdle: number;
+  /** the same after a full collection (NaN when the server cannot be asked for one) */
+  rssCollected: number;
   p50: number;
   p99: number;
   max: number;
@@ -128,7 +131,7 @@ export interface FanoutResult {
   load: number;
 }
 
-const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: number; rssIdle: number; cpuMs: number }): FanoutResult & { exactlyOnce: number } => {
+const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: number; rssIdle: number; rssCollected: number; cpuMs: number }): FanoutResult & { exactlyOnce: number } => {
   const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
   return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0]! };
 };
@@ -136,7 +139,7 @@ const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: n
 /** A bench:workflows server (`--serve`: uWS + LevelDB in a temp dir, with the `ticker` workflow) of the checkout at `root`. */
 export async function startFanoutServer(root: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-fanout-'));
-  const { child, match } = await spawnChild([path.join(root, 'bench', 'workflows.bench.ts'), '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/);
+  const { child, match } = await spawnChild([path.join(root, 'bench', 'workflows.bench.ts'), '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc']);
   const exited = new Promise((r) => child.once('exit', r));
   return {
     url: match[1]!,
@@ -147,6 +150,19 @@ export async function startFanoutServer(root: string): Promise<{ url: string; pi
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** RSS of `pid` after a full collection requested at `url` (POST); NaN when the server has no such route. */
+async function rssAfterGc(url: string, pid: number): Promise<number> {
+  try {
+    const res = await fetch(url, { method: 'POST' });
+    await res.arrayBuffer();
+    if (!res.ok) return NaN;
+  } catch {
+    return NaN;
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  return rssMiB(pid);
 }
 
 /**
@@ -160,6 +176,8 @@ export async function fanoutEventloom(url: string, pid: number, OBSERVERS: numbe
   const id = started.data.executionId as string;
   progress(`${label}: ticker ${id} suspended, attaching ${OBSERVERS} observers`);
   await new Promise((r) => setTimeout(r, 500));
+  // both RSS figures count from a collected heap
+  await rssAfterGc(`${url}/bench/gc`, pid);
   const rssBefore = rssMiB(pid);
   const { observers, finished, agent } = await openObservers(
     OBSERVERS,
@@ -175,6 +193,8 @@ export async function fanoutEventloom(url: string, pid: number, OBSERVERS: numbe
   progress(`${label}: all observers attached; resuming the ticker`);
   await new Promise((r) => setTimeout(r, 1_000));
   const rssIdle = rssMiB(pid);
+  // the server of bench:workflows has a benchmark-only full-collection route when it runs with --expose-gc
+  const rssCollected = await rssAfterGc(`${url}/bench/gc`, pid);
   const cpu0 = cpuMs(pid);
   await post(`/workflows/ticker/executions/${id}/resume`, { resumeData: { go: true } });
   await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
@@ -187,16 +207,17 @@ export async function fanoutEventloom(url: string, pid: number, OBSERVERS: numbe
     const ordered = o.ids.every((v, i) => (i === o.ids.length - 1 ? true : o.ids[i + 1] === v + 1));
     if (o.done && ticks === EVENTS && o.ids[0] === 1 && ordered) exactlyOnce++;
   }
-  return summarise(observers, exactlyOnce, { rssBefore, rssIdle, cpuMs: cpu });
+  return summarise(observers, exactlyOnce, { rssBefore, rssIdle, rssCollected, cpuMs: cpu });
 }
 
 /** The floor: the bare broadcaster, OBSERVERS readers, EVENTS frames every INTERVAL_MS. */
 export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTERVAL_MS: number): Promise<FanoutResult & { exactlyOnce: number }> {
-  const { child, match } = await spawnChild([path.join(import.meta.dirname, 'broadcaster.ts')], /broadcaster listening on (\d+)/);
+  const { child, match } = await spawnChild([path.join(import.meta.dirname, 'broadcaster.ts')], /broadcaster listening on (\d+)/, ['--expose-gc']);
   const base = `http://127.0.0.1:${match[1]}`;
   progress(`broadcaster on ${base}, attaching ${OBSERVERS} observers`);
   try {
     await new Promise((r) => setTimeout(r, 300));
+    await rssAfterGc(`${base}/gc`, child.pid!);
     const rssBefore = rssMiB(child.pid!);
     const { observers, finished, agent } = await openObservers(
       OBSERVERS,
@@ -210,6 +231,7 @@ export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTER
     while (Number(await (await fetch(`${base}/count`)).text()) < OBSERVERS) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_000));
     const rssIdle = rssMiB(child.pid!);
+    const rssCollected = await rssAfterGc(`${base}/gc`, child.pid!);
     progress('broadcaster: all observers attached; broadcasting');
     const cpu0 = cpuMs(child.pid!);
     await fetch(`${base}/start?events=${EVENTS}&intervalMs=${INTERVAL_MS}`, { method: 'POST' });
@@ -218,7 +240,7 @@ export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTER
     agent.destroy();
     let exactlyOnce = 0;
     for (const o of observers) if (o.latencies.length === EVENTS && o.ids.every((v, i) => v === i + 1)) exactlyOnce++;
-    return summarise(observers, exactlyOnce, { rssBefore, rssIdle, cpuMs: cpu });
+    return summarise(observers, exactlyOnce, { rssBefore, rssIdle, rssCollected, cpuMs: cpu });
   } finally {
     child.kill('SIGKILL');
   }

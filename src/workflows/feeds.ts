@@ -182,16 +182,16 @@ interface CatchUp {
 
 /** The most recent records a stream's readers keep in memory for readers that attach later. */
 const HISTORY_MAX_RECORDS = 256;
-const HISTORY_MAX_BYTES = 1024 * 1024;
+const HISTORY_MAX_BYTES = 256 * 1024;
 
 /**
  * The SSE readers of one execution stream: one feed listener for all of them (registered before any
  * catch-up read starts), the readers that are live, and the catch-up reads in flight.
  *
  * Once a read has completed, the stream's latest records are known without a gap up to its head
- * (the read's records, then every record the listener received since): up to 256 of them (1 MiB of
- * frames) are kept while the stream has readers, and a reader attaching from a cursor they cover
- * is caught up from memory, with no read at all.
+ * (the read's records, then every record the listener received since). While the stream has two
+ * readers or more, up to 256 of them (256 KiB of frames) are kept, and a reader attaching from a
+ * cursor they cover is caught up from memory, with no read at all; a single reader keeps none.
  */
 class StreamReaders {
   private readonly live = new Set<SseReader>();
@@ -264,12 +264,13 @@ class StreamReaders {
     }
     // synchronous from here to the hand-over: no record can commit in between
     this.reads.splice(this.reads.indexOf(read), 1);
-    this.keepHistory(records, read.live);
     for (const reader of read.readers) {
       for (let i = 0; i < records.length && !reader.done; i++) this.sendTo(reader, records[i]!);
       for (let i = 0; i < read.live.length && !reader.done; i++) this.sendTo(reader, read.live[i]!);
       if (!reader.done) this.live.add(reader);
     }
+    // a crowd (two readers or more) keeps the stream's latest records for the readers still to come
+    if (this.live.size >= 2) this.keepHistory(records, read.live);
     this.dropIfEmpty();
   }
 
@@ -353,7 +354,9 @@ class StreamReaders {
 
   private drop(reader: SseReader): void {
     reader.done = true;
-    if (this.live.delete(reader)) this.dropIfEmpty();
+    if (!this.live.delete(reader)) return;
+    if (this.live.size < 2 && this.reads.length === 0) this.history = undefined;
+    this.dropIfEmpty();
   }
 
   private dropIfEmpty(): void {

@@ -67,13 +67,36 @@ const step = (i: number) => ({ type: 'step.started', data: { stepIndex: i, stepI
 
 type Op = { kind: 'commit'; count: number } | { kind: 'attach'; cursor: number; settle: boolean } | { kind: 'hangUp'; which: number } | { kind: 'tick' };
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ kind: fc.constant('commit' as const), count: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({ kind: fc.constant('attach' as const), cursor: fc.integer({ min: 0, max: 30 }), settle: fc.boolean() }),
-  fc.record({ kind: fc.constant('hangUp' as const), which: fc.nat() }),
-  fc.record({ kind: fc.constant('tick' as const) }),
+  { arbitrary: fc.record({ kind: fc.constant('commit' as const), count: fc.integer({ min: 1, max: 3 }) }), weight: 3 },
+  // attaches weigh most, so crowds form and later readers are caught up from the records kept in memory
+  { arbitrary: fc.record({ kind: fc.constant('attach' as const), cursor: fc.integer({ min: 0, max: 30 }), settle: fc.boolean() }), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant('hangUp' as const), which: fc.nat() }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('tick' as const) }), weight: 2 },
 );
 
 describe('execution feed readers (property)', () => {
+  it('catch a crowd up with one read: readers attaching later from a cursor in memory cause no read', async () => {
+    const reads = { n: 0 };
+    const log = slowReads(createMemoryLog(), reads);
+    const feeds = new ExecutionFeeds(log);
+    feeds.start();
+    await log.append(STREAM, [{ type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } }, step(1), step(2)]);
+    const first = Array.from({ length: 20 }, () => fakeSink());
+    await Promise.all(first.map((r) => feeds.attachSse(STREAM, 0, r.sink)));
+    expect(reads.n).toBe(1);
+    const later = Array.from({ length: 20 }, () => fakeSink());
+    await Promise.all(later.map((r, i) => feeds.attachSse(STREAM, i % 4, r.sink)));
+    expect(reads.n).toBe(1);
+    expect(feeds.cachedRecord(STREAM, 1)?.type).toBe('execution.started');
+    for (const [i, r] of later.entries()) expect(r.ids).toEqual(['workflow-start#1', 'step-start#2', 'step-start#3'].slice(i % 4));
+    for (const r of first) expect(r.ids).toEqual(['workflow-start#1', 'step-start#2', 'step-start#3']);
+    for (const r of [...first, ...later]) r.hangUp();
+    expect(feeds.sseReaderCount(STREAM)).toBe(0);
+    expect(feeds.watchedStreams).toBe(0);
+    expect(feeds.cachedRecord(STREAM, 1)).toBeUndefined();
+  });
+
+
   it('give each reader every record after its cursor once, in order, then the result frame, and leave nothing registered', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
@@ -119,7 +142,7 @@ describe('execution feed readers (property)', () => {
         expect(feeds.watchedStreams).toBe(0);
         expect(feeds.sseReaderCount(STREAM)).toBe(0);
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 });
