@@ -408,7 +408,9 @@ export class HttpEdge {
           res.write(SSE_PING_FRAME);
         });
         try {
-          await result.start(sink);
+          // a stream started synchronously ends this request in the same turn
+          const started = result.start(sink);
+          if (started instanceof Promise) await started;
         } catch (err) {
           this.options.onError?.(err, { method: raw.method, path: raw.path });
           sink.end();

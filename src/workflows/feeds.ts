@@ -123,9 +123,10 @@ export class ExecutionFeeds {
   /**
    * Streams an execution's events to an SSE sink from `cursor` (exclusive): the durable log first,
    * then live records; after the terminal record, its `workflow-result` frame, then the end.
-   * Resolves once the reader is live (or ended).
+   * Resolves once the reader is live (or ended); returns nothing when it is at once (caught up from
+   * the records in memory), so the request that attached it ends in the same turn.
    */
-  attachSse(stream: string, cursor: number, sink: SseSink): Promise<void> {
+  attachSse(stream: string, cursor: number, sink: SseSink): Promise<void> | void {
     let readers = this.sseReaders.get(stream);
     if (!readers) {
       readers = new StreamReaders(this, stream);
@@ -214,13 +215,13 @@ class StreamReaders {
     return n;
   }
 
-  attach(sink: SseSink, cursor: number): Promise<void> {
+  attach(sink: SseSink, cursor: number): Promise<void> | undefined {
     const reader: SseReader = { sink, last: cursor, done: false };
     sink.onClose(() => this.drop(reader));
     if (reader.done) {
       // the sink was closed already
       this.dropIfEmpty();
-      return Promise.resolve();
+      return undefined;
     }
     const history = this.history;
     if (history !== undefined && (history.length === 0 || cursor >= history[0]!.streamSeq - 1)) {
@@ -228,7 +229,7 @@ class StreamReaders {
       const first = history.length === 0 ? 0 : Math.max(0, Math.min(cursor + 1 - history[0]!.streamSeq, history.length - 1));
       for (let i = first; i < history.length && !reader.done; i++) this.sendTo(reader, history[i]!);
       if (!reader.done) this.live.add(reader);
-      return Promise.resolve();
+      return undefined;
     }
     for (const read of this.reads)
       if (read.after <= cursor) {

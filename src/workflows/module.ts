@@ -25,6 +25,7 @@ import {
   type StartedRun,
 } from './commands.js';
 import { executionIdOf, executionStream, isChildExecutionId } from './events.js';
+import type { LogRecord } from '../log/types.js';
 import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
 import { claimable } from '../cluster/ownership.js';
@@ -214,12 +215,21 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       tags: TAGS,
       query: attachQuery,
       produces: 'sse',
-      handler: async (ctx) => {
-        await readExecutionHead(engine, ctx.params.id, ctx.params.executionId);
+      handler: (ctx) => {
         const q = ctx.query as z.infer<typeof attachQuery>;
         const header = ctx.headers['last-event-id'];
         const cursor = q.fromSequence ?? (header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : 0);
-        return { kind: 'sse', start: (sink) => engine.feeds.attachSse(executionStream(ctx.params.executionId), cursor, sink) };
+        const stream = executionStream(ctx.params.executionId);
+        const answer = (): RouteResult => ({ kind: 'sse', start: (sink) => engine.feeds.attachSse(stream, cursor, sink) });
+        // a crowd attaching to one execution: its first record is in the feeds' memory, and the
+        // answer is synchronous, so nothing of the request outlives the uWS callback
+        const first = engine.feeds.cachedRecord(stream, 1);
+        if (first) {
+          requireWorkflow(engine, ctx.params.id);
+          checkExecutionHead(first, ctx.params.id, ctx.params.executionId);
+          return answer();
+        }
+        return readExecutionHead(engine, ctx.params.id, ctx.params.executionId).then(answer);
       },
     },
     {
@@ -275,9 +285,12 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
 /** 404s of the attach route, checked before the stream opens (first record only). */
 async function readExecutionHead(engine: WorkflowEngine, workflowId: string, executionId: string): Promise<void> {
   requireWorkflow(engine, workflowId);
-  const stream = executionStream(executionId);
-  // many readers attaching to one execution: its first record is usually in the feeds' memory already
-  const first = engine.feeds.cachedRecord(stream, 1) ?? (await engine.log.readStream(stream, 1, 1))[0];
+  const [first] = await engine.log.readStream(executionStream(executionId), 1, 1);
+  checkExecutionHead(first, workflowId, executionId);
+}
+
+/** Throws 404 unless `first` starts a top-level execution of `workflowId`. */
+function checkExecutionHead(first: LogRecord | undefined, workflowId: string, executionId: string): void {
   const d = first?.data as { workflowId?: string; parentExecutionId?: string } | undefined;
   if (!first || first.type !== 'execution.started' || d?.workflowId !== workflowId || d.parentExecutionId) throw notFound(`Execution ${executionId} not found`);
 }

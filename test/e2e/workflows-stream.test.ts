@@ -170,6 +170,10 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
     });
     await until(() => readers.every((r) => r.frames.some((f) => f.event === 'workflow-suspended')), 'every reader to read the suspension');
     await until(() => feeds.sseReaderCount(stream) === 30, 'the readers that hung up to be dropped');
+    // with the crowd's records in memory the route still checks the execution against the workflow named
+    expect(feeds.cachedRecord(stream, 1)?.type).toBe('execution.started');
+    expect(await api(`${t.url}/workflows/echo/executions/${id}/stream`)).toMatchObject({ status: 404, body: { error: `Execution ${id} not found` } });
+    expect(await api(`${t.url}/workflows/nope/executions/${id}/stream`)).toMatchObject({ status: 404, body: { error: 'Workflow nope not found' } });
     expect((await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } })).status).toBe(200);
     await Promise.all(readers.map((r) => r.done));
     const last = Number(readers[10]!.frames.at(-1)!.id);

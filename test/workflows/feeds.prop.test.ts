@@ -118,7 +118,7 @@ describe('execution feed readers (property)', () => {
             readers.push(r);
             const attached = feeds.attachSse(STREAM, o.cursor, r.sink);
             if (o.settle) await attached;
-            else pending.push(attached);
+            else if (attached) pending.push(attached);
           } else if (o.kind === 'hangUp' && readers.length > 0) {
             const r = readers[o.which % readers.length]!;
             if (!r.ended()) {
