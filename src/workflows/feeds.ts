@@ -143,6 +143,33 @@ export class ExecutionFeeds {
     return this.sseReaders.get(stream)?.recordAt(streamSeq);
   }
 
+  /** reads of a stream's first record in flight, shared by the callers that come meanwhile */
+  private readonly firstReads = new Map<string, Promise<LogRecord | undefined>>();
+
+  /**
+   * The first record of `stream`: from memory when its SSE readers hold it, else from the log, one
+   * read shared by concurrent callers (a crowd attaching at once checks its execution once). A
+   * shared read that found nothing is not trusted by the callers that joined it (the stream may have
+   * started since it was issued): they read again.
+   */
+  firstRecord(stream: string): LogRecord | undefined | Promise<LogRecord | undefined> {
+    const cached = this.cachedRecord(stream, 1);
+    if (cached) return cached;
+    const shared = this.firstReads.get(stream);
+    if (shared) return shared.then((rec) => rec ?? this.readFirst(stream));
+    const read = this.readFirst(stream);
+    this.firstReads.set(stream, read);
+    const forget = () => {
+      if (this.firstReads.get(stream) === read) this.firstReads.delete(stream);
+    };
+    read.then(forget, forget);
+    return read;
+  }
+
+  private async readFirst(stream: string): Promise<LogRecord | undefined> {
+    return (await this.log.readStream(stream, 1, 1))[0];
+  }
+
   /** SSE readers attached to `stream` (live or catching up; tests, diagnostics). */
   sseReaderCount(stream: string): number {
     return this.sseReaders.get(stream)?.size ?? 0;

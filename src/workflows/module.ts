@@ -223,13 +223,13 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         const answer = (): RouteResult => ({ kind: 'sse', start: (sink) => engine.feeds.attachSse(stream, cursor, sink) });
         // a crowd attaching to one execution: its first record is in the feeds' memory, and the
         // answer is synchronous, so nothing of the request outlives the uWS callback
-        const first = engine.feeds.cachedRecord(stream, 1);
-        if (first) {
-          requireWorkflow(engine, ctx.params.id);
+        requireWorkflow(engine, ctx.params.id);
+        const first = engine.feeds.firstRecord(stream);
+        if (!(first instanceof Promise)) {
           checkExecutionHead(first, ctx.params.id, ctx.params.executionId);
           return answer();
         }
-        return readExecutionHead(engine, ctx.params.id, ctx.params.executionId).then(answer);
+        return first.then((rec) => (checkExecutionHead(rec, ctx.params.id, ctx.params.executionId), answer()));
       },
     },
     {
@@ -283,12 +283,6 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
 }
 
 /** 404s of the attach route, checked before the stream opens (first record only). */
-async function readExecutionHead(engine: WorkflowEngine, workflowId: string, executionId: string): Promise<void> {
-  requireWorkflow(engine, workflowId);
-  const [first] = await engine.log.readStream(executionStream(executionId), 1, 1);
-  checkExecutionHead(first, workflowId, executionId);
-}
-
 /** Throws 404 unless `first` starts a top-level execution of `workflowId`. */
 function checkExecutionHead(first: LogRecord | undefined, workflowId: string, executionId: string): void {
   const d = first?.data as { workflowId?: string; parentExecutionId?: string } | undefined;

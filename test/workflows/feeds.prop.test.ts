@@ -75,6 +75,24 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 describe('execution feed readers (property)', () => {
+  it('share one read of a stream\'s first record among concurrent callers, and read again after a shared miss', async () => {
+    const reads = { n: 0 };
+    const log = slowReads(createMemoryLog(), reads);
+    const feeds = new ExecutionFeeds(log);
+    feeds.start();
+    const early = feeds.firstRecord(STREAM);
+    // the stream starts while the first read (which found nothing) is still on its way back
+    await log.append(STREAM, [{ type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } }]);
+    const joined = feeds.firstRecord(STREAM);
+    expect(await early).toBeUndefined();
+    expect((await joined)?.type).toBe('execution.started');
+    expect(reads.n).toBe(2);
+    const crowd = await Promise.all(Array.from({ length: 10 }, () => feeds.firstRecord(STREAM)));
+    expect(crowd.every((r) => r?.type === 'execution.started')).toBe(true);
+    expect(reads.n).toBe(3);
+  });
+
+
   it('catch a crowd up with one read: readers attaching later from a cursor in memory cause no read', async () => {
     const reads = { n: 0 };
     const log = slowReads(createMemoryLog(), reads);
