@@ -350,7 +350,9 @@ export class HttpEdge {
     const validBody = validate(route.body, body, 'body');
     const proto = raw.headers['x-forwarded-proto'] ?? 'http';
     const host = raw.headers['x-forwarded-host'] ?? raw.headers.host ?? 'localhost';
-    let signalTaken = false;
+    // the signal handed out; once a stream's sink owns the response (below), the sink's
+    let requestSignal: AbortSignal | undefined;
+    let streamSink: UwsSseSink | undefined;
     const ctx: RequestContext = {
       method: route.method,
       path: raw.path,
@@ -361,8 +363,7 @@ export class HttpEdge {
       body: validBody,
       user,
       get signal() {
-        signalTaken = true;
-        return signal();
+        return (requestSignal ??= streamSink ? streamSink.abortSignal() : signal());
       },
       origin: `${proto}://${host}`,
     };
@@ -393,9 +394,13 @@ export class HttpEdge {
         const sink = new UwsSseSink(res);
         // A stream whose handler took the request's signal keeps the request's abort handler, which aborts
         // that signal and then the sink. Any other stream (the many observers of an execution) hands
-        // the abort to its sink, so the request's headers and closures are not kept alive while it is open.
-        if (signalTaken) (res as { sse?: UwsSseSink }).sse = sink;
-        else sink.ownAbort();
+        // the abort to its sink, so the request's headers and closures are not kept alive while it is
+        // open; `ctx.signal` read from then on is the sink's.
+        if (requestSignal) (res as { sse?: UwsSseSink }).sse = sink;
+        else {
+          streamSink = sink;
+          sink.ownAbort();
+        }
         logAccess(200);
         res.cork(() => {
           res.writeStatus('200 OK');

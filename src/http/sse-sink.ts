@@ -60,6 +60,9 @@ export class UwsSseSink implements SseSink {
   private queue: Uint8Array[] | undefined;
   private queuedBytes = 0;
   private listeners: CloseListener | CloseListener[] | undefined;
+  /** aborted when the client goes or the reader is cut for being slow; made on demand */
+  private abort: AbortController | undefined;
+  private closeReason: CloseReason | undefined;
 
   constructor(private readonly res: HttpResponse, private readonly maxUnsent = SSE_MAX_UNSENT_BYTES) {
     liveSinks.add(this);
@@ -72,6 +75,15 @@ export class UwsSseSink implements SseSink {
    */
   ownAbort(): void {
     this.res.onAborted(() => this.aborted());
+  }
+
+  /** A signal aborted when the client goes away or is cut for being too slow (not on `end()`). */
+  abortSignal(): AbortSignal {
+    if (!this.abort) {
+      this.abort = new AbortController();
+      if (this.closeReason === 'aborted' || this.closeReason === 'slow') this.abort.abort();
+    }
+    return this.abort.signal;
   }
 
   /** Called by the edge when uWS reports the client gone. */
@@ -170,7 +182,9 @@ export class UwsSseSink implements SseSink {
   private finish(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
+    this.closeReason = reason;
     liveSinks.delete(this);
+    if (reason !== 'ended') this.abort?.abort();
     const ls = this.listeners;
     this.listeners = undefined;
     if (typeof ls === 'function') ls(reason);
