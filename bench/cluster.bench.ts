@@ -1,11 +1,13 @@
 /**
  * Cluster benchmark (`npm run bench:cluster`): a throwaway PostgreSQL cluster on loopback and THREE
  * real eventloom server processes (`eventloom start --database-url … --node-id … --lease-ms 2000`,
- * config bench/lib/cluster-config.ts) sharing it. The load clients run in this process.
+ * config bench/lib/cluster-config.ts) sharing it.
  *
- * (a) aggregate durable appends: `POST /workflows/echo/execute` from BENCH_CLIENTS concurrent clients
- *     spread round-robin over the three nodes for BENCH_DURATION_S; records/s from the delta of the
- *     log head (`el_head`), executions/s from the 2xx responses (each sent after its records commit).
+ * (a) aggregate durable appends: `POST /workflows/echo/execute` from BENCH_CLIENTS connections spread
+ *     over the three nodes for BENCH_DURATION_S, after BENCH_WARMUP_S of the same load; one `wrk`
+ *     process per node (a C client leaves the cores to the servers), or `fetch` clients in this
+ *     process without wrk; records/s from the delta of the log head (`el_head`), executions/s from
+ *     the 2xx responses (each sent after its records commit).
  * (b) cross-node delivery: a `ticker` execution on node A emits BENCH_EVENTS paced events; SSE
  *     readers attached to its stream on nodes B and C; latency = receive time − emit time (`sentAt`
  *     in the event, same machine clock).
@@ -19,8 +21,12 @@
  * Figures, never pass/fail; targets are printed beside them.
  *
  * Options (env): BENCH_DURATION_S (15), BENCH_CLIENTS (24), BENCH_EVENTS (300),
- * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10).
+ * BENCH_INTERVAL_MS (20), BENCH_TAKEOVER (10), BENCH_WARMUP_S (5, wrk only), BENCH_CLIENT (`wrk`
+ * when installed, else `fetch`), BENCH_PHASES (`abcd`: which phases run). Profiling of (a), see
+ * bench/README.md: BENCH_PROFILE=1 (bench/lib/cluster-profile.ts), BENCH_CPU_PROFILE=<dir>,
+ * BENCH_PERF=<file>, BENCH_BASELINE=<another checkout> with BENCH_ROUNDS (1), BENCH_SHAPES.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,12 +36,26 @@ import { spawnServer, type SpawnedServer } from '../test/helpers/spawn-server.js
 import { readSse } from '../test/helpers/sse.js';
 import { until } from '../test/helpers/until.js';
 import { printMachineInfo } from './lib/machine-info.js';
+import { wrkLoad, wrkVersion } from './lib/peer-wrk.js';
+import { PROFILE_SETTINGS, startCpuProfile, startProfile } from './lib/cluster-profile.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 15);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 24);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
 const TAKEOVER = Number(process.env.BENCH_TAKEOVER ?? 10);
+const PHASES = process.env.BENCH_PHASES ?? 'abcd';
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const BASELINE = process.env.BENCH_BASELINE;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
+/** BENCH_PERF=<file>: `perf record -g` of the nodes during (a) (CPU time, unlike V8's sampler on a busy machine) */
+const PERF = process.env.BENCH_PERF;
+/** e.g. `pg3,pg1,level1`: phase (a) only, on 3 or 1 nodes on PostgreSQL or 1 node on LevelDB, in turn */
+const SHAPES = process.env.BENCH_SHAPES?.split(',').filter(Boolean);
+/** `wrk` (one process per node, when installed) or `fetch` (clients in this process) */
+const CLIENT = process.env.BENCH_CLIENT ?? (wrkVersion() ? 'wrk' : 'fetch');
 const LEASE_MS = 2000;
 const MAX_REQUESTS = 500_000;
 const CONFIG = path.join(import.meta.dirname, 'lib', 'cluster-config.ts');
@@ -65,42 +85,72 @@ interface Record_ {
 
 // ---------------------------------------------------------------- (a) load
 
-async function load(nodes: SpawnedServer[], db: pg.Pool): Promise<void> {
-  const head = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM el_head')).rows[0].seq);
+/** `db` undefined: the nodes run on LevelDB; records are then counted as 4 per acknowledged echo execution. */
+async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '', profile?: { pgData: string; url: string }): Promise<void> {
+  const head = async () => (db ? Number((await db.query<{ seq: string }>('SELECT seq FROM el_head')).rows[0].seq) : 0);
+  const echo = (n: SpawnedServer, connections: number, durationS: number) =>
+    wrkLoad({ url: n.url, method: 'POST', path: '/workflows/echo/execute', body: JSON.stringify({ input: { text: 'load' } }), expect: ['"completed"'], connections, durationS });
+  const per = Math.max(1, Math.round(CLIENTS / nodes.length));
+  // fresh processes run cold code (interpreter, then optimising compiles): each node warms up first
+  if (CLIENT === 'wrk' && WARMUP_S > 0) await Promise.all(nodes.map((n) => echo(n, per, WARMUP_S)));
   const before = await head();
-  const deadline = Date.now() + DURATION_S * 1000;
+  const profiler = profile ? await startProfile({ ...profile, nodes: nodes.map((n, i) => ({ name: 'ABC'[i], pid: n.child.pid! })) }) : undefined;
+  const inspectorUrl = CPU_PROFILE && /Debugger listening on (ws:\/\/\S+)/.exec(nodes[0].output())?.[1];
+  const perf = PERF
+    ? spawn('perf', ['record', '-F', '499', '-g', '-o', `${PERF}${label.replace(/\W+/g, '-')}`, '-p', nodes.map((n) => n.child.pid).join(','), '--', 'sleep', String(DURATION_S)], { stdio: 'ignore' })
+    : undefined;
+  const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE!, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
   let ok = 0;
   let failed = 0;
-  let sent = 0;
   const latencies: number[] = [];
+  let latencyNote = '';
   const perNode = nodes.map(() => 0);
   const t0 = now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, c) => {
-      const n = c % nodes.length;
-      for (let i = 0; Date.now() < deadline && sent < MAX_REQUESTS; i++) {
-        sent++;
-        const start = now();
-        try {
-          const r = await post(`${nodes[n].url}/workflows/echo/execute`, { input: { text: `load ${c}-${i}` } });
-          if (r.status >= 200 && r.status < 300) {
-            ok++;
-            perNode[n]++;
-            latencies.push(now() - start);
-          } else failed++;
-        } catch {
-          failed++;
+  if (CLIENT === 'wrk') {
+    // one wrk process per node, BENCH_CLIENTS/3 connections each (fetch in this process costs
+    // ~1.3 ms of CPU per request on these cores, as much as a node spends on the execution)
+    const results = await Promise.all(nodes.map((n) => echo(n, per, DURATION_S)));
+    results.forEach((r, i) => {
+      ok += r.ok;
+      failed += r.bad + r.errors + r.timeouts;
+      perNode[i] = r.ok;
+      if (r.badSample) progress(`node ${'ABC'[i]} answered ${r.badSample}`);
+    });
+    latencyNote = ` (per node, wrk: p50 ${results.map((r) => r.latencyMs.p50.toFixed(1)).join(' / ')} ms, p99 ${results.map((r) => r.latencyMs.p99.toFixed(1)).join(' / ')} ms)`;
+  } else {
+    const deadline = Date.now() + DURATION_S * 1000;
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        const n = c % nodes.length;
+        for (let i = 0; Date.now() < deadline && sent < MAX_REQUESTS; i++) {
+          sent++;
+          const start = now();
+          try {
+            const r = await post(`${nodes[n].url}/workflows/echo/execute`, { input: { text: `load ${c}-${i}` } });
+            if (r.status >= 200 && r.status < 300) {
+              ok++;
+              perNode[n]++;
+              latencies.push(now() - start);
+            } else failed++;
+          } catch {
+            failed++;
+          }
         }
-      }
-    }),
-  );
+      }),
+    );
+  }
   const seconds = (now() - t0) / 1000;
-  const records = (await head()) - before;
+  const records = db ? (await head()) - before : ok * 4;
   latencies.sort((a, b) => a - b);
-  console.log(`(a) aggregate durable appends, ${CLIENTS} clients over 3 nodes, ${seconds.toFixed(1)} s of POST /workflows/echo/execute`);
+  console.log(`(a) ${label}aggregate durable appends, ${CLIENTS} ${CLIENT} clients over ${nodes.length} node(s), ${seconds.toFixed(1)} s of POST /workflows/echo/execute (load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
   console.log(`    records/s      ${fmt(records / seconds)}   (target ≥ 10,000; ${fmt(records)} records, log head delta)`);
   console.log(`    executions/s   ${fmt(ok / seconds)}   (${ok} acknowledged: ${perNode.join(' / ')} per node; ${failed} failed)`);
-  console.log(`    execute latency p50 ${quantile(latencies, 0.5)?.toFixed(1)} ms, p99 ${quantile(latencies, 0.99)?.toFixed(1)} ms`);
+  if (latencyNote) console.log(`    execute latency${latencyNote}`);
+  else console.log(`    execute latency p50 ${quantile(latencies, 0.5)?.toFixed(1)} ms, p99 ${quantile(latencies, 0.99)?.toFixed(1)} ms`);
+  await profiler?.stop(ok, records, seconds);
+  await cpuProfiler?.stop(ok);
+  if (perf && perf.exitCode === null) await new Promise((r) => perf.once('exit', r));
 }
 
 // ---------------------------------------------------------------- (b) cross-node delivery
@@ -256,22 +306,86 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-cluster-bench-'));
 const nodes: SpawnedServer[] = [];
 let cluster: PgCluster | undefined;
 let db: pg.Pool | undefined;
-try {
-  cluster = await startPostgres();
-  const url = await cluster.createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 4 });
-  const runId = process.pid;
-  for (const name of ['a', 'b', 'c']) {
+const runId = process.pid;
+
+/** Three nodes of one checkout (`root`: another checkout, for BENCH_BASELINE) on database `url`. */
+async function startNodes(url: string, tag: string, root?: string, count = 3, store: 'pg' | 'level' = 'pg', env: Record<string, string> = {}): Promise<SpawnedServer[]> {
+  const started: SpawnedServer[] = [];
+  const config = root ? path.join(root, 'bench', 'lib', 'cluster-config.ts') : CONFIG;
+  const target = root ? { entry: path.join(root, 'src', 'cli.ts'), cwd: root } : {};
+  for (const name of ['a', 'b', 'c'].slice(0, count)) {
     // one after the other: the first creates the schema
-    nodes.push(
-      await spawnServer(['--port', '0', '--data', path.join(dataDir, name), '--config', CONFIG, '--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' }, 60_000),
-    );
+    const db = store === 'pg' ? ['--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)] : [];
+    const args = ['--port', '0', '--data', path.join(dataDir, `${tag}${name}`), '--config', config, ...db];
+    // BENCH_CPU_PROFILE: node A's inspector, for a V8 profile of the load
+    const inspect = CPU_PROFILE && name === 'a' ? ['--inspect=127.0.0.1:0'] : PERF ? ['--perf-basic-prof-only-functions'] : [];
+    const node = await spawnServer(args, { LOG_LEVEL: 'info', ...env }, 60_000, [...inspect, ...(root ? ['--import', 'tsx'] : [])], target);
+    started.push(node);
+    nodes.push(node);
   }
-  progress(`PostgreSQL on port ${cluster.port}; nodes ${nodes.map((n) => n.url).join(', ')}`);
-  await load(nodes, db);
-  const deliveryReaders = await delivery(nodes);
-  const { ids, readers, killedAt } = await takeover(nodes, db);
-  await integrity(db, [...deliveryReaders, ...readers], { ids, killedNode: `c-${runId}`, killedAt });
+  return started;
+}
+
+async function stopNodes(list: SpawnedServer[]): Promise<void> {
+  for (const n of list) {
+    n.child.kill('SIGKILL');
+    await n.exited;
+    nodes.splice(nodes.indexOf(n), 1);
+  }
+}
+
+try {
+  cluster = await startPostgres(PROFILE ? PROFILE_SETTINGS : {});
+  const profileOf = (url: string) => (PROFILE ? { pgData: path.join(cluster!.dir, 'data'), url } : undefined);
+  if (SHAPES) {
+    // where the cost per execution comes from: the PostgreSQL log (level1 vs pg1), and every node
+    // folding every execution (pg1 vs pg3)
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [i, shape] of SHAPES.entries()) {
+        const m = /^(pg|level)(\d)(u?)$/.exec(shape);
+        if (!m) throw new Error(`BENCH_SHAPES: unknown shape ${shape} (pg3, pg1, level1; pg3u: the nodes reach PostgreSQL over its Unix socket)`);
+        const url = await cluster.createDatabase(`r${round}_${i}_${shape}`);
+        const pool = new pg.Pool({ connectionString: url, max: 4 });
+        const db = new URL(url);
+        const nodeUrl = m[3] ? `postgres://${db.username}@/${db.pathname.slice(1)}?host=${encodeURIComponent(cluster.dir)}&port=${db.port}` : url;
+        const list = await startNodes(nodeUrl, `r${round}${i}${shape}`, undefined, Number(m[2]), m[1] as 'pg' | 'level');
+        try {
+          await load(list, m[1] === 'pg' ? pool : undefined, `[${shape}, round ${round}] `, profileOf(url));
+        } finally {
+          await stopNodes(list);
+          await pool.end();
+        }
+      }
+    }
+  } else if (BASELINE) {
+    // phase (a) only, alternating the baseline checkout and this one, each round on a fresh database
+    for (let round = 1; round <= ROUNDS; round++) {
+      // A B, then B A: neither side always runs on the cluster the other one just filled with WAL
+      const pair = [['baseline', BASELINE], ['this checkout', undefined]] as const;
+      for (const [label, root] of round % 2 ? pair : [...pair].reverse()) {
+        const url = await cluster.createDatabase(`r${round}_${label === 'baseline' ? 'base' : 'new'}`);
+        const pool = new pg.Pool({ connectionString: url, max: 4 });
+        const list = await startNodes(url, `r${round}${label[0]}`, root);
+        try {
+          await load(list, pool, `[${label}, round ${round}] `, profileOf(url));
+        } finally {
+          await stopNodes(list);
+          await pool.end();
+        }
+      }
+    }
+  } else {
+    const url = await cluster.createDatabase();
+    db = new pg.Pool({ connectionString: url, max: 4 });
+    await startNodes(url, '');
+    progress(`PostgreSQL on port ${cluster.port}; nodes ${nodes.map((n) => n.url).join(', ')}`);
+    if (PHASES.includes('a')) await load(nodes, db, '', profileOf(url));
+    const deliveryReaders = PHASES.includes('b') ? await delivery(nodes) : [];
+    if (PHASES.includes('c')) {
+      const { ids, readers, killedAt } = await takeover(nodes, db);
+      if (PHASES.includes('d')) await integrity(db, [...deliveryReaders, ...readers], { ids, killedNode: `c-${runId}`, killedAt });
+    }
+  }
   console.log(`\ntotal ${((Date.now() - benchStart) / 1000).toFixed(0)} s`);
 } finally {
   for (const n of nodes) {

@@ -192,6 +192,10 @@ export const workflowExecutionMachine = setup({
     // xstate's pure transition()/initialTransition() build a throw-away actor that evaluates this
     // with no input on every call: answer cheaply instead of throwing (exceptions are costly)
     if (input === undefined) return INERT_CONTEXT;
+    // the common start (no replay key): a plain spread, which V8 clones fast; rest destructuring does not
+    if (!('replay' in input)) {
+      return { ...input, data: input.input, steps: {}, nextIndex: 0, current: null, attempts: 0, resume: null, suspension: null };
+    }
     const { replay, ...rest } = input;
     return {
       ...rest,

@@ -2,7 +2,7 @@
  * The default assembly of a server: which domain modules run, in which order, and how requests are
  * authenticated. `startServer` (src/main.ts) stays generic; this file is the one list of domains.
  */
-import { createAuthenticator, describeAuth, resolveAuthConfig, type AuthConfig } from './http/auth/index.js';
+import { createAuthenticator, describeAuth, loadJose, resolveAuthConfig, type AuthConfig } from './http/auth/index.js';
 import { startServer, type EventloomServer, type StartOptions } from './main.js';
 import type { ModuleFactory } from './contract/server-module.js';
 import { workflowsModule, type WorkflowsModule } from './workflows/module.js';
@@ -53,6 +53,8 @@ export async function startDefaultServer(options: DefaultServerOptions): Promise
       const auth = await resolveAuthConfig(ctx.config.auth as AuthConfig | undefined, ctx.env, defaultPrivate ? { defaultPrivate } : undefined);
       authDescription = describeAuth(auth);
       if (auth) ctx.logger.info({ auth: describeAuth(auth) }, describeAuth(auth));
+      // the JWT library is loaded only when tokens are verified, and then before the first request
+      if (auth) await loadJose();
       // always on: the console routes are guarded in every mode (without JWT auth the check is synchronous and cheap)
       return createAuthenticator(auth, ctx.env);
     },

@@ -5,7 +5,8 @@
  * in ops-text.ts, ops-stream.ts and ops-object.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { jsonSchema, stepCountIs, tool, type Tool as AiTool, type ToolSet } from 'ai';
+import type { Schema, Tool as AiTool, ToolSet } from 'ai';
+import { aiSdk } from './ai-sdk.js';
 import type { Logger } from 'pino';
 import type { ActorHost } from '../runtime/actor-host.js';
 import { runStream, type AgentOperationType, type AgentRunStarted } from '../../machines/agent-run.machine.js';
@@ -31,12 +32,15 @@ export interface AgentRunsDeps {
 export type SubAgentRunner = (sub: Agent, task: string, parent: RunToolContext, signal: AbortSignal | undefined) => Promise<string>;
 
 export const DISCONNECT_REASON = 'Client disconnected';
-const DELEGATION_INPUT = jsonSchema<{ task: string }>({
-  type: 'object',
-  properties: { task: { type: 'string', description: 'What the sub-agent should do, with every detail it needs.' } },
-  required: ['task'],
-  additionalProperties: false,
-});
+let delegationInput: Schema<{ task: string }> | undefined;
+/** The delegation tools' input schema, made once the SDK is loaded (the first call prepares it). */
+const delegationInputSchema = () =>
+  (delegationInput ??= aiSdk().jsonSchema<{ task: string }>({
+    type: 'object',
+    properties: { task: { type: 'string', description: 'What the sub-agent should do, with every detail it needs.' } },
+    required: ['task'],
+    additionalProperties: false,
+  }));
 
 export class AgentRuns {
   readonly sessions = new Map<string, RunEffect>();
@@ -82,9 +86,9 @@ export class AgentRuns {
   }
 
   private delegationTool(sub: Agent): AiTool {
-    return tool<{ task: string }, string>({
+    return aiSdk().tool<{ task: string }, string>({
       description: `Delegate a task to the ${sub.name} agent.${sub.description ? ` ${sub.description}` : ''}`,
-      inputSchema: DELEGATION_INPUT,
+      inputSchema: delegationInputSchema(),
       execute: ({ task }, opts) => {
         const parent = opts.experimental_context as RunToolContext;
         if (!this.subAgentRunner) throw new Error('Sub-agent delegation is not available');
@@ -197,7 +201,7 @@ export function callSettings(p: PreparedCall) {
 
 /** The tool loop of text and stream calls; tools see the caller's context through `experimental_context`. */
 export function toolLoopSettings(p: PreparedCall) {
-  return { tools: p.tools, stopWhen: stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences, experimental_context: p.toolContext };
+  return { tools: p.tools, stopWhen: aiSdk().stepCountIs(p.options.maxSteps), stopSequences: p.options.stopSequences, experimental_context: p.toolContext };
 }
 
 function telemetrySettings(agent: Agent): { isEnabled: boolean; functionId?: string; metadata?: Record<string, string | number | boolean> } | undefined {

@@ -6,7 +6,7 @@
  * model); a value that does not match the caller's schema fails the run with
  * `Generated object does not match schema: <issues>`.
  */
-import { generateObject, jsonSchema, streamObject } from 'ai';
+import { aiSdk } from './ai-sdk.js';
 import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 import { callSettings, type AgentRuns } from './agent-runs.js';
@@ -18,7 +18,7 @@ import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage } from './o
 type Schema = Record<string, unknown>;
 
 function objectSettings(p: PreparedCall, run: AgentRun, modelSchema: Schema) {
-  return { ...callSettings(p), schema: jsonSchema(modelSchema as never), abortSignal: run.controller.signal };
+  return { ...callSettings(p), schema: aiSdk().jsonSchema(modelSchema as never), abortSignal: run.controller.signal };
 }
 
 function assistantJson(value: unknown) {
@@ -35,7 +35,7 @@ export async function runObject(runs: AgentRuns, prepared: PreparedCall, input: 
       memory?.input();
       let result;
       try {
-        result = await generateObject(objectSettings(prepared, run, plan.modelSchema));
+        result = await aiSdk().generateObject(objectSettings(prepared, run, plan.modelSchema));
       } catch (err) {
         return endRunOnError(run, err);
       }
@@ -71,7 +71,7 @@ export async function runStreamObject(runs: AgentRuns, prepared: PreparedCall, i
     await run.start(async (run) => {
       memory?.input();
       let streamError: unknown;
-      const result = streamObject({
+      const result = aiSdk().streamObject({
         ...objectSettings(prepared, run, plan.modelSchema),
         onError: ({ error }) => {
           streamError = error;

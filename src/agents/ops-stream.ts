@@ -9,7 +9,7 @@
  * (stream-end.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { jsonSchema, Output, streamText } from 'ai';
+import { aiSdk } from './ai-sdk.js';
 import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
@@ -25,6 +25,7 @@ type Json = Record<string, unknown>;
 
 function startStreamText(prepared: PreparedCall, run: AgentRun, memory: MemoryWriter | undefined) {
   const output = prepared.options.output;
+  const { jsonSchema, Output, streamText } = aiSdk();
   return streamText({
     ...callSettings(prepared),
     ...toolLoopSettings(prepared),

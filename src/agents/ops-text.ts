@@ -4,7 +4,8 @@
  * (`stopWhen: stepCountIs(maxSteps)`), recorded as one run. The response sums usage over every step
  * and lists every step's tool calls and results (decisions.md §3).
  */
-import { generateText, jsonSchema, Output, type ToolSet, type GenerateTextResult } from 'ai';
+import type { ToolSet, GenerateTextResult } from 'ai';
+import { aiSdk } from './ai-sdk.js';
 import type { AgentOperationType, AgentRunUsage } from '../../machines/agent-run.machine.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
@@ -53,6 +54,7 @@ export async function runText(runs: AgentRuns, prepared: PreparedCall, input: un
       memory?.input();
       let result: AnyResult;
       try {
+        const { generateText, jsonSchema, Output } = aiSdk();
         result = await generateText({
           ...callSettings(prepared),
           ...toolLoopSettings(prepared),

@@ -5,7 +5,8 @@
  * the routes can still answer them with a status.
  */
 import { randomUUID } from 'node:crypto';
-import { convertToModelMessages, type ModelMessage, type ToolSet, type UIMessage } from 'ai';
+import type { ModelMessage, ToolSet, UIMessage } from 'ai';
+import { aiSdk, loadAiSdk } from './ai-sdk.js';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Agent, AgentCallContext, DynamicAgentSettings } from './define-agent.js';
 import type { ResolvedCallOptions } from './call-options.js';
@@ -58,17 +59,19 @@ export async function toModelMessages(input: PrepareArgs['input']): Promise<{ me
   if (typeof input === 'string') return { messages: [{ role: 'user', content: input }] };
   if (input.every(isUiMessage)) {
     const ui = input.map((m) => ({ ...m, id: typeof m.id === 'string' ? m.id : randomUUID() }) as unknown as UIMessage);
-    return { messages: await convertToModelMessages(ui), ui };
+    return { messages: await aiSdk().convertToModelMessages(ui), ui };
   }
   const messages: ModelMessage[] = [];
   for (const m of input) {
-    if (isUiMessage(m)) messages.push(...(await convertToModelMessages([m as unknown as UIMessage])));
+    if (isUiMessage(m)) messages.push(...(await aiSdk().convertToModelMessages([m as unknown as UIMessage])));
     else messages.push(m as unknown as ModelMessage);
   }
   return { messages };
 }
 
 export async function prepareCall(deps: PrepareDeps, args: PrepareArgs): Promise<PreparedCall> {
+  // every agent operation starts here: from now on the call path may use aiSdk()
+  await loadAiSdk();
   const { agent, options } = args;
   let conversationId = options.memory.conversationId;
   const userId = options.memory.userId;

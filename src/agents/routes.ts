@@ -86,6 +86,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'List agents',
       tags,
+      pathOnly: true,
       handler: () => answers.answer('', registry, () => registry.list().map((a) => agentListItem(a, registry, deps.env))),
     },
     {
@@ -94,6 +95,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Get an agent',
       tags,
+      pathOnly: true,
       handler: (ctx) => answers.answer(`:${ctx.params.id}`, registry, () => agentDetail(findAgent(deps, ctx.params.id), registry, deps.env)),
     },
     {
@@ -212,7 +214,8 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Agent card (agent-to-agent discovery)',
       tags,
-      handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), deps.version)),
+      pathOnly: true,
+      handler: (ctx) => answers.answer(`card:${ctx.params.id}`, registry, () => agentCard(findAgent(deps, ctx.params.id), deps.version)),
     },
     {
       method: 'GET',
@@ -221,7 +224,8 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       summary: 'Agent card at the A2A discovery path (bare JSON)',
       tags,
       produces: 'bare-json',
-      handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version) }),
+      pathOnly: true,
+      handler: (ctx) => answers.answer(`a2a:${ctx.params.id}`, registry, () => agentCard(findAgent(deps, ctx.params.id), deps.version), true),
     },
   ];
 }

@@ -4,7 +4,8 @@
  * delegation) travel in the SDK's `experimental_context`, so a request allocates no tool objects.
  * Tool errors are left to the SDK, which reports them as `tool-error` parts and to the model.
  */
-import { jsonSchema, tool, type Tool as AiTool, type ToolSet } from 'ai';
+import type { Tool as AiTool, ToolSet } from 'ai';
+import { aiSdk } from './ai-sdk.js';
 import { formatIssues } from '../errors.js';
 import { toolParametersJsonSchema, type Tool } from '../tools/define-tool.js';
 
@@ -41,6 +42,7 @@ export function toAiTool(t: Tool): AiTool {
   let a = adapted.get(t);
   if (a) return a;
   const exec = t.execute;
+  const { jsonSchema, tool } = aiSdk();
   a = tool({
     description: t.description,
     inputSchema: jsonSchema(toolParametersJsonSchema(t) as never, {

@@ -1,7 +1,7 @@
 /**
  * The operator's one config file: agents, tools, workflows, memory, auth, CORS, custom routes and
  * server options. `defineConfig` only types it; `loadConfig` imports a config module (TypeScript
- * through tsx) and checks the parts zod can check.
+ * compiled by compile-config.ts, else through tsx) and checks the parts zod can check.
  */
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -52,12 +52,11 @@ export function defineConfig<T extends EventloomConfig>(config: T): T {
 
 let typeScriptLoader: Promise<void> | undefined;
 
-/**
- * A TypeScript config is imported through tsx, registered once in this process. Only the transpiled
- * build registers it: under tsx (tests, `tsx src/cli.ts`) a loader is active already.
- */
-function ensureTypeScriptLoader(file: string): Promise<void> {
-  if (!/\.[cm]?tsx?$/.test(file) || !import.meta.url.endsWith('.js')) return Promise.resolve();
+/** Only the built package compiles configs: under tsx (tests, `tsx src/cli.ts`) a loader is active already. */
+const needsCompiling = (file: string) => /\.[cm]?tsx?$/.test(file) && import.meta.url.endsWith('.js');
+
+/** tsx, registered once in this process, for a TypeScript config that compile-config.ts does not compile. */
+function ensureTypeScriptLoader(): Promise<void> {
   return (typeScriptLoader ??= import('tsx/esm/api').then(({ register }) => {
     register();
   }));
@@ -65,9 +64,18 @@ function ensureTypeScriptLoader(file: string): Promise<void> {
 
 type ConfigModule = { default?: EventloomConfig; config?: EventloomConfig };
 
+/** The URL to import: the config itself, or for TypeScript its compiled form (compile-config.ts). */
+async function configUrl(abs: string): Promise<string> {
+  if (!needsCompiling(abs)) return pathToFileURL(abs).href;
+  const compiled = await (await import('./compile-config.js')).compiledConfigUrl(abs);
+  if (compiled !== undefined) return compiled;
+  await ensureTypeScriptLoader();
+  return pathToFileURL(abs).href;
+}
+
 async function importConfig(abs: string): Promise<ConfigModule> {
   try {
-    return (await import(pathToFileURL(abs).href)) as ConfigModule;
+    return (await import(await configUrl(abs))) as ConfigModule;
   } catch (err) {
     // a .ts file in a CommonJS package is compiled as CommonJS, and eventloom is an ES module
     if ((err as { code?: unknown }).code === 'ERR_REQUIRE_CYCLE_MODULE' && /\.tsx?$/.test(abs)) {
@@ -81,7 +89,6 @@ async function importConfig(abs: string): Promise<ConfigModule> {
 export async function loadConfig(file: string): Promise<EventloomConfig> {
   const abs = path.resolve(file);
   if (!existsSync(abs)) throw new Error(`Config file not found: ${abs}`);
-  await ensureTypeScriptLoader(abs);
   const mod = await importConfig(abs);
   const config = mod.default ?? mod.config;
   if (!config || typeof config !== 'object') throw new Error(`Config file ${abs} must export a config object (export default defineConfig({...}))`);

@@ -1,5 +1,5 @@
 /**
- * Answers of read-only registry GETs (`GET /agents`, `/workflows`, `/tools` and their details)
+ * Answers of read-only registry GETs (`GET /agents`, `/workflows`, `/tools`, their details, the agent cards)
  * encoded once: the `{success: true, data}` envelope the edge would build, as bytes, kept until
  * what they describe changes. A registry is fixed at start except for a few late changes (tools an
  * MCP server adds to an agent, a memory service attached or detached, an embedder learning its
@@ -26,8 +26,9 @@ export class EncodedAnswers {
   /**
    * `ok(build())` for `key`, encoded on first use and reused while the epoch and `source` (the
    * registry object the answer is built from, which a restart of its module replaces) stay the same.
+   * `bare`: the value without the envelope (a `bare-json` answer, such as the A2A agent card).
    */
-  answer(key: string, source: unknown, build: () => unknown): RouteResult {
+  answer(key: string, source: unknown, build: () => unknown, bare = false): RouteResult {
     if (this.epoch !== epoch || this.source !== source) {
       this.answers.clear();
       this.epoch = epoch;
@@ -35,7 +36,7 @@ export class EncodedAnswers {
     }
     let answer = this.answers.get(key);
     if (answer === undefined) {
-      const body = Buffer.from(JSON.stringify({ success: true, data: build() }));
+      const body = Buffer.from(JSON.stringify(bare ? build() : { success: true, data: build() }));
       answer = { kind: 'body', status: 200, contentType: 'application/json', body };
       if (this.answers.size >= MAX_ANSWERS) this.answers.clear();
       this.answers.set(key, answer);

@@ -84,6 +84,12 @@ export interface RouteDef {
    * propagation"): agent options, workflow options or tool context. Bodies are merged, never replaced.
    */
   mergeUser?: 'agent' | 'workflow' | 'tool';
+  /**
+   * The handler reads nothing but `ctx.params` and answers synchronously with a result that is not a stream (a
+   * registry's pre-encoded listing or detail): the edge then answers it on its fast path (src/http/fast-routes.ts),
+   * without the generic per-request work, and the handler's context holds only `method` and `params`.
+   */
+  pathOnly?: true;
   /** true for operator routes (tagged `Custom Endpoints` when they declare no schema) */
   custom?: boolean;
   handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;

@@ -20,6 +20,16 @@ export function splitPath(path: string): string[] {
   return parts;
 }
 
+/** A parameter's value from its raw path segment: percent-decoded, or as sent when that is not valid encoding. */
+export function decodeParam(seg: string): string {
+  if (!seg.includes('%')) return seg;
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
+}
+
 export class PathTrie<T> {
   private readonly root = newNode<T>();
 
@@ -57,12 +67,7 @@ export class PathTrie<T> {
       if (v !== undefined) return v;
     }
     if (node.param && seg !== '') {
-      let decoded: string;
-      try {
-        decoded = decodeURIComponent(seg);
-      } catch {
-        decoded = seg;
-      }
+      const decoded = decodeParam(seg);
       const v = this.walk(node.param.node, segs, i + 1, params);
       if (v !== undefined) {
         params[node.param.name] = decoded;

@@ -17,6 +17,8 @@ import { UwsSseSink } from './sse-sink.js';
 import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
 import { mergeUserIntoBody } from './auth/propagate.js';
+import { mountFastRoutes } from './fast-routes.js';
+import { answerOf, failureAnswer, statusLine, writeAnswer, type Answer } from './answer.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const BODY_TIMEOUT_MS = 30_000;
@@ -42,20 +44,18 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 408: '408 Request Timeout', 409: '409 Conflict', 413: '413 Payload Too Large',
-  414: '414 URI Too Long', 415: '415 Unsupported Media Type', 431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error',
-  501: '501 Not Implemented', 503: '503 Service Unavailable',
-};
-const statusLine = (s: number) => STATUS_TEXT[s] ?? `${s} Status`;
-
 /** Outcome of the auth check for one request (src/http/auth implements it). */
 export type AuthOutcome = { ok: true; user?: AuthUser } | { ok: false; status: number; error: string };
-export type Authenticator = (
+export type Authenticator = ((
   route: { method: HttpMethod | 'WS'; path: string; auth: RouteDef['auth'] },
   request: { path: string; headers: Record<string, string>; query: URLSearchParams },
-) => AuthOutcome | Promise<AuthOutcome>;
+) => AuthOutcome | Promise<AuthOutcome>) & {
+  /**
+   * How a request to `route` at `requestPath` is guarded, before any credential is read. Without it the fast routes
+   * (fast-routes.ts) cannot tell a public request from one that needs a token, and every request takes the generic path.
+   */
+  decide?: (route: { method: HttpMethod | 'WS'; path: string; auth: RouteDef['auth'] }, requestPath: string) => 'public' | 'protected' | 'console';
+};
 
 export interface ServerOptions {
   routes: readonly RouteDef[];
@@ -67,6 +67,8 @@ export interface ServerOptions {
   onError?: (err: unknown, ctx: { method: string; path: string }) => void;
   /** called once per answered request (the access log); a stream counts as answered when it opens */
   onResponse?: (entry: AccessEntry) => void;
+  /** false: the `pathOnly` routes take the generic path too (default true: fast-routes.ts answers them) */
+  fastRoutes?: boolean;
 }
 
 export interface AccessEntry {
@@ -184,6 +186,20 @@ export class HttpEdge {
         if (d.client) d.route.close?.(d.client);
       },
     });
+    if (this.options.fastRoutes !== false) {
+      mountFastRoutes(app, {
+        routes: this.options.routes,
+        cors: this.cors,
+        authenticate: this.options.authenticate,
+        onError: this.options.onError,
+        onResponse: this.options.onResponse,
+        maxUrlBytes: MAX_URL_BYTES,
+        stopping: () => this.stopping,
+        generic: (res, req) => this.handle(res, req),
+        track: (res) => this.inflight.add(res),
+        untrack: (res) => this.inflight.delete(res),
+      });
+    }
     app.any('/*', (res, req) => this.handle(res, req));
   }
 
@@ -211,27 +227,17 @@ export class HttpEdge {
     const origin = raw.headers.origin ?? '';
     const corsHeaders = this.cors?.responseHeaders(origin) ?? [];
 
-    const respond = (status: number, contentType: string | undefined, body: string | Uint8Array | undefined, extraHeaders?: Array<[string, string]>) => {
+    const respond = (answer: Answer) => {
       if (state.aborted || state.done) return;
       state.done = true;
       this.inflight.delete(res);
-      logAccess(status);
-      res.cork(() => {
-        res.writeStatus(statusLine(status));
-        for (const [k, v] of corsHeaders) res.writeHeader(k, v);
-        if (extraHeaders) for (const [k, v] of extraHeaders) res.writeHeader(k, v);
-        if (contentType) res.writeHeader('Content-Type', contentType);
-        if (body === undefined) res.endWithoutBody(0);
-        // a HEAD answer announces the length but carries no content (a body would be read as the next response)
-        // (endWithoutBody(n) of this uWS build waits for n bytes, so the header is written by hand)
-        else if (raw.method === 'HEAD') res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength)).endWithoutBody();
-        else res.end(body);
-      });
+      logAccess(answer.status ?? 200);
+      res.cork(() => writeAnswer(res, raw.method === 'HEAD', corsHeaders, answer));
     };
     const fail = (err: unknown) => {
       const { status, body } = toFailure(err);
       if (status >= 500 && !(err instanceof AppError)) this.options.onError?.(err, { method: raw.method, path: raw.path });
-      respond(status, 'application/json', JSON.stringify(body));
+      respond(failureAnswer(status, body));
     };
 
     if (this.stopping) return fail(new AppError('UNAVAILABLE', 'Server is shutting down'));
@@ -310,7 +316,7 @@ export class HttpEdge {
     bodyBytes: Buffer | undefined,
     signal: () => AbortSignal,
     state: { aborted: boolean; done: boolean },
-    respond: (status: number, contentType: string | undefined, body: string | Uint8Array | undefined, extra?: Array<[string, string]>) => void,
+    respond: (answer: Answer) => void,
     fail: (e: unknown) => void,
     res: HttpResponse,
     corsHeaders: Array<[string, string]>,
@@ -377,17 +383,8 @@ export class HttpEdge {
       return fail(err);
     }
     if (state.aborted || state.done) return;
+    if (result.kind !== 'sse') return respond(answerOf(result));
     switch (result.kind) {
-      case 'json': {
-        const env = result.extra ? { success: true, data: result.data, ...result.extra } : { success: true, data: result.data };
-        return respond(result.status ?? 200, 'application/json', JSON.stringify(env), result.headers ? Object.entries(result.headers) : undefined);
-      }
-      case 'bare-json':
-        return respond(result.status ?? 200, 'application/json', JSON.stringify(result.body));
-      case 'body':
-        return respond(result.status ?? 200, result.contentType, result.body, result.headers ? Object.entries(result.headers) : undefined);
-      case 'empty':
-        return respond(204, undefined, undefined);
       case 'sse': {
         state.done = true;
         this.inflight.delete(res);

@@ -54,11 +54,75 @@ export function applyLiveRecord(ctx: LiveRunsContext, rec: LogRecord): LiveRunsC
   return ctx;
 }
 
+/**
+ * The context after a fold's records: what `applyLiveRecord` gives record by record, computed as
+ * the net change per id first, so a map is copied at most once per fold, and not at all when the
+ * fold only holds runs that started and ended within it (an echo execution's records commit
+ * together, so its start and completion usually reach the same fold).
+ */
+export function applyLiveRecords(ctx: LiveRunsContext, records: readonly LogRecord[]): LiveRunsContext {
+  let executions: Changes | undefined;
+  let agentRuns: Changes | undefined;
+  for (const rec of records) {
+    if (rec.stream.startsWith(EXECUTION_STREAM_PREFIX)) {
+      if (rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) >= 0) continue;
+      const id = executionIdOf(rec.stream);
+      const current = executions?.has(id) ? executions.get(id)!.run : ctx.executions[id];
+      const d = rec.data as { workflowName?: string; parentExecutionId?: string };
+      if (EXECUTION_LIVE.has(rec.type) && !d.parentExecutionId && !current) executions = change(executions, id, { id, name: d.workflowName ?? '', since: rec.at }, false);
+      else if (EXECUTION_DONE.has(rec.type) && current) executions = change(executions, id, null, false);
+    } else if (rec.stream.startsWith(RUN_PREFIX)) {
+      const id = rec.stream.slice(RUN_PREFIX.length);
+      const current = agentRuns?.has(id) ? agentRuns.get(id)!.run : ctx.agentRuns[id];
+      if (rec.type === 'run.started') agentRuns = change(agentRuns, id, { id, name: (rec.data as { agentId: string }).agentId, since: rec.at }, !!current);
+      else if (RUN_DONE.has(rec.type) && current) agentRuns = change(agentRuns, id, null, false);
+    }
+  }
+  const nextExecutions = executions ? withChanges(ctx.executions, executions) : ctx.executions;
+  const nextRuns = agentRuns ? withChanges(ctx.agentRuns, agentRuns) : ctx.agentRuns;
+  if (nextExecutions === ctx.executions && nextRuns === ctx.agentRuns) return ctx;
+  return { ...ctx, executions: nextExecutions, agentRuns: nextRuns };
+}
+
+/**
+ * Net changes of one fold, by id, in the order record-by-record folding leaves the keys: `run` is
+ * what is live after the fold (null: nothing); `append` when the key ends up added at the end of
+ * the map, not overwritten where it is.
+ */
+type Changes = Map<string, { run: LiveRun | null; append: boolean }>;
+
+function change(changes: Changes | undefined, id: string, run: LiveRun | null, inPlace: boolean): Changes {
+  const m = changes ?? new Map();
+  const prev = m.get(id);
+  if (run !== null && !inPlace) {
+    // added while absent: the key moves to the end
+    m.delete(id);
+    m.set(id, { run, append: true });
+  } else {
+    // a removal (its position no longer matters) or an overwrite where the key is
+    m.set(id, { run, append: prev?.append ?? false });
+  }
+  return m;
+}
+
+/** `map` with the net changes applied: the same object when they change nothing, else one copy. */
+function withChanges(map: Readonly<Record<string, LiveRun>>, changes: Changes): Readonly<Record<string, LiveRun>> {
+  let copy: Record<string, LiveRun> | undefined;
+  for (const [id, { run, append }] of changes) {
+    if (run === null && !map[id]) continue; // went live and ended within the fold
+    copy ??= { ...map };
+    if (run === null || append) delete copy[id];
+    if (run !== null) copy[id] = run;
+  }
+  return copy ?? map;
+}
+
 export function createLiveRunsStore() {
   return createStore({
     context: { executions: {}, agentRuns: {} } as LiveRunsContext,
     on: {
       committed: (ctx: LiveRunsContext, event: { record: LogRecord }) => applyLiveRecord(ctx, event.record),
+      folded: (ctx: LiveRunsContext, event: { records: readonly LogRecord[] }) => applyLiveRecords(ctx, event.records),
     },
   });
 }
@@ -72,7 +136,7 @@ export function liveRunsProjection(store: LiveRunsStore): ProjectionDefinition {
     startAfter: (head) => head,
     accepts: (r) => EXECUTION_LIVE.has(r.type) || EXECUTION_DONE.has(r.type) || r.type === 'run.started' || RUN_DONE.has(r.type),
     apply(records) {
-      for (const record of records) store.trigger.committed({ record });
+      store.trigger.folded({ records });
     },
   };
 }

@@ -30,14 +30,18 @@ export function attr(value: unknown): string | number | boolean | undefined {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
-const pick = (d: Record<string, unknown>, ...keys: string[]) => {
-  for (const k of keys) if (d[k] !== undefined && d[k] !== null) return d[k];
-  return undefined;
+/** `d[a]`, else `d[b]`, skipping undefined and null (two keys at most: no rest array per call, several calls per record). */
+const pick = (d: Record<string, unknown>, a: string, b?: string): unknown => {
+  const v = d[a];
+  if (v !== undefined && v !== null) return v;
+  if (b === undefined) return undefined;
+  const w = d[b];
+  return w !== undefined && w !== null ? w : undefined;
 };
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 function clean(a: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(a)) if (v !== undefined) out[k] = v;
+  for (const k in a) if (a[k] !== undefined) out[k] = a[k];
   return out;
 }
 const idOf = (stream: string) => stream.slice(stream.indexOf(':') + 1);

@@ -1,7 +1,7 @@
 /**
  * The actor host: one mailbox per stream, and the decide → append → apply loop of DESIGN.md §2.
  *
- * - decide: xstate's pure `initialTransition()` / `transition()` computes the next snapshot;
+ * - decide: xstate's pure `initialTransition()` / `transition()` (pure-transition.ts) computes the next snapshot;
  *   an event the machine does not accept is rejected (`EventRejectedError`) and nothing is written.
  * - append: the accepted event becomes records (the event itself by default) appended to the log
  *   with the expected stream sequence (one writer per stream).
@@ -22,7 +22,7 @@
  * and appended as one atomic append: all are accepted or nothing is written.
  */
 import type { AnyStateMachine, SnapshotFrom, EventFrom } from 'xstate';
-import { pureInitialTransition as initialTransition, pureTransition as transition } from './pure-transition.js';
+import { pureDecide, pureInitialTransition as initialTransition } from './pure-transition.js';
 import type { EventLog, LogRecord, NewRecord } from '../log/types.js';
 import { Mailbox } from './mailbox.js';
 
@@ -198,9 +198,9 @@ export class ActorHost {
     let snapshot = actor.snapshot;
     const decided: Array<{ event: AnyEvent; actions: unknown }> = [];
     for (const event of events) {
-      const snap = snapshot as unknown as { can(e: AnyEvent): boolean; value: unknown };
-      if (!snap.can(event)) return Promise.reject(new EventRejectedError(actor.stream, event.type, snap.value));
-      const [next, actions] = transition(actor.kind.logic, snapshot as never, event as never);
+      const step = pureDecide(actor.kind.logic, snapshot, event);
+      if (!step) return Promise.reject(new EventRejectedError(actor.stream, event.type, (snapshot as { value: unknown }).value));
+      const [next, actions] = step;
       decided.push({ event, actions });
       snapshot = next as SnapshotFrom<TLogic>;
     }
@@ -274,11 +274,11 @@ export function replayRecords<TLogic extends AnyStateMachine>(kind: ActorKind<TL
   for (let i = 1; i < records.length; i++) {
     const r = records[i];
     const event = { ...(r.data as object), type: r.type } as AnyEvent;
-    const s = snapshot as unknown as { can(e: AnyEvent): boolean; value: unknown };
-    if (!s.can(event)) {
-      throw new MachineVersionError(stream, `${first.kind ?? current} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify(s.value)})`, current);
+    const step = pureDecide(kind.logic, snapshot as SnapshotFrom<TLogic>, event);
+    if (!step) {
+      throw new MachineVersionError(stream, `${first.kind ?? current} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify((snapshot as { value: unknown }).value)})`, current);
     }
-    [snapshot] = transition(kind.logic, snapshot as never, event as never);
+    [snapshot] = step;
   }
   return snapshot as SnapshotFrom<TLogic>;
 }

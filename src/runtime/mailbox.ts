@@ -16,6 +16,21 @@ export class Mailbox {
    * Tasks are synchronous deciders returning a promise of their durable outcome.
    */
   run<T>(task: () => Promise<T>): Promise<T> {
+    if (!this.running && this.queue.length === 0) {
+      // idle (the common case: one event at a time per stream): run it now and hand back its own
+      // promise, without a wrapper promise and queue entry; tasks it enqueues run right after it
+      this.running = true;
+      let p: Promise<T>;
+      try {
+        p = task();
+      } catch (err) {
+        p = Promise.reject(err);
+      } finally {
+        this.running = false;
+      }
+      if (this.queue.length > 0) this.drain();
+      return p;
+    }
     return new Promise<T>((resolve, reject) => {
       this.queue.push(() => {
         let p: Promise<T>;

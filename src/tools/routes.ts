@@ -57,6 +57,7 @@ export function toolRoutes(deps: ToolRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'List tools',
       tags,
+      pathOnly: true,
       response: z.array(ToolListItem),
       handler: () => {
         const catalog = deps.catalog();

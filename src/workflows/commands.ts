@@ -8,15 +8,17 @@ import { AppError, badRequest, conflict, formatIssues, notFound } from '../error
 import type { LogRecord } from '../log/types.js';
 import { StreamConflictError } from '../log/types.js';
 import { StreamExistsError, StreamNotFoundError, replayRecords } from '../runtime/actor-host.js';
-import type { ExecutionInput } from '../../machines/workflow-execution.machine.js';
+import type { ExecutionInput, WorkflowExecutionMachine } from '../../machines/workflow-execution.machine.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { cancelEvents, statusOf, type ExecActor, type WorkflowEngine } from './engine.js';
-import { executionStream, suspensionOf } from './events.js';
+import { childExecutionId, executionStream, suspensionOf } from './events.js';
 import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js';
 import { resolveReplayPoint } from './replay-point.js';
-import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types.js';
+import type { ZodType } from 'zod';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../shared/time.js';
+import { traceIdFor } from '../observability/span-types.js';
 
 export interface ExecuteOptions {
   userId?: string;
@@ -103,7 +105,9 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const executionId = options.executionId ?? engine.newId();
   const { context, workflowState, userId, conversationId, metadata } = options;
-  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock() }), options.executionId !== undefined);
+  // the trace id set here (the last key, as the engine would add it) spares the engine a copy of the input
+  const traceId = traceIdFor(executionStream(executionId));
+  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId }), options.executionId !== undefined);
 }
 
 /** The ExecutionResult of a settling record; a failed run is the 500 of decisions.md §5. */
@@ -129,6 +133,37 @@ export function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
   return def.resumeSchema;
 }
 
+/** The sub-workflow steps a top-level step runs: itself, or those nested in andWhen/andAll/andRace. */
+function subWorkflowSteps(step: WorkflowStep): Extract<WorkflowStep, { type: 'andWorkflow' }>[] {
+  if (step.type === 'andWorkflow') return [step];
+  return nestedSteps(step).flatMap(subWorkflowSteps);
+}
+
+/**
+ * The schema resume data must pass to resume `executionId` at top-level `step`. A step's own schema
+ * wins; a sub-workflow step without one hands the data to its suspended child, so the child's
+ * suspended step decides (recursively, through nested sub-workflows); else the workflow's schema.
+ */
+async function resumeSchemaAt(engine: WorkflowEngine, def: WorkflowDefinition, executionId: string, step: WorkflowStep): Promise<ZodType | undefined> {
+  const own = step.resumeSchema ?? (step.type === 'andWhen' ? step.step.resumeSchema : undefined);
+  if (own) return own;
+  for (const sub of subWorkflowSteps(step)) {
+    const childId = childExecutionId(executionId, step.id, sub.id);
+    const stream = executionStream(childId);
+    let snap;
+    try {
+      snap = engine.host.peek<WorkflowExecutionMachine>(stream)?.snapshot ?? (await engine.host.rehydrate(engine.kind, stream)).snapshot;
+    } catch (err) {
+      if (err instanceof StreamNotFoundError) continue; // this child has not started
+      throw err;
+    }
+    const suspension = statusOf(snap) === 'suspended' ? snap.context.suspension : undefined;
+    const childStep = suspension ? sub.workflow.steps[suspension.stepIndex] : undefined;
+    if (childStep) return resumeSchemaAt(engine, sub.workflow, childId, childStep);
+  }
+  return def.resumeSchema;
+}
+
 export async function resumeExecution(engine: WorkflowEngine, workflowId: string, executionId: string, resumeData: unknown, stepId?: string): Promise<StartedRun> {
   const def = requireWorkflow(engine, workflowId);
   const actor = await loadOwned(engine, def, executionId);
@@ -142,7 +177,10 @@ export async function resumeExecution(engine: WorkflowEngine, workflowId: string
   const index = def.steps.findIndex((s) => s.id === targetId);
   if (index < 0) throw badRequest(`Step '${targetId}' not found in workflow '${def.id}'`);
   if (index > snap.context.suspension!.stepIndex || !snap.context.steps[targetId]) throw badRequest(`Cannot resume from step '${targetId}': it has not run in this execution`);
-  const schema = resumeSchemaOf(def, def.steps[index]);
+  const schema = await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
+    engine.host.release(actor.stream);
+    throw err;
+  });
   let data = resumeData;
   if (schema) {
     const r = schema.safeParse(resumeData);

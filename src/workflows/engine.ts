@@ -27,7 +27,7 @@ import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
 import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
-import { executionStream } from './events.js';
+import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
 import { traceIdFor } from '../observability/span-types.js';
 
@@ -236,7 +236,7 @@ export class WorkflowEngine {
   /** Runs a sub-workflow as the child execution of a parent step (see the header). */
   private async runChild(parent: ExecActor, topStepId: string, req: ChildRunRequest): Promise<unknown> {
     const pc = parent.snapshot.context;
-    const childId = `${pc.executionId}/${topStepId}${req.step.id === topStepId ? '' : `/${req.step.id}`}`;
+    const childId = childExecutionId(pc.executionId, topStepId, req.step.id);
     const stream = executionStream(childId);
     const def = req.step.workflow;
     let settled: Promise<LogRecord | ExecSnapshot>;

@@ -11,6 +11,8 @@ import { iso } from '../shared/time.js';
 
 export const EXECUTION_STREAM_PREFIX = 'exec:';
 export const executionStream = (executionId: string) => `${EXECUTION_STREAM_PREFIX}${executionId}`;
+/** A sub-workflow's execution id: `<parent>/<top-level step>` or, nested in andWhen/andAll/andRace, `<parent>/<top-level step>/<step>`. */
+export const childExecutionId = (parentId: string, topStepId: string, stepId: string) => `${parentId}/${topStepId}${stepId === topStepId ? '' : `/${stepId}`}`;
 export const executionIdOf = (stream: string) => stream.slice(EXECUTION_STREAM_PREFIX.length);
 /** A sub-workflow's execution id is `<parent>/<step>[/<nested step>]`; client-chosen ids cannot contain `/`. */
 export const isChildExecutionId = (executionId: string) => executionId.includes('/');

@@ -146,6 +146,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       auth: 'management',
       summary: 'List registered workflows',
       tags: TAGS,
+      pathOnly: true,
       handler: () => answers.answer('', engine.workflows, () => [...engine.workflows.values()].map(describeWorkflowSummary)),
     },
     {
@@ -177,6 +178,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       auth: 'management',
       summary: 'Workflow detail: steps and JSON Schemas',
       tags: TAGS,
+      pathOnly: true,
       handler: (ctx) => answers.answer(`:${ctx.params.id}`, engine.workflows, () => describeWorkflowDetail(requireWorkflow(engine, ctx.params.id))),
     },
     {

@@ -31,6 +31,14 @@ describe('encoded answers of registry GETs', () => {
     expect(body(answers.answer('', {}, build))).toContain('"version":3');
   });
 
+  it('encodes a bare answer without the envelope, byte for byte what the edge would send', () => {
+    const answers = new EncodedAnswers();
+    const card = { name: 'assistant', skills: [{ id: 'getWeather' }] };
+    const r = answers.answer('a2a:assistant', {}, () => card, true);
+    expect(r).toMatchObject({ kind: 'body', status: 200, contentType: 'application/json' });
+    expect(Buffer.from((r as { body: Uint8Array }).body).toString()).toBe(JSON.stringify(card));
+  });
+
   it('keeps nothing for a key whose build throws (an unknown id answers its error every time)', () => {
     const answers = new EncodedAnswers();
     const source = {};

@@ -113,8 +113,8 @@ process.once('exit', () => {
   }
 });
 
-/** Initialises and starts a new cluster. */
-export async function startPostgres(): Promise<PgCluster> {
+/** Initialises and starts a new cluster; `settings` are extra server settings (`-c name=value`, e.g. for profiling). */
+export async function startPostgres(settings: Record<string, string> = {}): Promise<PgCluster> {
   if (asRoot) ensureOsUser();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-pg-'));
   if (asRoot) {
@@ -140,6 +140,7 @@ export async function startPostgres(): Promise<PgCluster> {
       '-c max_connections=200',
       // several nodes and tests share two cores: keep the background writer quiet
       '-c max_wal_size=256MB',
+      ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`),
     ].join(' ');
     try {
       run('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', path.join(dir, 'server.log'), '-o', opts]);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/log/types.js';
-import { applyLiveRecord, createLiveRunsStore, describeLiveRuns, type LiveRunsContext } from '../../src/observability/live-runs.js';
+import { applyLiveRecord, applyLiveRecords, createLiveRunsStore, describeLiveRuns, type LiveRunsContext } from '../../src/observability/live-runs.js';
 
 const EXEC_TYPES = ['execution.started', 'execution.resumed', 'execution.recovered', 'execution.suspended', 'execution.completed', 'execution.failed', 'execution.cancelled', 'step.started', 'step.completed'];
 const RUN_TYPES = ['run.started', 'run.text-delta', 'run.step', 'run.finished', 'run.failed', 'run.aborted'];
@@ -51,6 +51,38 @@ describe('live runs', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('folds a batch of records to the same context as record by record (keys in the same order), without touching the context it started from', () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 40 }), fc.array(record, { maxLength: 40 }), (before, batch) => {
+        const start = toRecords(before).reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
+        const frozen = structuredClone(start);
+        const records = toRecords(batch);
+        const one = records.reduce(applyLiveRecord, start);
+        const many = applyLiveRecords(start, records);
+        expect(many).toEqual(one);
+        expect(Object.keys(many.executions)).toEqual(Object.keys(one.executions));
+        expect(Object.keys(many.agentRuns)).toEqual(Object.keys(one.agentRuns));
+        expect(start).toEqual(frozen);
+        if (one === start) expect(many).toBe(start);
+        const store = createLiveRunsStore();
+        store.trigger.folded({ records: [...toRecords(before), ...records] });
+        expect(store.getSnapshot().context).toEqual(toRecords(before).concat(records).reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps the order record-by-record folding leaves the keys in: an agent run started again keeps its place', () => {
+    const before = toRecords([
+      { stream: 'run:x', type: 'run.started' },
+      { stream: 'run:y', type: 'run.started' },
+    ]);
+    const start = before.reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
+    const again = toRecords([{ stream: 'run:x', type: 'run.started' }]);
+    expect(Object.keys(applyLiveRecords(start, again).agentRuns)).toEqual(Object.keys(again.reduce(applyLiveRecord, start).agentRuns));
+    expect(Object.keys(applyLiveRecords(start, again).agentRuns)).toEqual(['x', 'y']);
   });
 
   it('returns the same context for records that change nothing, so subscribers are not woken', () => {

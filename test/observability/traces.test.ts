@@ -19,6 +19,16 @@ function project(records: ReturnType<typeof completedExecution>, capacity?: numb
   return { store, p, changes };
 }
 
+describe('span and trace ids', () => {
+  it('are the same ids as ever for the same streams and keys (they are recorded in start records and linked from logs)', () => {
+    expect(traceIdFor('exec:e1')).toBe('f67dde6bc56db424afbcc8451305c3e1');
+    expect(spanIdFor('exec:e1', 'root')).toBe('c5fe543629d9b594');
+    expect(spanIdFor('run:r', 'tool|c1|1')).toBe('702f14366e851efe');
+    expect(traceIdFor('')).toBe('bbe31d18b658aeb59a99825907ad2cb5');
+    expect(spanIdFor('exec:ü/ß', 'step|a|2')).toBe('b8c9c996d647e4ae');
+  });
+});
+
 describe('traces projection: workflow executions', () => {
   it('makes the execution the root span and each step a child span, with timing and OK statuses', () => {
     const r = new RecordSeq();

@@ -6,11 +6,11 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { executionResult, resumeExecution, startExecution } from '../../src/workflows/commands.js';
-import { andThen, createWorkflow } from '../../src/workflows/builder.js';
+import { andThen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { foldExecution } from '../../src/workflows/executions-view.js';
 import { executionStream } from '../../src/workflows/events.js';
 import type { WorkflowAgentRunner } from '../../src/workflows/agent-bridge.js';
-import { agentStep, branching, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
+import { agentStep, branching, child, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
 import { makeEngine, recordsOf, typesOf } from './helpers.js';
 import { until } from '../helpers/until.js';
 
@@ -101,6 +101,32 @@ describe('sub-workflows', () => {
     expect(done.type).toBe('execution.completed');
     expect((done.data as { result: unknown }).result).toEqual({ final: 26 });
     expect(typesOf(await engine.log.readStream(executionStream(`${run.executionId}/sub`))).at(-1)).toBe('execution.completed');
+  });
+
+  it("checks resume data against the suspended child's resume schema before anything is recorded", async () => {
+    const engine = makeEngine([parent]);
+    const run = await startExecution(engine, 'parent', { v: 2 });
+    await run.settled;
+    const before = (await recordsOf(engine, run.executionId)).length;
+    const childBefore = (await engine.log.readStream(executionStream(`${run.executionId}/sub`))).length;
+    await expect(resumeExecution(engine, 'parent', run.executionId, { add: 'five' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^Resume data validation failed: add: /) });
+    await expect(resumeExecution(engine, 'parent', run.executionId, undefined)).rejects.toMatchObject({ status: 400 });
+    expect((await recordsOf(engine, run.executionId)).length).toBe(before);
+    expect((await engine.log.readStream(executionStream(`${run.executionId}/sub`))).length).toBe(childBefore);
+    const done = await (await resumeExecution(engine, 'parent', run.executionId, { add: 5 })).settled;
+    expect((done.data as { result: unknown }).result).toEqual({ final: 26 });
+  });
+
+  it('checks resume data against a grandchild suspended two sub-workflows down', async () => {
+    const middle = createWorkflow({ id: 'middle', name: 'Middle', input: z.object({ v: z.number() }) }, andWorkflow({ id: 'inner', workflow: child }));
+    const top = createWorkflow({ id: 'top', name: 'Top', input: z.object({ v: z.number() }) }, andWorkflow({ id: 'mid', workflow: middle }));
+    const engine = makeEngine([top]);
+    const run = await startExecution(engine, 'top', { v: 1 });
+    expect((await run.settled).type).toBe('execution.suspended');
+    await expect(resumeExecution(engine, 'top', run.executionId, { add: true })).rejects.toMatchObject({ status: 400 });
+    const done = await (await resumeExecution(engine, 'top', run.executionId, { add: 3 })).settled;
+    expect(done.type).toBe('execution.completed');
+    expect((done.data as { result: unknown }).result).toEqual({ v: 5 });
   });
 });
 

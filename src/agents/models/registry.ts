@@ -7,13 +7,12 @@
  * Known providers: `openai/<model>`, `anthropic/<model>`, `openai-compatible/<model>` (Ollama,
  * vLLM, LM Studio, llama.cpp server, ...), and `demo` (the offline demo model, also the default).
  * Only the first `/` separates provider from model, so `openai-compatible/meta-llama/Llama-3-8B` works.
+ * A provider's package is imported on the model's first call (lazy-model.ts).
  */
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { EmbeddingModelV3, LanguageModelV3 } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { createDemoModel, DEMO_PROVIDER } from './demo-model.js';
+import { lazyEmbeddingModel, lazyLanguageModel } from './lazy-model.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -98,17 +97,25 @@ export function resolveModel(
       const cfg = providers?.openai;
       const apiKey = cfg?.apiKey ?? requireEnv(env, 'OPENAI_API_KEY', name, 'providers.openai.apiKey');
       const baseURL = cfg?.baseURL ?? optionalUrl(env, 'OPENAI_BASE_URL');
-      const openai = createOpenAI({ apiKey, baseURL, organization: cfg?.organization, project: cfg?.project });
-      return { model: cfg?.api === 'chat' ? openai.chat(modelId) : openai.responses(modelId), id: name, demo: false };
+      const api = cfg?.api === 'chat' ? 'chat' : 'responses';
+      const model = lazyLanguageModel(`openai.${api}`, modelId, async () => {
+        const openai = (await import('@ai-sdk/openai')).createOpenAI({ apiKey, baseURL, organization: cfg?.organization, project: cfg?.project });
+        return api === 'chat' ? openai.chat(modelId) : openai.responses(modelId);
+      });
+      return { model, id: name, demo: false };
     }
     case 'anthropic': {
       const cfg = providers?.anthropic;
       const apiKey = cfg?.apiKey ?? requireEnv(env, 'ANTHROPIC_API_KEY', name, 'providers.anthropic.apiKey');
       const baseURL = cfg?.baseURL ?? optionalUrl(env, 'ANTHROPIC_BASE_URL');
-      return { model: createAnthropic({ apiKey, baseURL })(modelId), id: name, demo: false };
+      const model = lazyLanguageModel('anthropic.messages', modelId, async () => (await import('@ai-sdk/anthropic')).createAnthropic({ apiKey, baseURL })(modelId));
+      return { model, id: name, demo: false };
     }
-    case 'openai-compatible':
-      return { model: openAICompatible(name, env, providers).chatModel(modelId), id: name, demo: false };
+    case 'openai-compatible': {
+      const compatible = openAICompatible(name, env, providers);
+      const model = lazyLanguageModel(`${compatible.name}.chat`, modelId, async () => (await compatible.load()).chatModel(modelId));
+      return { model, id: name, demo: false };
+    }
     default:
       // `demo/<anything>`: the demo has one model; naming another is a mistake worth reporting.
       throw new ModelConfigError(`Model '${name}': the demo provider has a single model, named 'demo'`);
@@ -128,27 +135,34 @@ export function resolveEmbeddingModel(
     const cfg = providers?.openai;
     const apiKey = cfg?.apiKey ?? requireEnv(env, 'OPENAI_API_KEY', name, 'providers.openai.apiKey');
     const baseURL = cfg?.baseURL ?? optionalUrl(env, 'OPENAI_BASE_URL');
-    return createOpenAI({ apiKey, baseURL, organization: cfg?.organization, project: cfg?.project }).embedding(modelId);
+    return lazyEmbeddingModel('openai.embedding', modelId, async () =>
+      (await import('@ai-sdk/openai')).createOpenAI({ apiKey, baseURL, organization: cfg?.organization, project: cfg?.project }).embedding(modelId),
+    );
   }
-  return openAICompatible(name, env, providers).embeddingModel(modelId);
+  const compatible = openAICompatible(name, env, providers);
+  return lazyEmbeddingModel(`${compatible.name}.embedding`, modelId, async () => (await compatible.load()).embeddingModel(modelId));
 }
 
+/** The provider's name (its models' `provider` prefix) and, on first use, the provider itself. */
 function openAICompatible(name: string, env: Env, providers: ProvidersConfig | undefined) {
   const cfg = providers?.openaiCompatible;
   const baseURL =
     cfg?.baseURL ??
     optionalUrl(env, 'OPENAI_COMPATIBLE_BASE_URL') ??
     fail(`Model '${name}' needs OPENAI_COMPATIBLE_BASE_URL (or providers.openaiCompatible.baseURL in the config)`);
-  return createOpenAICompatible({
-    name: cfg?.name ?? 'openai-compatible',
+  const label = cfg?.name ?? 'openai-compatible';
+  const apiKey = cfg?.apiKey ?? nonEmpty(env.OPENAI_COMPATIBLE_API_KEY);
+  const settings = {
+    name: label,
     baseURL,
-    apiKey: cfg?.apiKey ?? nonEmpty(env.OPENAI_COMPATIBLE_API_KEY),
+    apiKey,
     headers: cfg?.headers,
     includeUsage: cfg?.includeUsage ?? true,
     // The local servers this path targets (Ollama, vLLM, LM Studio, llama.cpp) accept json_schema;
     // without it the schema never reaches the model and object requests become guesswork.
     supportsStructuredOutputs: cfg?.supportsStructuredOutputs ?? true,
-  });
+  };
+  return { name: label, load: async () => (await import('@ai-sdk/openai-compatible')).createOpenAICompatible(settings) };
 }
 
 function splitName<P extends string>(name: string, what: string, known: readonly P[]): { provider: P; modelId: string } {

@@ -112,7 +112,7 @@ function verifyRequestToken(req: AuthRequest, cfg: ResolvedAuthConfig) {
  * decide, then apply. `request.path` is the concrete path without the query string.
  */
 export function createAuthenticator(cfg: ResolvedAuthConfig | undefined, env: AuthEnv) {
-  return (
+  const authenticator = (
     route: RouteAuthInfo,
     request: { path: string; headers: Readonly<Record<string, string | undefined>>; query?: GuardRequest['query'] },
   ): AuthOutcome | Promise<AuthOutcome> => {
@@ -120,4 +120,7 @@ export function createAuthenticator(cfg: ResolvedAuthConfig | undefined, env: Au
     const req: AuthRequest = { headers: request.headers, query: request.query, websocket: route.method === 'WS' };
     return decision === 'console' || !cfg ? settleWithoutToken(decision, req, env) : authenticate(decision, req, cfg, env);
   };
+  // the decision alone, for the edge's fast routes: a `public` request is let through whatever token it carries
+  // (a valid one would only attach a user those routes never read), anything else takes the full path above
+  return Object.assign(authenticator, { decide: (route: RouteAuthInfo, requestPath: string) => decideAccess(route, requestPath, cfg, env) });
 }

@@ -38,6 +38,7 @@ export {
   TOKEN_EXPIRED,
   INVALID_AUTHENTICATION,
   invalidToken,
+  loadJose,
   type VerifyResult,
 } from './jwt.js';
 export {

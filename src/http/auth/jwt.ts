@@ -3,7 +3,7 @@
  * text the contract names. Time comes from the config's injected clock so `exp`/`nbf` boundaries are testable:
  * a token is accepted iff nbf <= now < exp, with now in whole seconds and no clock tolerance.
  */
-import { errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { AuthUser } from '../../contract/routes.js';
 import type { ResolvedAuthConfig } from './config.js';
 
@@ -15,6 +15,17 @@ export const AUTH_REQUIRED = 'Authentication required';
 export const TOKEN_EXPIRED = 'Token expired';
 export const INVALID_AUTHENTICATION = 'Invalid authentication';
 export const invalidToken = (reason: string) => `Invalid token: ${reason}`;
+
+type Jose = typeof import('jose');
+let jose: Jose | undefined;
+
+/**
+ * jose, imported on first use: a server without JWT auth never loads it (start-up time and memory);
+ * one with JWT auth loads it while starting (src/server-assembly.ts), so no request waits for it.
+ */
+export async function loadJose(): Promise<Jose> {
+  return (jose ??= await import('jose'));
+}
 
 /** Extracts the token of `Authorization: Bearer <token>` (scheme case-insensitive); undefined otherwise. */
 export function bearerToken(authorization: string | undefined): string | undefined {
@@ -40,6 +51,7 @@ export async function verifyToken(token: string | undefined, cfg: ResolvedAuthCo
   const exp = unverifiedExp(token);
   if (exp !== undefined && exp <= Math.floor(nowMs / 1000)) return { ok: false, error: TOKEN_EXPIRED };
 
+  const { jwtVerify, errors } = jose ?? (await loadJose());
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, cfg.key.key, {
@@ -50,7 +62,7 @@ export async function verifyToken(token: string | undefined, cfg: ResolvedAuthCo
       clockTolerance: 0,
     }));
   } catch (err) {
-    return { ok: false, error: describeFailure(err, cfg), cause: err };
+    return { ok: false, error: describeFailure(err, cfg, errors), cause: err };
   }
 
   let user: unknown;
@@ -80,7 +92,7 @@ function unverifiedExp(token: string): number | undefined {
 }
 
 /** The contract's texts, worded as jsonwebtoken words them (what VoltAgent clients already see). */
-function describeFailure(err: unknown, cfg: ResolvedAuthConfig): string {
+function describeFailure(err: unknown, cfg: ResolvedAuthConfig, errors: Jose['errors']): string {
   if (err instanceof errors.JWTExpired) return TOKEN_EXPIRED;
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'nbf' && err.reason === 'check_failed') return invalidToken('jwt not active');

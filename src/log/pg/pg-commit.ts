@@ -1,8 +1,9 @@
 /**
  * Group commit for the PostgreSQL log: appends, kv writes and checkpoints issued while no batch is
  * being written collect in one batch; a `setImmediate` after the current tick sends it as a single
- * `el_commit(...)` call (one statement, so one transaction and one round trip: head lock,
- * expectedStreamSeq checks, one multi-row INSERT, stream heads, kv, checkpoints, one NOTIFY).
+ * `el_commit(...)` call (one statement, so one transaction and one round trip: kv, checkpoints,
+ * head lock, expectedStreamSeq checks, one multi-row INSERT, stream heads, one NOTIFY), prepared
+ * once per session.
  * While a batch is in flight the next one fills up, so batches grow with load; one batch at a time
  * per node keeps this node's appends in call order.
  *
@@ -219,14 +220,16 @@ export class PgCommitter {
     let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null; fenced: string | null }>;
     try {
       const who = this.fencing();
-      const res = await client.query(
-        'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
-        [
+      const res = await client.query({
+        // prepared once per session: each batch is then one Bind/Execute, no parse or plan
+        name: 'el_commit',
+        text: 'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
+        values: [
           streams, counts, expected, recAppend, recOffset, bodies, putKeys, putValues, delKeys,
           [...b.checkpoints.keys()], [...b.checkpoints.values()], this.scope,
           fenced, release, who?.nodeId ?? null, who?.epoch ?? null,
         ],
-      );
+      });
       rows = res.rows;
     } catch (err) {
       this.writing = false;

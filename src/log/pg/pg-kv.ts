@@ -21,7 +21,7 @@ export class PgKv extends OverlayKv {
   }
 
   protected async readStored(key: string): Promise<string | undefined> {
-    const r = await this.pool.query<{ value: string }>('SELECT value FROM el_kv WHERE scope = $1 AND key = $2', [this.scope, bytes(key)]);
+    const r = await this.pool.query<{ value: string }>({ name: 'el_kv_get', text: 'SELECT value FROM el_kv WHERE scope = $1 AND key = $2', values: [this.scope, bytes(key)] });
     return r.rows.length ? r.rows[0].value : undefined;
   }
 

@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import pg from 'pg';
+import { DatabaseUnavailableError } from './unavailable.js';
 import { AppError } from '../../errors.js';
 import { LogFailedError } from '../group-commit.js';
 import { assertStreamId, isStreamId } from '../key-codec.js';
@@ -40,6 +41,7 @@ import { NodeLease } from './pg-lease.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
 export { StreamFencedError, type Fencing } from './pg-commit.js';
+export { DatabaseUnavailableError, redactUrl } from './unavailable.js';
 
 export interface PgLogOptions {
   /** Scope of this node's kv entries and checkpoints (default: the host name and process id). */
@@ -100,26 +102,6 @@ export interface PgEventLog extends EventLog {
   lapsedStreams(prefix: string, limit: number): Promise<string[]>;
 }
 
-/** The database could not be reached or prepared; the message names the server without credentials. */
-export class DatabaseUnavailableError extends Error {
-  constructor(url: string, cause: unknown) {
-    super(`Cannot use the PostgreSQL database at ${redactUrl(url)}: ${(cause as Error)?.message || String(cause)}`);
-    this.name = 'DatabaseUnavailableError';
-    (this as { cause?: unknown }).cause = cause;
-  }
-}
-
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable database URL)';
-  }
-}
-
 /** how long a request waits for its node to catch up with the database head */
 const CATCH_UP_TIMEOUT_MS = 10_000;
 
@@ -156,7 +138,7 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
 }
 
 async function readHead(pool: pg.Pool): Promise<number> {
-  const r = await pool.query<{ seq: string }>('SELECT seq FROM el_head WHERE id = 1');
+  const r = await pool.query<{ seq: string }>({ name: 'el_head', text: 'SELECT seq FROM el_head WHERE id = 1' });
   return Number(r.rows[0].seq);
 }
 
@@ -341,6 +323,7 @@ class PgLog implements PgEventLog {
 
   private async readRange(afterSeq: number, uptoSeq: number, limit: number): Promise<LogRecord[]> {
     const r = await this.pool.query<EventRow>({
+      name: 'el_range',
       text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
       values: [afterSeq, uptoSeq, limit],
       rowMode: 'array',
@@ -368,6 +351,7 @@ class PgLog implements PgEventLog {
     const to = Math.min(2 ** 31 - 1, Math.floor(toStreamSeq));
     if (from > to) return [];
     const r = await this.pool.query<EventRow>({
+      name: 'el_stream',
       text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE stream = $1 AND stream_seq >= $2 AND stream_seq <= $3 ORDER BY stream_seq`,
       values: [stream, from, to],
       rowMode: 'array',
@@ -381,7 +365,7 @@ class PgLog implements PgEventLog {
     // an append this node already accepted counts once committed: the head is then readable
     const pending = this.pendingByStream.get(stream);
     if (pending) await pending;
-    const r = await this.pool.query<{ head: number }>('SELECT head FROM el_streams WHERE stream = $1', [stream]);
+    const r = await this.pool.query<{ head: number }>({ name: 'el_stream_head', text: 'SELECT head FROM el_streams WHERE stream = $1', values: [stream] });
     return r.rows.length ? r.rows[0].head : 0;
   }
 

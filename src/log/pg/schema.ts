@@ -25,16 +25,19 @@
  * - `el_inbox`: commands a node forwards to the owner of their stream, and the owner's answers.
  * - `el_meta`: the schema version.
  *
- * `el_commit(...)` is one group-commit batch: lock the head row, check each append's
- * expectedStreamSeq in call order, insert all records with one INSERT, move stream heads, write the
- * node's kv and checkpoints, and NOTIFY the new head once. It is one statement, hence one
- * transaction and one round trip. Appends to fenced streams are checked first, inside the same
+ * `el_commit(...)` is one group-commit batch: write the node's kv and checkpoints (its own scope, so
+ * before the head row: other nodes' commits need not wait for them), lock the head row, check each
+ * append's expectedStreamSeq in call order, insert all records with one INSERT, move stream heads,
+ * and NOTIFY the new head once. It is one statement, hence one transaction and one round trip.
+ * Appends to fenced streams are checked right after the head row is taken, inside the same
  * transaction: the node's lease must be current and the stream must be the node's (or free to
- * claim); a fenced append writes nothing and uses up no sequence.
+ * claim); a fenced append writes nothing and uses up no sequence. Version 2 moved the kv and
+ * checkpoint writes before the head row and looks stream heads up by index (version 1 held the
+ * head row through them).
  */
 import type pg from 'pg';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 /** NOTIFY channel: the payload is the new global head after a commit. */
 export const CHANNEL = 'eventloom_log';
 /** Advisory lock key of the migration ("evlm" in ASCII). */
@@ -129,6 +132,21 @@ DECLARE
   refused jsonb := '{}';
   why text;
 BEGIN
+  -- this node's read models and checkpoints first: they touch only this node's scope, so they need
+  -- not hold up other nodes' commits, which wait for the head row taken below until this commits
+  IF coalesce(array_length(p_kv_del_keys, 1), 0) > 0 THEN
+    DELETE FROM el_kv WHERE scope = p_scope AND key = ANY (p_kv_del_keys);
+  END IF;
+  IF coalesce(array_length(p_kv_put_keys, 1), 0) > 0 THEN
+    INSERT INTO el_kv (scope, key, value)
+    SELECT p_scope, k, v FROM unnest(p_kv_put_keys, p_kv_put_values) AS kv(k, v)
+    ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value;
+  END IF;
+  IF coalesce(array_length(p_cp_names, 1), 0) > 0 THEN
+    INSERT INTO el_checkpoints (scope, name, seq)
+    SELECT p_scope, c, s FROM unnest(p_cp_names, p_cp_seqs) AS cp(c, s)
+    ON CONFLICT (scope, name) DO UPDATE SET seq = excluded.seq;
+  END IF;
   IF n > 0 THEN
     -- Held until commit: one committing transaction at a time, so sequences are dense and
     -- visible in order. Everything below reads the latest committed state (READ COMMITTED takes a
@@ -144,9 +162,9 @@ BEGIN
     END LOOP;
     -- expectedStreamSeq, evaluated in call order within each stream
     FOR r IN
-      SELECT a.i::int AS i, a.s, a.c, a.e, coalesce(st.head, 0) AS dbhead
+      -- one index lookup per append (a join would let the planner scan el_streams while the head is held)
+      SELECT a.i::int AS i, a.s, a.c, a.e, coalesce((SELECT st.head FROM el_streams st WHERE st.stream = a.s), 0) AS dbhead
       FROM unnest(p_streams, p_counts, p_expected) WITH ORDINALITY AS a(s, c, e, i)
-      LEFT JOIN el_streams st ON st.stream = a.s
       ORDER BY a.s, a.i
     LOOP
       IF cur_stream IS DISTINCT FROM r.s THEN
@@ -187,19 +205,6 @@ BEGIN
       UPDATE el_head SET seq = v_seq WHERE id = 1;
       PERFORM pg_notify('${CHANNEL}', v_seq::text);
     END IF;
-  END IF;
-  IF coalesce(array_length(p_kv_del_keys, 1), 0) > 0 THEN
-    DELETE FROM el_kv WHERE scope = p_scope AND key = ANY (p_kv_del_keys);
-  END IF;
-  IF coalesce(array_length(p_kv_put_keys, 1), 0) > 0 THEN
-    INSERT INTO el_kv (scope, key, value)
-    SELECT p_scope, k, v FROM unnest(p_kv_put_keys, p_kv_put_values) AS kv(k, v)
-    ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value;
-  END IF;
-  IF coalesce(array_length(p_cp_names, 1), 0) > 0 THEN
-    INSERT INTO el_checkpoints (scope, name, seq)
-    SELECT p_scope, c, s FROM unnest(p_cp_names, p_cp_seqs) AS cp(c, s)
-    ON CONFLICT (scope, name) DO UPDATE SET seq = excluded.seq;
   END IF;
   RETURN QUERY SELECT i::int, res_seq[i], res_ss[i], res_actual[i], res_fenced[i] FROM generate_series(1, n) AS i;
 END

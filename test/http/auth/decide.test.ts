@@ -129,4 +129,14 @@ describe('createAuthenticator', () => {
     expect(await auth({ ...wsTest, auth: 'execution' }, { path: '/ws', headers: {}, query: new URLSearchParams({ token: t }) })).toMatchObject({ ok: true, user: { sub: 'u1' } });
     expect(await auth(wsObs, { path: '/ws/observability/x', headers: {}, query: new URLSearchParams({ dev: 'true' }) })).toEqual({ ok: true });
   });
+
+  it('tells the decision alone, as decideAccess makes it, without reading a credential', async () => {
+    const cfg = await cfgOf({ protectedRoutes: ['GET /agents'], publicRoutes: ['POST /agents/open/text'] });
+    for (const [c, env] of [[cfg, dev], [undefined, dev], [cfg, prod]] as const) {
+      const auth = createAuthenticator(c, env);
+      for (const [route, path] of [[agents, '/agents'], [text, '/agents/a/text'], [text, '/agents/open/text'], [traces, '/observability/traces'], [updates, '/updates'], [custom, '/hello']] as const) {
+        expect(auth.decide(route, path)).toBe(decideAccess(route, path, c, env));
+      }
+    }
+  });
 });
