@@ -10,8 +10,10 @@
  *     (req/s, p50, and p50 − the floor's p50 at 1 connection);
  * (c) `generateText` on the demo model in this process (µs of CPU per call) against the server's
  *     CPU per `POST /agents/assistant/text`;
- * (d) the bare SSE broadcaster (bench/lib/broadcaster.ts) with N observers (eventloom's fan-out
- *     against it is `bench:workflows` (b)).
+ * (d) N SSE observers of one execution (bench:workflows (b): `ticker` emits E events, every reader
+ *     must get each once) against the bare SSE broadcaster (bench/lib/broadcaster.ts) writing the
+ *     same number of frames to as many readers: latency p50/p99, RSS per idle observer, server CPU
+ *     per event; p99 as a ratio to the broadcaster's of the same round.
  * The servers alternate (eventloom, floor, eventloom, floor …) per scenario so drift hits both.
  * With BENCH_FLOORS_BASELINE=<another eventloom checkout> a third server (that checkout's CLI) joins
  * the alternation: before/after figures of a change, as ratios from one run.
@@ -29,7 +31,7 @@ import type { Scenario } from './lib/peer-scenarios.js';
 import { ROOT } from './lib/peer-install.js';
 import { startServer } from './lib/peer-servers.js';
 import { AGENTS_SCENARIO, EXECUTE_SCENARIO, FLOOR_AGENTS, FLOOR_EXECUTE, TEXT_SCENARIO, captureEventloom, generateTextFloor, measure, startFloor, type Captured, type Measured } from './lib/floors.js';
-import { fanoutBroadcaster } from './lib/sse-fanout.js';
+import { fanoutBroadcaster, fanoutEventloom, startFanoutServer, type FanoutResult } from './lib/sse-fanout.js';
 
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 5);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
@@ -124,9 +126,36 @@ async function main(): Promise<void> {
     console.log('');
   }
   if (wanted('sse')) {
-    console.log(`## (d) bare SSE broadcaster, ${OBSERVERS} observers, ${EVENTS} events every ${INTERVAL_MS} ms`);
-    const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
-    console.log(`  ${br.exactlyOnce}/${OBSERVERS} got every event once; latency p50 ${br.p50.toFixed(2)} ms, p99 ${br.p99.toFixed(2)} ms, max ${br.max.toFixed(2)} ms; ${(((br.rssIdle - br.rssBefore) * 1024) / OBSERVERS).toFixed(1)} KiB RSS per idle observer\n`);
+    console.log(`## (d) ${OBSERVERS} SSE observers of one execution against the bare broadcaster, ${EVENTS} events every ${INTERVAL_MS} ms, ${ROUNDS} rounds`);
+    type Fanout = FanoutResult & { exactlyOnce: number };
+    const roots: Array<[string, string]> = [['eventloom', ROOT], ...(BASELINE ? [['eventloom (baseline)', BASELINE] as [string, string]] : [])];
+    const rows: Array<{ round: number; name: string; r: Fanout; ratio: number }> = [];
+    const kib = (r: Fanout) => ((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS;
+    const kibCollected = (r: Fanout) => ((r.rssCollected - r.rssBefore) * 1024) / OBSERVERS;
+    const line = (round: number, name: string, r: Fanout, ratio?: number) =>
+      console.log(`  round ${round} ${name.padEnd(20)} ${r.exactlyOnce}/${OBSERVERS} once  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms${ratio ? ` (${ratio.toFixed(2)}× the broadcaster)` : ''}  max ${r.max.toFixed(1)} ms  ${kib(r).toFixed(2)} KiB/idle observer (${kibCollected(r).toFixed(2)} after a full GC)  CPU ${(r.cpuMs / EVENTS).toFixed(1)} ms/event  load ${r.load.toFixed(2)}`);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
+      rows.push({ round, name: 'broadcaster', r: br, ratio: 1 });
+      line(round, 'broadcaster', br);
+      for (const [name, root] of round % 2 ? roots : [...roots].reverse()) {
+        const server = await startFanoutServer(root);
+        try {
+          const r = await fanoutEventloom(server.url, server.pid, OBSERVERS, EVENTS, INTERVAL_MS, name);
+          rows.push({ round, name, r, ratio: r.p99 / br.p99 });
+          line(round, name, r, r.p99 / br.p99);
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+    console.log(`\n| server | exactly once | p50 ms | p99 ms | p99 ÷ broadcaster | KiB per idle observer | after a full GC | server CPU ms/event |\n|---|--:|--:|--:|--:|--:|--:|--:|`);
+    for (const name of ['broadcaster', ...roots.map(([n]) => n)]) {
+      const rs = rows.filter((x) => x.name === name);
+      const span = (f: (x: (typeof rs)[0]) => number, d: number) => `${Math.min(...rs.map(f)).toFixed(d)}–${Math.max(...rs.map(f)).toFixed(d)}`;
+      console.log(`| ${name} | ${Math.min(...rs.map((x) => x.r.exactlyOnce))}/${OBSERVERS} | ${span((x) => x.r.p50, 1)} | ${span((x) => x.r.p99, 1)} | ${span((x) => x.ratio, 2)} | ${span((x) => kib(x.r), 2)} | ${span((x) => kibCollected(x.r), 2)} | ${span((x) => x.r.cpuMs / EVENTS, 1)} |`);
+    }
+    console.log('');
   }
   console.log(`load avg at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 }

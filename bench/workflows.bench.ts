@@ -30,7 +30,7 @@ import autocannon from 'autocannon';
 import { benchMemoryRoutes, describeMemory, residentMiB, note, type MemorySample } from './lib/memory-after-load.js';
 import { printMachineInfo } from './lib/machine-info.js';
 import { captureEventloom, startFloor } from './lib/floors.js';
-import { fanoutBroadcaster, now, openObservers, pct, rssMiB, spawnChild, type FanoutResult, type Observer } from './lib/sse-fanout.js';
+import { fanoutBroadcaster, fanoutEventloom, rssMiB, spawnChild, type FanoutResult } from './lib/sse-fanout.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -39,7 +39,6 @@ const OBSERVERS = Number(process.env.BENCH_OBSERVERS ?? 10_000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50);
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 20);
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
-const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
 
 // ---------------------------------------------------------------- server mode (child process)
 
@@ -103,40 +102,6 @@ async function executeLoad(url: string, opts: { duration?: number; amount?: numb
   });
 }
 
-async function fanoutEventloom(url: string, pid: number): Promise<FanoutResult & { exactlyOnce: number }> {
-  const started = await json(`${url}/workflows/ticker/execute`, { method: 'POST', body: JSON.stringify({ input: { events: EVENTS, intervalMs: INTERVAL_MS } }) });
-  const id = started.data.executionId as string;
-  progress(`eventloom: ticker ${id} suspended, attaching ${OBSERVERS} observers`);
-  await new Promise((r) => setTimeout(r, 500));
-  const rssBefore = rssMiB(pid);
-  const { observers, finished, agent } = await openObservers(
-    OBSERVERS,
-    `${url}/workflows/ticker/executions/${id}/stream`,
-    (o, event, seq, data, at) => {
-      o.ids.push(seq);
-      if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
-      if (event === 'workflow-suspended') (o as Observer & { attached?: boolean }).attached = true;
-      if (event === 'workflow-result') o.done = true;
-    },
-    (o) => !!(o as Observer & { attached?: boolean }).attached,
-  );
-  progress('eventloom: all observers attached; resuming the ticker');
-  await new Promise((r) => setTimeout(r, 1_000));
-  const rssIdle = rssMiB(pid);
-  await json(`${url}/workflows/ticker/executions/${id}/resume`, { method: 'POST', body: JSON.stringify({ resumeData: { go: true } }) });
-  await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
-  agent.destroy();
-  // exactly once and in order: ids 1..last with no gap or duplicate, the last frame workflow-result
-  let exactlyOnce = 0;
-  for (const o of observers) {
-    const ticks = o.latencies.length;
-    const ordered = o.ids.every((v, i) => (i === o.ids.length - 1 ? true : o.ids[i + 1] === v + 1));
-    if (o.done && ticks === EVENTS && o.ids[0] === 1 && ordered) exactlyOnce++;
-  }
-  const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
-  return { rssBefore, rssIdle, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce };
-}
-
 async function main(): Promise<void> {
   printMachineInfo('eventloom workflows benchmark');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-wf-'));
@@ -158,13 +123,13 @@ async function main(): Promise<void> {
 
     // (b)
     console.log(`## (b) ${OBSERVERS} SSE observers of one execution, ${EVENTS} events every ${INTERVAL_MS} ms`);
-    const ev = await fanoutEventloom(url, pid);
+    const ev = await fanoutEventloom(url, pid, OBSERVERS, EVENTS, INTERVAL_MS);
     const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
     const row = (name: string, r: FanoutResult & { exactlyOnce: number }) =>
       console.log(
-        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${String(r.errors).padStart(7)}`,
+        `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f1(((r.rssCollected - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f2(r.cpuMs / EVENTS).padStart(11)} ${String(r.errors).padStart(7)} ${f2(r.load).padStart(6)}`,
       );
-    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'errors'.padStart(7)}`);
+    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'after GC'.padStart(10)} ${'CPU ms/ev'.padStart(11)} ${'errors'.padStart(7)} ${'load'.padStart(6)}`);
     row('eventloom (durable)', ev);
     row('uWS broadcaster', br);
     console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);

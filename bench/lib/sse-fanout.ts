@@ -1,17 +1,27 @@
 /**
  * SSE fan-out measurement shared by `bench:workflows` and `bench:floors`: N plain HTTP readers of
  * one SSE stream that record every frame's id and delivery latency (receive time − the `sentAt`
- * the sender stamped), and the floor run against the bare broadcaster (broadcaster.ts) in a child
- * process: every reader must get every event exactly once, in order.
+ * the sender stamped), run against eventloom (N observers of one `ticker` execution, a server of
+ * any checkout: `startFanoutServer`) and against the bare broadcaster (broadcaster.ts) in a child
+ * process: every reader must get every event exactly once, in order. Both report the server's CPU
+ * time while it fanned the events out, and the load average when they finished.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 
 export const now = () => performance.timeOrigin + performance.now();
 const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
 export const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+
+/** CPU time (user + system) of a process so far, ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
+}
 
 export function rssMiB(pid: number): number {
   const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
@@ -106,21 +116,108 @@ export async function openObservers(n: number, target: string, onFrame: (o: Obse
 
 export interface FanoutResult {
   rssBefore: number;
+  /** RSS with every reader attached and idle, 1 s after the last attached (garbage of the attach burst included) */
   rssIdle: number;
+  /** the same after a full collection (NaN when the server cannot be asked for one) */
+  rssCollected: number;
   p50: number;
   p99: number;
   max: number;
   complete: number;
   errors: number;
+  /** server CPU time (user + system) from the start of the events to the last reader's end, ms */
+  cpuMs: number;
+  /** 1-minute load average when the run ended */
+  load: number;
+}
+
+const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: number; rssIdle: number; rssCollected: number; cpuMs: number }): FanoutResult & { exactlyOnce: number } => {
+  const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
+  return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0]! };
+};
+
+/** A bench:workflows server (`--serve`: uWS + LevelDB in a temp dir, with the `ticker` workflow) of the checkout at `root`. */
+export async function startFanoutServer(root: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-fanout-'));
+  const { child, match } = await spawnChild([path.join(root, 'bench', 'workflows.bench.ts'), '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc']);
+  const exited = new Promise((r) => child.once('exit', r));
+  return {
+    url: match[1]!,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** RSS of `pid` after a full collection requested at `url` (POST); NaN when the server has no such route. */
+async function rssAfterGc(url: string, pid: number): Promise<number> {
+  try {
+    const res = await fetch(url, { method: 'POST' });
+    await res.arrayBuffer();
+    if (!res.ok) return NaN;
+  } catch {
+    return NaN;
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  return rssMiB(pid);
+}
+
+/**
+ * eventloom's fan-out: a `ticker` execution that suspends until OBSERVERS readers of its stream are
+ * attached (idle RSS per observer), then EVENTS ticks INTERVAL_MS apart; each reader must get ids
+ * 1..n once and in order, every tick, and the final `workflow-result`.
+ */
+export async function fanoutEventloom(url: string, pid: number, OBSERVERS: number, EVENTS: number, INTERVAL_MS: number, label = 'eventloom'): Promise<FanoutResult & { exactlyOnce: number }> {
+  const post = async (p: string, body: unknown) => (await fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+  const started = await post('/workflows/ticker/execute', { input: { events: EVENTS, intervalMs: INTERVAL_MS } });
+  const id = started.data.executionId as string;
+  progress(`${label}: ticker ${id} suspended, attaching ${OBSERVERS} observers`);
+  await new Promise((r) => setTimeout(r, 500));
+  // both RSS figures count from a collected heap
+  await rssAfterGc(`${url}/bench/gc`, pid);
+  const rssBefore = rssMiB(pid);
+  const { observers, finished, agent } = await openObservers(
+    OBSERVERS,
+    `${url}/workflows/ticker/executions/${id}/stream`,
+    (o, event, seq, data, at) => {
+      o.ids.push(seq);
+      if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
+      if (event === 'workflow-suspended') (o as Observer & { attached?: boolean }).attached = true;
+      if (event === 'workflow-result') o.done = true;
+    },
+    (o) => !!(o as Observer & { attached?: boolean }).attached,
+  );
+  progress(`${label}: all observers attached; resuming the ticker`);
+  await new Promise((r) => setTimeout(r, 1_000));
+  const rssIdle = rssMiB(pid);
+  // the server of bench:workflows has a benchmark-only full-collection route when it runs with --expose-gc
+  const rssCollected = await rssAfterGc(`${url}/bench/gc`, pid);
+  const cpu0 = cpuMs(pid);
+  await post(`/workflows/ticker/executions/${id}/resume`, { resumeData: { go: true } });
+  await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
+  const cpu = cpuMs(pid) - cpu0;
+  agent.destroy();
+  // exactly once and in order: ids 1..last with no gap or duplicate, the last frame workflow-result
+  let exactlyOnce = 0;
+  for (const o of observers) {
+    const ticks = o.latencies.length;
+    const ordered = o.ids.every((v, i) => (i === o.ids.length - 1 ? true : o.ids[i + 1] === v + 1));
+    if (o.done && ticks === EVENTS && o.ids[0] === 1 && ordered) exactlyOnce++;
+  }
+  return summarise(observers, exactlyOnce, { rssBefore, rssIdle, rssCollected, cpuMs: cpu });
 }
 
 /** The floor: the bare broadcaster, OBSERVERS readers, EVENTS frames every INTERVAL_MS. */
 export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTERVAL_MS: number): Promise<FanoutResult & { exactlyOnce: number }> {
-  const { child, match } = await spawnChild([path.join(import.meta.dirname, 'broadcaster.ts')], /broadcaster listening on (\d+)/);
+  const { child, match } = await spawnChild([path.join(import.meta.dirname, 'broadcaster.ts')], /broadcaster listening on (\d+)/, ['--expose-gc']);
   const base = `http://127.0.0.1:${match[1]}`;
   progress(`broadcaster on ${base}, attaching ${OBSERVERS} observers`);
   try {
     await new Promise((r) => setTimeout(r, 300));
+    await rssAfterGc(`${base}/gc`, child.pid!);
     const rssBefore = rssMiB(child.pid!);
     const { observers, finished, agent } = await openObservers(
       OBSERVERS,
@@ -134,14 +231,16 @@ export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTER
     while (Number(await (await fetch(`${base}/count`)).text()) < OBSERVERS) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_000));
     const rssIdle = rssMiB(child.pid!);
+    const rssCollected = await rssAfterGc(`${base}/gc`, child.pid!);
     progress('broadcaster: all observers attached; broadcasting');
+    const cpu0 = cpuMs(child.pid!);
     await fetch(`${base}/start?events=${EVENTS}&intervalMs=${INTERVAL_MS}`, { method: 'POST' });
     await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
+    const cpu = cpuMs(child.pid!) - cpu0;
     agent.destroy();
     let exactlyOnce = 0;
     for (const o of observers) if (o.latencies.length === EVENTS && o.ids.every((v, i) => v === i + 1)) exactlyOnce++;
-    const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
-    return { rssBefore, rssIdle, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce };
+    return summarise(observers, exactlyOnce, { rssBefore, rssIdle, rssCollected, cpuMs: cpu });
   } finally {
     child.kill('SIGKILL');
   }

@@ -356,6 +356,9 @@ export class HttpEdge {
     const validBody = validate(route.body, body, 'body');
     const proto = raw.headers['x-forwarded-proto'] ?? 'http';
     const host = raw.headers['x-forwarded-host'] ?? raw.headers.host ?? 'localhost';
+    // the signal handed out; once a stream's sink owns the response (below), the sink's
+    let requestSignal: AbortSignal | undefined;
+    let streamSink: UwsSseSink | undefined;
     const ctx: RequestContext = {
       method: route.method,
       path: raw.path,
@@ -366,7 +369,7 @@ export class HttpEdge {
       body: validBody,
       user,
       get signal() {
-        return signal();
+        return (requestSignal ??= streamSink ? streamSink.abortSignal() : signal());
       },
       origin: `${proto}://${host}`,
     };
@@ -386,7 +389,15 @@ export class HttpEdge {
         state.done = true;
         this.inflight.delete(res);
         const sink = new UwsSseSink(res);
-        (res as { sse?: UwsSseSink }).sse = sink;
+        // A stream whose handler took the request's signal keeps the request's abort handler, which aborts
+        // that signal and then the sink. Any other stream (the many observers of an execution) hands
+        // the abort to its sink, so the request's headers and closures are not kept alive while it is
+        // open; `ctx.signal` read from then on is the sink's.
+        if (requestSignal) (res as { sse?: UwsSseSink }).sse = sink;
+        else {
+          streamSink = sink;
+          sink.ownAbort();
+        }
         logAccess(200);
         res.cork(() => {
           res.writeStatus('200 OK');
@@ -399,7 +410,9 @@ export class HttpEdge {
           res.write(SSE_PING_FRAME);
         });
         try {
-          await result.start(sink);
+          // a stream started synchronously ends this request in the same turn
+          const started = result.start(sink);
+          if (started instanceof Promise) await started;
         } catch (err) {
           this.options.onError?.(err, { method: raw.method, path: raw.path });
           sink.end();

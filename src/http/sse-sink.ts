@@ -2,6 +2,11 @@
  * The SSE writer on a uWS response: writes pre-encoded frames, respects backpressure (a frame that
  * does not fit waits in a queue until `onWritable`), and closes a reader whose unsent bytes exceed the
  * limit instead of buffering without bound (decisions.md §10.0: 8 MiB). Idle sinks get `: ping`.
+ *
+ * A stream can have tens of thousands of idle readers, so a sink is kept small: no closure, queue
+ * or timer of its own until it needs one (the queue and the `onWritable` hook appear under
+ * backpressure only), one shared keep-alive timer for all sinks, and a corked write that allocates
+ * nothing.
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import type { SseSink } from '../contract/routes.js';
@@ -11,30 +16,74 @@ export const SSE_MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 const PING_INTERVAL_MS = 15_000;
 
 type CloseReason = 'ended' | 'aborted' | 'slow';
+type CloseListener = (reason: CloseReason) => void;
 
 const liveSinks = new Set<UwsSseSink>();
 let pingTimer: NodeJS.Timeout | undefined;
 
 function ensurePingTimer(): void {
   if (pingTimer) return;
+  // every interval, a sink nothing was written to since the last tick gets a ping
   pingTimer = setInterval(() => {
-    const now = Date.now();
-    for (const sink of liveSinks) if (now - sink.lastWriteAt >= PING_INTERVAL_MS) sink.send(SSE_PING_FRAME);
+    for (const sink of liveSinks) sink.keepAlive();
   }, PING_INTERVAL_MS);
   pingTimer.unref();
 }
 
+// `cork` takes a callback: one shared callback and its arguments in module state, so a write to
+// each of 10,000 readers allocates no closure
+let corkRes: HttpResponse | undefined;
+let corkFrame: Uint8Array | undefined;
+let corkOk = true;
+const corkedWrite = () => {
+  corkOk = corkRes!.write(corkFrame!);
+};
+
+/** `res.write(frame)` inside `res.cork`; false when uWS kept some of it (backpressure). */
+function writeCorked(res: HttpResponse, frame: Uint8Array): boolean {
+  const outerRes = corkRes;
+  const outerFrame = corkFrame;
+  corkRes = res;
+  corkFrame = frame;
+  res.cork(corkedWrite);
+  const ok = corkOk;
+  corkRes = outerRes;
+  corkFrame = outerFrame;
+  return ok;
+}
+
 export class UwsSseSink implements SseSink {
   closed = false;
-  lastWriteAt = Date.now();
-  private queue: Uint8Array[] = [];
+  /** something was written since the last keep-alive tick */
+  private wrote = true;
+  /** frames waiting for uWS to drain; the first entry marks the bytes uWS itself holds */
+  private queue: Uint8Array[] | undefined;
   private queuedBytes = 0;
-  private listeners: Array<(reason: CloseReason) => void> = [];
+  private listeners: CloseListener | CloseListener[] | undefined;
+  /** aborted when the client goes or the reader is cut for being slow; made on demand */
+  private abort: AbortController | undefined;
+  private closeReason: CloseReason | undefined;
 
   constructor(private readonly res: HttpResponse, private readonly maxUnsent = SSE_MAX_UNSENT_BYTES) {
     liveSinks.add(this);
     ensurePingTimer();
-    res.onWritable(() => this.flushQueue());
+  }
+
+  /**
+   * Makes this sink the response's abort handler. The request's handler it replaces holds what the
+   * request needed (headers, the edge's closures), which an open stream must not keep alive.
+   */
+  ownAbort(): void {
+    this.res.onAborted(() => this.aborted());
+  }
+
+  /** A signal aborted when the client goes away or is cut for being too slow (not on `end()`). */
+  abortSignal(): AbortSignal {
+    if (!this.abort) {
+      this.abort = new AbortController();
+      if (this.closeReason === 'aborted' || this.closeReason === 'slow') this.abort.abort();
+    }
+    return this.abort.signal;
   }
 
   /** Called by the edge when uWS reports the client gone. */
@@ -44,19 +93,30 @@ export class UwsSseSink implements SseSink {
 
   send(frame: Uint8Array): boolean {
     if (this.closed) return false;
-    this.lastWriteAt = Date.now();
-    if (this.queue.length > 0) return this.enqueue(frame);
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(frame);
-    });
+    this.wrote = true;
+    return this.write(frame);
+  }
+
+  /** @internal the keep-alive tick: a ping when nothing was written since the last one */
+  keepAlive(): void {
+    if (this.wrote) this.wrote = false;
+    else if (!this.closed) this.write(SSE_PING_FRAME);
+  }
+
+  private write(frame: Uint8Array): boolean {
+    if (this.queue !== undefined) return this.enqueue(frame);
     // uWS keeps what it could not send; further frames wait in our queue until it drains
-    if (!ok) this.queue.push(new Uint8Array(0));
+    if (!writeCorked(this.res, frame)) this.startQueue();
     return true;
   }
 
+  private startQueue(): void {
+    this.queue = [new Uint8Array(0)];
+    this.res.onWritable(() => this.flushQueue());
+  }
+
   private enqueue(frame: Uint8Array): boolean {
-    this.queue.push(frame);
+    this.queue!.push(frame);
     this.queuedBytes += frame.byteLength;
     if (this.queuedBytes > this.maxUnsent) {
       this.closeSlow();
@@ -66,30 +126,29 @@ export class UwsSseSink implements SseSink {
   }
 
   private flushQueue(): boolean {
-    if (this.closed) return true;
+    const queue = this.queue;
+    if (this.closed || queue === undefined) return true;
     // the first entry is the marker for the bytes uWS itself holds; it has drained now
-    this.queue.shift();
-    while (this.queue.length > 0) {
-      const frame = this.queue.shift()!;
+    queue.shift();
+    while (queue.length > 0) {
+      const frame = queue.shift()!;
       this.queuedBytes -= frame.byteLength;
-      let ok = true;
-      this.res.cork(() => {
-        ok = this.res.write(frame);
-      });
-      if (!ok) {
-        this.queue.unshift(new Uint8Array(0));
+      if (!writeCorked(this.res, frame)) {
+        queue.unshift(new Uint8Array(0));
         return false;
       }
     }
+    // drained: back to direct writes (the hook stays registered; uWS calls it only after a short write)
+    this.queue = undefined;
     return true;
   }
 
   end(): void {
     if (this.closed) return;
-    if (this.queue.length > 0) {
+    if (this.queue !== undefined) {
       // let queued frames drain first, then end
       const drainThenEnd = () => {
-        if (this.queue.length === 0 && !this.closed) {
+        if (this.queue === undefined && !this.closed) {
           this.res.cork(() => this.res.end());
           this.finish('ended');
         }
@@ -107,23 +166,28 @@ export class UwsSseSink implements SseSink {
 
   private closeSlow(): void {
     if (this.closed) return;
-    this.queue = [];
+    this.queue = undefined;
     this.queuedBytes = 0;
     this.finish('slow');
     this.res.close();
   }
 
-  onClose(listener: (reason: CloseReason) => void): void {
+  onClose(listener: CloseListener): void {
     if (this.closed) listener('ended');
+    else if (this.listeners === undefined) this.listeners = listener;
+    else if (typeof this.listeners === 'function') this.listeners = [this.listeners, listener];
     else this.listeners.push(listener);
   }
 
   private finish(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
+    this.closeReason = reason;
     liveSinks.delete(this);
+    if (reason !== 'ended') this.abort?.abort();
     const ls = this.listeners;
-    this.listeners = [];
-    for (const l of ls) l(reason);
+    this.listeners = undefined;
+    if (typeof ls === 'function') ls(reason);
+    else if (ls) for (const l of ls) l(reason);
   }
 }

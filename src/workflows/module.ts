@@ -25,6 +25,7 @@ import {
   type StartedRun,
 } from './commands.js';
 import { executionIdOf, executionStream, isChildExecutionId } from './events.js';
+import type { LogRecord } from '../log/types.js';
 import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
 import { claimable } from '../cluster/ownership.js';
@@ -216,12 +217,21 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       tags: TAGS,
       query: attachQuery,
       produces: 'sse',
-      handler: async (ctx) => {
-        await readExecutionHead(engine, ctx.params.id, ctx.params.executionId);
+      handler: (ctx) => {
         const q = ctx.query as z.infer<typeof attachQuery>;
         const header = ctx.headers['last-event-id'];
         const cursor = q.fromSequence ?? (header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : 0);
-        return { kind: 'sse', start: (sink) => engine.feeds.attachSse(executionStream(ctx.params.executionId), cursor, sink) };
+        const stream = executionStream(ctx.params.executionId);
+        const answer = (): RouteResult => ({ kind: 'sse', start: (sink) => engine.feeds.attachSse(stream, cursor, sink) });
+        // a crowd attaching to one execution: its first record is in the feeds' memory, and the
+        // answer is synchronous, so nothing of the request outlives the uWS callback
+        requireWorkflow(engine, ctx.params.id);
+        const first = engine.feeds.firstRecord(stream);
+        if (!(first instanceof Promise)) {
+          checkExecutionHead(first, ctx.params.id, ctx.params.executionId);
+          return answer();
+        }
+        return first.then((rec) => (checkExecutionHead(rec, ctx.params.id, ctx.params.executionId), answer()));
       },
     },
     {
@@ -275,9 +285,8 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
 }
 
 /** 404s of the attach route, checked before the stream opens (first record only). */
-async function readExecutionHead(engine: WorkflowEngine, workflowId: string, executionId: string): Promise<void> {
-  requireWorkflow(engine, workflowId);
-  const [first] = await engine.log.readStream(executionStream(executionId), 1, 1);
+/** Throws 404 unless `first` starts a top-level execution of `workflowId`. */
+function checkExecutionHead(first: LogRecord | undefined, workflowId: string, executionId: string): void {
   const d = first?.data as { workflowId?: string; parentExecutionId?: string } | undefined;
   if (!first || first.type !== 'execution.started' || d?.workflowId !== workflowId || d.parentExecutionId) throw notFound(`Execution ${executionId} not found`);
 }

@@ -8,6 +8,8 @@ import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
 import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
+import { until } from '../helpers/until.js';
+import type { WorkflowsModule } from '../../src/workflows/module.js';
 
 let t: TestServer;
 const post = (path: string, json: unknown = {}) => api(`${t.url}${path}`, { method: 'POST', json });
@@ -144,6 +146,44 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect((await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } })).status).toBe(200);
     expect((await following).frames.at(-1)?.event).toBe('workflow-result');
+  });
+
+  it('serves a crowd of readers of one execution from several cursors: each gets every event after its cursor once, readers that hang up are dropped, none stays registered', async () => {
+    const id = (await post('/workflows/order-approval/execute', { input: { items: [{ price: 500, qty: 1 }] } })).body.data.executionId;
+    const feeds = (t.server.modules.get('workflows') as WorkflowsModule).engine.feeds;
+    const stream = `exec:${id}`;
+    // 40 readers attaching at once from Last-Event-ID 0..4; the first 10 hang up once they have read the suspension (id 5)
+    const readers = Array.from({ length: 40 }, (_, i) => {
+      const controller = new AbortController();
+      const frames: SseFrame[] = [];
+      const reader = { cursor: i % 5, hangsUp: i < 10, frames, done: Promise.resolve() };
+      reader.done = (async () => {
+        const res = await fetch(`${t.url}/workflows/order-approval/executions/${id}/stream`, { headers: { 'last-event-id': String(reader.cursor) }, signal: controller.signal });
+        for await (const f of readSse(res)) {
+          frames.push(f);
+          if (reader.hangsUp && f.event === 'workflow-suspended') return controller.abort();
+        }
+      })().catch((err: Error) => {
+        if (err.name !== 'AbortError') throw err;
+      });
+      return reader;
+    });
+    await until(() => readers.every((r) => r.frames.some((f) => f.event === 'workflow-suspended')), 'every reader to read the suspension');
+    await until(() => feeds.sseReaderCount(stream) === 30, 'the readers that hung up to be dropped');
+    // with the crowd's records in memory the route still checks the execution against the workflow named
+    expect(feeds.cachedRecord(stream, 1)?.type).toBe('execution.started');
+    expect(await api(`${t.url}/workflows/echo/executions/${id}/stream`)).toMatchObject({ status: 404, body: { error: `Execution ${id} not found` } });
+    expect(await api(`${t.url}/workflows/nope/executions/${id}/stream`)).toMatchObject({ status: 404, body: { error: 'Workflow nope not found' } });
+    expect((await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } })).status).toBe(200);
+    await Promise.all(readers.map((r) => r.done));
+    const last = Number(readers[10]!.frames.at(-1)!.id);
+    for (const r of readers) {
+      const ids = r.frames.map((f) => Number(f.id));
+      const upTo = r.hangsUp ? 5 : last;
+      expect(ids).toEqual(Array.from({ length: upTo - r.cursor }, (_, k) => r.cursor + 1 + k));
+      if (!r.hangsUp) expect(r.frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
+    }
+    expect(feeds.sseReaderCount(stream)).toBe(0);
   });
 
   it('resumes a stream after a server restart from the log, and a suspended run stays resumable', async () => {
