@@ -30,6 +30,8 @@ describe('GET /api/logs', () => {
     t0 = Date.now();
     l.debug('below the capture level');
     l.info({ agentId: 'a1', conversationId: 'c1', userId: 'u1' }, 'agent talks');
+    // the since/until test needs these two in different milliseconds (timestamps are ms-precise)
+    for (const talked = Date.now(); Date.now() === talked; );
     l.warn({ agentId: 'a2' }, 'agent two warns');
     l.error({ err: new RangeError('out of range'), workflowId: 'wf-x' }, 'workflow failed');
     l.info({ workflowId: 'nested', executionId: 'child-1', parentExecutionId: 'parent-1' }, 'child execution line');
