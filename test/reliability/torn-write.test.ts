@@ -36,10 +36,16 @@ async function integrity(dir: string): Promise<{ ok: boolean; records: number; p
   }
 }
 
-/** The newest LevelDB write-ahead log of a data directory. */
+/**
+ * The newest non-empty LevelDB write-ahead log of a data directory: the one holding the last writes.
+ * A kill just after the memtable filled can leave the next log created but still empty, while the
+ * full one waits for its compaction.
+ */
 function newestWal(dir: string): string {
   const logDir = path.join(dir, 'log');
-  const wals = readdirSync(logDir).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => Number(a.slice(0, -4)) - Number(b.slice(0, -4)));
+  const wals = readdirSync(logDir)
+    .filter((f) => /^\d+\.log$/.test(f) && statSync(path.join(logDir, f)).size > 0)
+    .sort((a, b) => Number(a.slice(0, -4)) - Number(b.slice(0, -4)));
   return path.join(logDir, wals.at(-1)!);
 }
 
@@ -50,6 +56,7 @@ it(`opens cleanly after a SIGKILL during large batches, and every torn tail of i
   const random = rng(SEED);
   const ledger = new Ledger();
   const conversations: string[] = [];
+  let recordsBefore = 0;
   for (let round = 0; round < 2; round++) {
     server = await spawnServer(['--port', '0', '--data', dataDir, '--config', CONFIG], {}, 30_000);
     const url = server.url;
@@ -123,7 +130,9 @@ it(`opens cleanly after a SIGKILL during large batches, and every torn tail of i
       rmSync(copy, { recursive: true, force: true });
     }
     rmSync(pristine, { recursive: true, force: true });
-    expect(size).toBeGreaterThan(100_000);
+    // the burst reached the log (the damaged WAL may be short: a memtable switch can start a new one mid-burst)
+    expect(report.records).toBeGreaterThan(recordsBefore);
+    recordsBefore = report.records;
     console.info(`torn writes round ${round}: ${report.records} records after the kill; WAL ${size} bytes damaged at ${cuts.length} offsets, every copy consistent`);
   }
 
