@@ -20,7 +20,7 @@ const cluster = usePostgres();
 const DEV = { headers: { 'x-service-dev': 'true' } };
 const LEASE_MS = 1500;
 let dataDir = '';
-let db: pg.Client;
+let db: pg.Pool;
 const servers: SpawnedServer[] = [];
 
 beforeAll(() => {
@@ -38,8 +38,8 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
   const url = await cluster().createDatabase();
-  db = new pg.Client({ connectionString: url });
-  await db.connect();
+  // a pool: the checks poll several executions at once, and one pg client runs one query at a time
+  db = new pg.Pool({ connectionString: url, max: 4 });
   const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' });
   // one after the other: the first creates the schema, the second finds it
   const a = await start(`a-${servers.length}`);
