@@ -2,8 +2,9 @@
 /**
  * Entry point of `eventloom` / `npx eventloom` / `npm start`: runs the bundled CLI in dist/. In a
  * checkout of the repository (src/ present) dist/ is rebuilt first when the sources changed since the
- * last build; an installed package ships dist/ only. A TypeScript config is loaded by the CLI through
- * tsx, so the config and the server share one copy of every eventloom module.
+ * last build; an installed package ships dist/ only. A TypeScript config is compiled by the CLI
+ * (src/config/compile-config.ts, tsx as the fallback) so that the config and the server share one copy
+ * of every eventloom module.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -5,6 +5,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import type { RouteResult } from '../contract/routes.js';
+import { AppError, toFailure } from '../errors.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -44,7 +45,14 @@ export function answerOf(result: Exclude<RouteResult, { kind: 'sse' }>): Answer 
 }
 
 /** The failure envelope as an answer. */
-export const failureAnswer = (status: number, body: unknown): Answer => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
+const failureAnswer = (status: number, body: unknown): Answer => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
+
+/** The answer to a thrown error; an unexpected one (a 5xx that is not an AppError) is reported first. */
+export function errorAnswer(err: unknown, report: ((err: unknown) => void) | undefined): Answer {
+  const { status, body } = toFailure(err);
+  if (status >= 500 && !(err instanceof AppError)) report?.(err);
+  return failureAnswer(status, body);
+}
 
 /** Writes `answer` (call it corked, or synchronously inside the uWS request handler, which is corked). */
 export function writeAnswer(res: HttpResponse, head: boolean, cors: HeaderList, answer: Answer): void {

@@ -12,9 +12,8 @@
  * place, and a fast route answers exactly what the generic path would.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { AppError, toFailure } from '../errors.js';
 import { refusesForeignOrigin, type AuthUser, type HttpMethod, type RequestContext, type RouteDef, type RouteResult } from '../contract/routes.js';
-import { answerOf, failureAnswer, writeAnswer, type Answer, type HeaderList } from './answer.js';
+import { answerOf, errorAnswer, writeAnswer, type Answer, type HeaderList } from './answer.js';
 import type { CorsPolicy } from './cors.js';
 import { decodeParam, splitPath } from './router.js';
 import { HEADER_LIMIT_BYTES } from './auth/header-limit.js';
@@ -194,9 +193,7 @@ function settle(edge: FastRouteEdge, result: RouteResult, path: string): Answer 
 }
 
 function failure(edge: FastRouteEdge, err: unknown, path: string): Answer {
-  const { status, body } = toFailure(err);
-  if (status >= 500 && !(err instanceof AppError)) edge.onError?.(err, { method: 'GET', path });
-  return failureAnswer(status, body);
+  return errorAnswer(err, edge.onError && ((e) => edge.onError!(e, { method: 'GET', path })));
 }
 
 function finish(edge: FastRouteEdge, res: HttpResponse, cors: HeaderList, path: string, started: number, answer: Answer): void {

@@ -18,7 +18,7 @@ import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
 import { mergeUserIntoBody } from './auth/propagate.js';
 import { mountFastRoutes } from './fast-routes.js';
-import { answerOf, failureAnswer, statusLine, writeAnswer, type Answer } from './answer.js';
+import { answerOf, errorAnswer, statusLine, writeAnswer, type Answer } from './answer.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const BODY_TIMEOUT_MS = 30_000;
@@ -234,11 +234,7 @@ export class HttpEdge {
       logAccess(answer.status ?? 200);
       res.cork(() => writeAnswer(res, raw.method === 'HEAD', corsHeaders, answer));
     };
-    const fail = (err: unknown) => {
-      const { status, body } = toFailure(err);
-      if (status >= 500 && !(err instanceof AppError)) this.options.onError?.(err, { method: raw.method, path: raw.path });
-      respond(failureAnswer(status, body));
-    };
+    const fail = (err: unknown) => respond(errorAnswer(err, this.options.onError && ((e) => this.options.onError!(e, { method: raw.method, path: raw.path }))));
 
     if (this.stopping) return fail(new AppError('UNAVAILABLE', 'Server is shutting down'));
     if (raw.url.length + raw.rawQuery.length > MAX_URL_BYTES) return fail(new AppError('URI_TOO_LONG', 'URI too long'));

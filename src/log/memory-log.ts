@@ -202,6 +202,12 @@ class MemoryKv implements KeyValueStore {
     this.data.set(key, encodeKvValue(key, value));
   }
 
+  async putEncoded(key: string, json: string): Promise<void> {
+    this.ensureOpen();
+    assertName(key, 'kv key');
+    this.data.set(key, json);
+  }
+
   async del(key: string): Promise<void> {
     this.ensureOpen();
     assertName(key, 'kv key');

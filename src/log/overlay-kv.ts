@@ -37,6 +37,15 @@ export abstract class OverlayKv implements KeyValueStore {
     }
   }
 
+  putEncoded(key: string, json: string): Promise<void> {
+    try {
+      assertName(key, 'kv key');
+      return this.track(key, { json });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
   del(key: string): Promise<void> {
     try {
       assertName(key, 'kv key');

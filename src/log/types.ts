@@ -112,6 +112,8 @@ export interface EventLog {
 export interface KeyValueStore {
   get<T = unknown>(key: string): Promise<T | undefined>;
   put(key: string, value: unknown): Promise<void>;
+  /** `put` of a value already encoded as JSON by `encodeKvValue` (a projection writing one value under several keys encodes it once). */
+  putEncoded(key: string, json: string): Promise<void>;
   del(key: string): Promise<void>;
   /** Entries with `gte <= key < lt`, in key order (or reverse), at most `limit`. */
   range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>>;

@@ -16,6 +16,7 @@
  */
 import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
+import { encodeKvValue } from '../log/kv-codec.js';
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 
 /** The writes one fold produces, issued by the runner with the checkpoint. */
@@ -250,7 +251,25 @@ export class ProjectionRunner {
   private commit(writes: ProjectionWrites, lastSeq: number, folded: boolean): void {
     const kv = this.log.kv;
     const onFail = (err: unknown) => this.fail(err);
-    for (const [key, value] of writes.entries) (value === undefined ? kv.del(key) : kv.put(key, value)).catch(onFail);
+    // a fold often writes one object under several keys (a row and its index entries, in a row): encoded once
+    let lastValue: unknown;
+    let lastJson = '';
+    for (const [key, value] of writes.entries) {
+      if (value === undefined) {
+        kv.del(key).catch(onFail);
+        continue;
+      }
+      try {
+        if (value !== lastValue) {
+          lastJson = encodeKvValue(key, value);
+          lastValue = value;
+        }
+      } catch (err) {
+        onFail(err);
+        continue;
+      }
+      kv.putEncoded(key, lastJson).catch(onFail);
+    }
     const every = this.definition.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     if (this.persisted && (writes.size > 0 || lastSeq - this.checkpointed >= every)) {
       this.checkpointed = lastSeq;

@@ -126,11 +126,12 @@ export function executionResult(rec: LogRecord, executionId: string, createdAt: 
   }
 }
 
+/** A top-level step's own resume schema, or that of the step its andWhen wraps. */
+const stepResumeSchema = (step: WorkflowStep): ZodType | undefined => step.resumeSchema ?? (step.type === 'andWhen' ? step.step.resumeSchema : undefined);
+
 /** The resume schema of a top-level step: its own, a nested step's, else the workflow's. */
 export function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
-  if (step.resumeSchema) return step.resumeSchema;
-  if (step.type === 'andWhen' && step.step.resumeSchema) return step.step.resumeSchema;
-  return def.resumeSchema;
+  return stepResumeSchema(step) ?? def.resumeSchema;
 }
 
 /** The sub-workflow steps a top-level step runs: itself, or those nested in andWhen/andAll/andRace. */
@@ -145,7 +146,7 @@ function subWorkflowSteps(step: WorkflowStep): Extract<WorkflowStep, { type: 'an
  * suspended step decides (recursively, through nested sub-workflows); else the workflow's schema.
  */
 async function resumeSchemaAt(engine: WorkflowEngine, def: WorkflowDefinition, executionId: string, step: WorkflowStep): Promise<ZodType | undefined> {
-  const own = step.resumeSchema ?? (step.type === 'andWhen' ? step.step.resumeSchema : undefined);
+  const own = stepResumeSchema(step);
   if (own) return own;
   for (const sub of subWorkflowSteps(step)) {
     const childId = childExecutionId(executionId, step.id, sub.id);
