@@ -79,6 +79,8 @@ function ResumePanel({ wf, id, def, suspension }) {
   const flat = flattenSteps(def?.steps);
   const step = flat.find((s) => s.id === stepId)?.def;
   const schema = step?.resumeSchema ?? step?.nestedStep?.resumeSchema ?? def?.resumeSchema ?? null;
+  // the state record and the definition are fetched side by side: until the definition is in, the schema is
+  // unknown, and a form built then would settle on raw JSON for good (its mode is picked once, at mount)
   const resume = async (resumeData) => {
     try {
       await post(`/workflows/${enc(wf)}/executions/${enc(id)}/resume`, resumeData === undefined ? {} : { resumeData });
@@ -90,7 +92,7 @@ function ResumePanel({ wf, id, def, suspension }) {
   return html`<div class="resume-panel panel" data-resume-step=${stepId}>
     <div class="panel-head">Suspended at <strong>${stepId}</strong>${suspension?.reason ? html` — ${suspension.reason}` : null}</div>
     ${suspension?.suspendData !== undefined ? html`<${JsonView} label="Suspend data" value=${suspension.suspendData} />` : null}
-    <${SchemaForm} name="resume" schema=${schema} submitLabel="Resume" onSubmit=${resume} />
+    ${def ? html`<${SchemaForm} key=${JSON.stringify(schema)} name="resume" schema=${schema} submitLabel="Resume" onSubmit=${resume} />` : html`<p class="empty">Loading the resume form…</p>`}
   </div>`;
 }
 

@@ -19,6 +19,7 @@ import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { collectSse } from '../helpers/sse.js';
+import { closeClean, openWatchedPage, type Watched } from '../helpers/console-page.js';
 
 // page.evaluate callbacks run in the browser; the project compiles without the DOM library
 declare const window: any;
@@ -120,46 +121,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-interface Watched {
-  page: Page;
-  outside: string[];
-  errors: string[];
-  /** `<status> <path>` of every answer >= 400 */
-  failed: string[];
-}
-
-/** A page whose requests and console errors are recorded. */
-async function openPage(path: string, base = proxy.url): Promise<Watched> {
-  const page = await browser.newPage();
-  const w: Watched = { page, outside: [], errors: [], failed: [] };
-  page.on('response', (res) => {
-    if (res.status() >= 400) w.failed.push(`${res.status()} ${new URL(res.url()).pathname}`);
-  });
-  page.on('request', (req) => {
-    if (!req.url().startsWith(base) && !req.url().startsWith(base.replace('http:', 'ws:'))) w.outside.push(req.url());
-  });
-  page.on('console', (m) => {
-    if (m.type() === 'error') w.errors.push(m.text());
-  });
-  page.on('pageerror', (e) => w.errors.push(e.message));
-  await page.goto(`${base}${path}`);
-  return w;
-}
-
-/**
- * Closes the page and checks it stayed on its origin and logged no error. Chromium logs every answer >= 400 as a
- * console error; `expectedFailures` names the answers a test provokes on purpose (`<status> <path regex>`), and
- * those console lines are then accounted for by them. `allowedErrors` covers a deliberately cut network.
- */
-async function closeClean(w: Watched, { expectedFailures = [], allowedErrors = [] }: { expectedFailures?: RegExp[]; allowedErrors?: RegExp[] } = {}) {
-  await w.page.close();
-  expect(w.outside).toEqual([]);
-  expect(w.failed.filter((f) => !expectedFailures.some((r) => r.test(f)))).toEqual([]);
-  const resourceErrors = w.errors.filter((e) => /^Failed to load resource: the server responded with a status of/.test(e));
-  expect(resourceErrors.length).toBeLessThanOrEqual(w.failed.length);
-  const others = w.errors.filter((e) => !resourceErrors.includes(e) && !allowedErrors.some((r) => r.test(e)));
-  expect(others).toEqual([]);
-}
+/** A page of the console through the proxy (or `base`) whose requests and console errors are recorded. */
+const openPage = (path: string, base = proxy.url): Promise<Watched> => openWatchedPage(browser, base, path);
 
 const seqsOnPage = (page: Page) => page.$$eval('[data-seq]', (els) => els.map((e) => Number(e.getAttribute('data-seq'))));
 const stateOf = async (wf: string, id: string) => (await api(`${t.url}/workflows/${wf}/executions/${id}/state`)).body.data;
