@@ -192,7 +192,7 @@ export function RunsList({ p, catalog }) {
     </table>
     <nav class="pager">
       <button type="button" disabled=${data.page <= 0} onClick=${() => patchParams({ page: data.page - 1 || '' })}>← Newer</button>
-      <span>page ${data.page + 1} of ${pages} · ${data.total} runs</span>
+      <span>page ${data.page + 1} of ${pages} · ${data.total} ${data.total === 1 ? 'run' : 'runs'}</span>
       <button type="button" disabled=${data.page + 1 >= pages} onClick=${() => patchParams({ page: data.page + 1 })}>Older →</button>
     </nav>
   </section>`;

@@ -68,6 +68,14 @@ describe('the paused runs list', () => {
     expect(await page.textContent('[data-feed]')).toBe('live');
     await closeClean(w);
   });
+
+  it('says “1 run” under a list of one', async () => {
+    expect((await post('/workflows/pipeline/execute', { input: { x: 3 }, options: { executionId: 'single-run-1' } })).status).toBe(200);
+    const w = await openPage('/console?q=single-run-1');
+    await w.page.waitForSelector('[data-execution-id="single-run-1"]');
+    expect(await w.page.textContent('.pager span')).toBe('page 1 of 1 · 1 run');
+    await closeClean(w);
+  });
 });
 
 describe('the sign-in button', () => {
