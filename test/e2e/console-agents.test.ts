@@ -113,11 +113,11 @@ describe('the agent chat', () => {
     const w = await openPage(`/console?view=agents&agent=assistant&user=reader&conv=${conv}`);
     const { page } = w;
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('.chat .msg').length === 40);
-    await page.fill('input[name="message"]', `Please repeat ${Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ')}`);
+    await page.fill('input[name="message"]', `Please repeat ${Array.from({ length: 150 }, (_, i) => `word${i}`).join(' ')}`);
     await page.click('form.composer button[type="submit"]');
     await page.waitForSelector('.chat .msg-assistant:not([data-done]) .msg-text:has-text("word1")', { timeout: 15_000 });
     await page.$eval('.chat .messages', (el: any) => (el.scrollTop = 0));
-    await page.waitForSelector('.chat .msg-assistant[data-done="true"]:has-text("word79")', { timeout: 15_000 });
+    await page.waitForSelector('.chat .msg-assistant[data-done="true"]:has-text("word149")', { timeout: 15_000 });
     expect(await page.$eval('.chat .messages', (el: any) => el.scrollTop)).toBe(0);
     await closeClean(w);
   });
