@@ -155,6 +155,25 @@ describe('the resume form', () => {
   });
 });
 
+describe('the resume form without the definition', () => {
+  it('falls back to raw JSON when the workflow definition cannot be read, and still resumes', async () => {
+    expect((await post('/workflows/review/execute', { options: { executionId: 'no-def' } })).body.data.status).toBe('suspended');
+    const w = await openWatchedPage(browser, t.url, '', { goto: false });
+    const { page } = w;
+    await page.route(
+      (url) => url.pathname === '/workflows/review',
+      (route) => route.fulfill({ status: 503, json: { success: false, error: 'Event store unavailable: test' } }),
+    );
+    await page.goto(`${t.url}/console?run=no-def&wf=review`);
+    await page.waitForSelector('[data-run-status="suspended"]');
+    await page.fill('form[name="resume"] textarea[name="raw"]', '{"approved": true, "comment": "without a schema"}', { timeout: 5_000 });
+    await page.click('form[name="resume"] button[type="submit"]');
+    await page.waitForSelector('[data-run-status="completed"]');
+    expect((await api(`${t.url}/workflows/review/executions/no-def/state`)).body.data.output).toEqual({ doc: 'draft', approved: true, comment: 'without a schema' });
+    await closeClean(w, { expectedFailures: [/^503 \/workflows\/review$/] });
+  });
+});
+
 describe('the event store’s health', () => {
   /** Answers the status route with the server's own answer plus `store` (or without it when undefined). */
   async function statusWithStore(page: Page, store: unknown) {
