@@ -1,7 +1,7 @@
-// Agents: a chat with any agent over /agents/:id/chat (the UI message stream, read as it arrives; tool calls as
-// cards with arguments and results; memory picked by user and conversation), a read-only browser of conversations,
-// messages and working memory, and the detail of one agent run from its history.
-import { useEffect, useRef, useState } from 'preact/hooks';
+// Agents: a chat with any agent over /agents/:id/chat (the UI message stream, read as it arrives and followed to the
+// newest message; tool calls as cards with arguments and results; memory picked by user and conversation), a
+// read-only browser of conversations, messages and working memory, and the detail of one agent run from its history.
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { createParser } from 'eventsource-parser';
 import { html } from './html.js';
 import { enc, get, qs, reportUnauthorized } from './api.js';
@@ -11,6 +11,11 @@ import { JsonView } from './json-view.js';
 import { SpansPanel } from './run-panels.js';
 import { linkTo, patchParams } from './url-state.js';
 import { fmtDuration, fmtTime } from './format.js';
+import { conversationTitle, rememberFirstUserMessage, rememberOpeningText } from './conversation-title.js';
+
+/** the server's default page of messages: a shorter answer holds the whole conversation */
+const MESSAGE_PAGE = 100;
+const nearBottom = (el) => el.scrollHeight - el.clientHeight - el.scrollTop <= 24;
 
 /** Applies one UI-message-stream chunk to the assistant message being built. */
 function applyChunk(msg, c) {
@@ -90,18 +95,40 @@ function Chat({ agent, p, onReplied }) {
   const [busy, setBusy] = useState(false);
   const abort = useRef(null);
   const own = useRef('');
+  const box = useRef(null);
+  // following the newest message: on until the reader scrolls up, on again once they are back at the bottom or send
+  const follow = useRef({ pinned: true, top: 0 });
   const userId = p.user ?? '';
   const conversationId = p.conv ?? '';
+  useLayoutEffect(() => {
+    const el = box.current;
+    const f = follow.current;
+    if (!el) return;
+    // scrolled up since the last follow (its scroll event may not have been dispatched yet): leave the view be
+    if (el.scrollTop < f.top - 2 && !nearBottom(el)) f.pinned = false;
+    if (!f.pinned) return;
+    el.scrollTop = el.scrollHeight;
+    f.top = el.scrollTop;
+  }, [messages]);
+  const onScroll = (e) => {
+    const el = e.currentTarget;
+    const f = follow.current;
+    if (nearBottom(el)) Object.assign(f, { pinned: true, top: el.scrollTop });
+    else if (el.scrollTop < f.top - 2) f.pinned = false;
+  };
   useEffect(() => {
     // a conversation this chat started keeps its messages; picking another one continues it from memory
     if (conversationId && conversationId === own.current) return;
+    follow.current = { pinned: true, top: 0 };
     setMessages([]);
     if (!conversationId || !userId || !agent.memory) return;
     let live = true;
     get(`/api/memory/conversations${qs({ agentId: agent.id, userId, limit: 500 })}`)
       .then((l) => (l.conversations.some((c) => c.id === conversationId) ? get(`/api/memory/conversations/${enc(conversationId)}/messages${qs({ agentId: agent.id, userId })}`) : undefined))
       .then((r) => {
-        if (live && r) setMessages(toChatMessages(r.messages));
+        if (!live || !r) return;
+        rememberFirstUserMessage(conversationId, r.messages, r.messages.length < MESSAGE_PAGE);
+        setMessages(toChatMessages(r.messages));
       })
       .catch(() => {});
     return () => (live = false);
@@ -113,6 +140,7 @@ function Chat({ agent, p, onReplied }) {
     const user = { role: 'user', parts: [{ type: 'text', text }] };
     const assistant = { role: 'assistant', parts: [] };
     const history = [...messages, user];
+    follow.current.pinned = true;
     setMessages([...history, assistant]);
     setText('');
     setBusy(true);
@@ -122,6 +150,7 @@ function Chat({ agent, p, onReplied }) {
       conv = own.current = crypto.randomUUID();
       patchParams({ conv }, { push: false });
     }
+    if (conv && conv === own.current && messages.length === 0) rememberOpeningText(conv, text);
     const options = userId ? { memory: { userId, conversationId: conv } } : {};
     // with memory the server holds the history; without it the client sends the conversation so far
     const input = userId ? user.parts[0].text : history.map((m) => ({ role: m.role, parts: m.parts.filter((x) => x.type === 'text').map((x) => ({ type: 'text', text: x.text })) })).filter((m) => m.parts.length);
@@ -165,7 +194,7 @@ function Chat({ agent, p, onReplied }) {
       <label>Conversation <input name="conv" value=${conversationId} placeholder=${userId ? 'new conversation' : '—'} disabled=${!userId} onChange=${(e) => patchParams({ conv: e.currentTarget.value }, { push: false })} /></label>
       ${agent.memory ? null : html`<span class="dim">this agent has no memory</span>`}
     </form>
-    <div class="messages" aria-live="polite">
+    <div class="messages" aria-live="polite" ref=${box} onScroll=${onScroll}>
       ${messages.map(
         (m, i) => html`<div class=${`msg msg-${m.role}`} key=${i} data-role=${m.role} data-done=${m.done ? 'true' : undefined}>
           ${m.parts.map((part, j) => (part.type === 'tool' ? html`<${ToolCard} key=${j} part=${part} />` : html`<div class="msg-text" key=${j}>${part.text}</div>`))}
@@ -181,10 +210,37 @@ function Chat({ agent, p, onReplied }) {
   </div>`;
 }
 
+/**
+ * Working memory of the picked conversation, read when the reader asks for it. The contract answers 404 for a
+ * conversation without one, and nothing tells the console beforehand which conversations have one (it is written
+ * through the API, not by the model), so it is not asked for unprompted; an agent without working memory is never
+ * asked at all. Keyed by conversation: another conversation starts closed.
+ */
+function WorkingMemory({ agent, userId, conversationId, version }) {
+  const config = agent.memory?.workingMemory ?? agent.memory?.config?.workingMemory ?? null;
+  const [open, setOpen] = useState(false);
+  const [wm, setWm] = useState(undefined);
+  const [err, setErr] = useState('');
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    get(`/api/memory/conversations/${enc(conversationId)}/working-memory${qs({ agentId: agent.id, userId })}`).then(
+      (r) => live && setWm(r),
+      (e) => live && (e.status === 404 ? setWm(null) : setErr(e.message)),
+    );
+    return () => (live = false);
+  }, [open, agent.id, conversationId, version]);
+  if (!config) return html`<p class="dim working-memory-off">Working memory is off for ${agent.name}.</p>`;
+  if (!open) return html`<div class="working-memory"><button type="button" name="working-memory" onClick=${() => setOpen(true)}>Show working memory (${config.scope} scope)</button></div>`;
+  return html`<div class="working-memory">
+    ${err ? html`<p class="error">${err}</p>` : null}
+    ${wm ? html`<div class="json-label">Working memory (${wm.scope}, ${wm.format})</div><pre class="mono">${wm.content}</pre>` : wm === null ? html`<p class="dim">No working memory for this conversation yet.</p>` : err ? null : html`<p class="empty">Loading…</p>`}
+  </div>`;
+}
+
 function MemoryBrowser({ agent, p, version }) {
   const [list, setList] = useState(null);
   const [conv, setConv] = useState(null);
-  const [wm, setWm] = useState(undefined);
   const [err, setErr] = useState('');
   const userId = p.user ?? '';
   useEffect(() => {
@@ -194,11 +250,12 @@ function MemoryBrowser({ agent, p, version }) {
   const known = Boolean(list?.conversations.some((c) => c.id === p.conv));
   useEffect(() => {
     setConv(null);
-    setWm(undefined);
     // a conversation the chat has just named exists once its first message is saved
     if (!agent.memory || !p.conv || !known) return;
-    get(`/api/memory/conversations/${enc(p.conv)}/messages${qs({ agentId: agent.id, userId })}`).then(setConv, (e) => setErr(e.message));
-    get(`/api/memory/conversations/${enc(p.conv)}/working-memory${qs({ agentId: agent.id, userId })}`).then(setWm, () => setWm(null));
+    get(`/api/memory/conversations/${enc(p.conv)}/messages${qs({ agentId: agent.id, userId })}`).then((r) => {
+      rememberFirstUserMessage(p.conv, r.messages, r.messages.length < MESSAGE_PAGE);
+      setConv(r);
+    }, (e) => setErr(e.message));
   }, [agent.id, p.conv, version, known]);
   if (!agent.memory) return html`<div class="panel memory"><div class="panel-head">Memory</div><p class="empty">${agent.name} has no memory configured.</p></div>`;
   return html`<div class="panel memory">
@@ -207,15 +264,15 @@ function MemoryBrowser({ agent, p, version }) {
     <ul class="conversations">
       ${(list?.conversations ?? []).map(
         (c) => html`<li key=${c.id} data-conversation-id=${c.id} class=${p.conv === c.id ? 'selected' : ''}>
-          <a href=${linkTo({ ...p, conv: c.id, user: c.userId })}>${c.title || c.id}</a> <span class="dim">${c.userId} · ${fmtTime(c.updatedAt)}</span>
+          <a href=${linkTo({ ...p, conv: c.id, user: c.userId })} title=${c.title || c.id}>${conversationTitle(c)}</a> <span class="dim">${c.userId} · ${fmtTime(c.updatedAt)}</span>
         </li>`,
       )}
       ${list && list.conversations.length === 0 ? html`<li class="empty">No conversations${userId ? ` for ${userId}` : ''}.</li>` : null}
     </ul>
     ${conv
-      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="dim">${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class="tool-card" key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
+      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class="tool-card" key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
       : null}
-    ${p.conv ? (wm ? html`<div class="working-memory"><div class="json-label">Working memory (${wm.scope}, ${wm.format})</div><pre class="mono">${wm.content}</pre></div>` : wm === null ? html`<p class="dim">No working memory.</p>` : null) : null}
+    ${p.conv && known ? html`<${WorkingMemory} key=${`${agent.id}/${p.conv}`} agent=${agent} userId=${userId} conversationId=${p.conv} version=${version} />` : null}
   </div>`;
 }
 

@@ -11,9 +11,15 @@ export class ApiError extends Error {
 }
 
 let onUnauthorized = () => {};
+let onAuthRequired = () => {};
 export const setUnauthorizedHandler = (fn) => (onUnauthorized = fn);
+/** told of every 401, asked-for or `quiet`: the server wants credentials, so the app offers to sign in */
+export const setAuthRequiredHandler = (fn) => (onAuthRequired = fn);
 /** for readers that do not go through `request` (streams): asks the app for credentials */
-export const reportUnauthorized = (reason) => onUnauthorized(reason);
+export const reportUnauthorized = (reason) => {
+  onAuthRequired();
+  onUnauthorized(reason);
+};
 
 const isConsoleGuarded = (path) => path.startsWith('/observability');
 
@@ -29,7 +35,11 @@ export async function request(method, path, body, opts = {}) {
     json = undefined;
   }
   if (!res.ok || json?.success === false) {
-    if (res.status === 401) onUnauthorized(json?.error ?? 'Authentication required');
+    if (res.status === 401) {
+      onAuthRequired();
+      // background reads (`quiet`) leave the credentials dialog to the request the user is waiting for
+      if (!opts.quiet) onUnauthorized(json?.error ?? 'Authentication required');
+    }
     throw new ApiError(res.status, json?.error ?? `${res.status} ${res.statusText}`, json);
   }
   return opts.envelope ? json : json?.data;

@@ -1,14 +1,16 @@
-// The console app: a top bar (views, credentials), the view picked from the query string, and a credentials
-// dialog that opens when the server answers 401 (token and console key kept in sessionStorage, for this tab only).
+// The console app: a top bar (views, the event store's health, and a sign-in button where the server has auth), the
+// view picked from the query string, and a credentials dialog that opens when the server answers 401 (token and
+// console key kept in sessionStorage, for this tab only).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { get, setUnauthorizedHandler } from './api.js';
+import { get, setAuthRequiredHandler, setUnauthorizedHandler } from './api.js';
 import { credentials } from './credentials.js';
 import { linkTo, onLink, patchParams, useParams } from './url-state.js';
 import { RunsList } from './runs-list.js';
 import { RunView } from './run-view.js';
 import { AgentRunView, AgentsView } from './agents.js';
+import { StoreHealth } from './store-health.js';
 
 function CredentialsDialog({ reason, onClose }) {
   const [token, setToken] = useState(credentials.token);
@@ -34,7 +36,18 @@ function App() {
   const [auth, setAuth] = useState(null);
   const [epoch, setEpoch] = useState(0);
   const [err, setErr] = useState('');
-  useEffect(() => setUnauthorizedHandler((reason) => setAuth(reason)), []);
+  // whether this server wants credentials: JWT auth is on when its OpenAPI document offers a bearer scheme, and any
+  // 401 (the console key in production, `defaultPrivate`) says so too; with neither there is nothing to sign in to
+  const [authOn, setAuthOn] = useState(null);
+  const [storeChecked, setStoreChecked] = useState(false);
+  useEffect(() => {
+    setUnauthorizedHandler((reason) => setAuth(reason));
+    setAuthRequiredHandler(() => setAuthOn(true));
+    get('/doc', { envelope: true, quiet: true }).then(
+      (doc) => setAuthOn((on) => on || Boolean(doc?.components?.securitySchemes?.bearerAuth)),
+      () => setAuthOn((on) => on ?? false),
+    );
+  }, []);
   useEffect(() => {
     Promise.all([get('/workflows'), get('/agents')]).then(([workflows, agents]) => setCatalog({ workflows, agents }), (e) => setErr(e.message));
   }, [epoch]);
@@ -58,11 +71,13 @@ function App() {
     else if (view === 'agents') body = html`<${AgentsView} p=${p} catalog=${catalog} />`;
     else body = html`<${RunsList} p=${p} catalog=${catalog} />`;
   }
-  return html`<div class="app" onClick=${onLink} data-view=${view} key=${epoch}>
+  const signedIn = Boolean(credentials.token || credentials.key);
+  return html`<div class="app" onClick=${onLink} data-view=${view} key=${epoch} data-auth=${authOn === null ? 'unknown' : authOn ? 'on' : 'off'} data-store-checked=${storeChecked ? 'true' : undefined}>
     <header class="top">
       <a class="brand" href=${linkTo({})}>eventloom <span>console</span></a>
       <nav><a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}>Agents</a><a href="/ui" target="_blank" rel="noopener">API explorer</a></nav>
-      <button type="button" class="link" name="sign-in" onClick=${() => setAuth('')}>${credentials.token || credentials.key ? 'Credentials ✓' : 'Sign in'}</button>
+      <${StoreHealth} onChecked=${() => setStoreChecked(true)} />
+      ${authOn || signedIn ? html`<button type="button" class="link" name="sign-in" onClick=${() => setAuth('')}>${signedIn ? 'Credentials ✓' : 'Sign in'}</button>` : null}
     </header>
     <main>${body}</main>
     ${auth !== null ? html`<${CredentialsDialog} reason=${auth} onClose=${(saved) => (setAuth(null), saved && setEpoch(epoch + 1))} />` : null}

@@ -74,11 +74,14 @@ function CancelControl({ wf, id }) {
   </div>`;
 }
 
-function ResumePanel({ wf, id, def, suspension }) {
+function ResumePanel({ wf, id, def, defFailed, suspension }) {
   const stepId = suspension?.stepId;
   const flat = flattenSteps(def?.steps);
   const step = flat.find((s) => s.id === stepId)?.def;
   const schema = step?.resumeSchema ?? step?.nestedStep?.resumeSchema ?? def?.resumeSchema ?? null;
+  // the state record and the definition are fetched side by side: until the definition is in, the schema is
+  // unknown, and a form built then would settle on raw JSON for good (its mode is picked once, at mount); a
+  // definition that cannot be read leaves raw JSON, the one mode that needs no schema
   const resume = async (resumeData) => {
     try {
       await post(`/workflows/${enc(wf)}/executions/${enc(id)}/resume`, resumeData === undefined ? {} : { resumeData });
@@ -90,7 +93,7 @@ function ResumePanel({ wf, id, def, suspension }) {
   return html`<div class="resume-panel panel" data-resume-step=${stepId}>
     <div class="panel-head">Suspended at <strong>${stepId}</strong>${suspension?.reason ? html` — ${suspension.reason}` : null}</div>
     ${suspension?.suspendData !== undefined ? html`<${JsonView} label="Suspend data" value=${suspension.suspendData} />` : null}
-    <${SchemaForm} name="resume" schema=${schema} submitLabel="Resume" onSubmit=${resume} />
+    ${def || defFailed ? html`<${SchemaForm} key=${JSON.stringify(schema)} name="resume" schema=${schema} submitLabel="Resume" onSubmit=${resume} />` : html`<p class="empty">Loading the resume form…</p>`}
   </div>`;
 }
 
@@ -178,13 +181,17 @@ export function RunView({ p }) {
   const { run: id, wf } = p;
   const [state, setState] = useState(null);
   const [def, setDef] = useState(null);
+  const [defFailed, setDefFailed] = useState(false);
   const [err, setErr] = useState('');
   const { events, result, version, conn } = useRunEvents(wf, id);
   const status = result?.data?.status ?? runStatus(events, state?.status);
   const now = useNow(status === 'running');
 
   useEffect(() => {
-    get(`/workflows/${enc(wf)}`).then(setDef, (e) => setErr(e.message));
+    get(`/workflows/${enc(wf)}`).then(setDef, (e) => {
+      setDefFailed(true);
+      setErr(e.message);
+    });
   }, [wf]);
   // the state record again whenever the run reaches a resting point (suspension details, cancellation, lineage)
   useEffect(() => {
@@ -228,7 +235,7 @@ export function RunView({ p }) {
         : null}
       ${state?.metadata?.traceId ? html`<span class="mono">trace ${state.metadata.traceId}</span>` : null}
     </div>
-    ${suspension ? html`<${ResumePanel} wf=${wf} id=${id} def=${def} suspension=${suspension} />` : null}
+    ${suspension ? html`<${ResumePanel} wf=${wf} id=${id} def=${def} defFailed=${defFailed} suspension=${suspension} />` : null}
     ${state?.error ? html`<div class="panel"><${JsonView} label="Run error" value=${state.error} /></div>` : null}
     <div class="run-main">
       <${Gantt} rows=${rows} recs=${recs} span=${span} selected=${selected} status=${status} replayFrom=${state?.replayFromStepId} />

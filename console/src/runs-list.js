@@ -1,6 +1,6 @@
 // The runs list: workflow executions and agent runs in one table, filters and id search in the URL, paging,
 // and live updates pushed over /ws/observability (every span start/end of a run triggers one refetch) with a
-// "pause live" toggle.
+// "pause live" toggle that counts the runs changed meanwhile.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { enc, get, qs } from './api.js';
@@ -12,6 +12,15 @@ const PAGE = 25;
 const STATUSES = ['running', 'suspended', 'completed', 'cancelled', 'error'];
 // agent history statuses → the list's vocabulary
 const AGENT_STATUS = { working: 'running', completed: 'completed', error: 'error', cancelled: 'cancelled' };
+
+/**
+ * The run a pushed span belongs to: its trace, which is one per top-level run (a run's steps, model calls and tool
+ * calls, and the sub-workflows and agents it calls, share it), else the run id the span names.
+ */
+const runOf = (span) => {
+  const a = span?.attributes ?? {};
+  return span?.traceId ?? a['workflow.execution.id'] ?? a['agent.run.id'] ?? 'unknown';
+};
 
 const toIso = (v) => (v ? new Date(v).toISOString() : undefined);
 
@@ -96,7 +105,8 @@ function Filters({ p, catalog }) {
 export function RunsList({ p, catalog }) {
   const [data, setData] = useState({ rows: [], total: 0, page: 0 });
   const [error, setError] = useState('');
-  const [pending, setPending] = useState(0);
+  // the runs with span events held back while paused (one run reports many: its own span and each step's)
+  const [pending, setPending] = useState(() => new Set());
   const [feed, setFeed] = useState('connecting');
   const paused = p.live === 'paused';
   const params = useRef(p);
@@ -135,7 +145,7 @@ export function RunsList({ p, catalog }) {
       {},
       (msg) => {
         if (msg.type !== 'OBSERVABILITY_EVENT') return;
-        if (pausedRef.current) return setPending((n) => n + 1);
+        if (pausedRef.current) return setPending((runs) => (runs.has(runOf(msg.data?.span)) ? runs : new Set(runs).add(runOf(msg.data?.span))));
         clearTimeout(timer);
         timer = setTimeout(() => reload.current(), 60);
       },
@@ -150,7 +160,7 @@ export function RunsList({ p, catalog }) {
 
   const togglePause = () => {
     if (paused) {
-      setPending(0);
+      setPending(new Set());
       patchParams({ live: '' }, { push: false });
       reload.current();
     } else patchParams({ live: 'paused' }, { push: false });
@@ -159,7 +169,7 @@ export function RunsList({ p, catalog }) {
   return html`<section class="runs">
     <header class="bar">
       <h2>Runs</h2>
-      <span class=${`feed feed-${paused ? 'paused' : feed}`} data-feed=${paused ? 'paused' : feed}>${paused ? `live paused${pending ? ` · ${pending} updates waiting` : ''}` : feed === 'live' ? 'live' : feed}</span>
+      <span class=${`feed feed-${paused ? 'paused' : feed}`} data-feed=${paused ? 'paused' : feed}>${paused ? `live paused${pending.size ? ` · ${pending.size} ${pending.size === 1 ? 'run' : 'runs'} changed` : ''}` : feed === 'live' ? 'live' : feed}</span>
       <button type="button" class="pause" aria-pressed=${paused} onClick=${togglePause}>${paused ? 'Resume live' : 'Pause live'}</button>
     </header>
     <${Filters} p=${p} catalog=${catalog} />
@@ -182,7 +192,7 @@ export function RunsList({ p, catalog }) {
     </table>
     <nav class="pager">
       <button type="button" disabled=${data.page <= 0} onClick=${() => patchParams({ page: data.page - 1 || '' })}>← Newer</button>
-      <span>page ${data.page + 1} of ${pages} · ${data.total} runs</span>
+      <span>page ${data.page + 1} of ${pages} · ${data.total} ${data.total === 1 ? 'run' : 'runs'}</span>
       <button type="button" disabled=${data.page + 1 >= pages} onClick=${() => patchParams({ page: data.page + 1 })}>Older →</button>
     </nav>
   </section>`;
