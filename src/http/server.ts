@@ -33,6 +33,22 @@ const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 256;
 
+/**
+ * The one decoder of request bodies and WS messages. Fatal: invalid UTF-8 is refused, never turned into U+FFFD and
+ * stored as if the client had sent it. `ignoreBOM` keeps a byte-order mark in the text, where JSON.parse refuses it
+ * as it always did.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The UTF-8 text of `bytes`; undefined when they are not valid UTF-8. */
+export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when `value` nests arrays/objects deeper than `max` (iterative: safe at any depth). */
 export function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 0]];
@@ -175,9 +191,11 @@ export class HttpEdge {
       message: (ws, message) => {
         const d = ws.getUserData() as WsUserData;
         if (!d.route.message) return;
-        const text = Buffer.from(message).toString('utf8');
+        // uWS hands over a view it reuses after this callback: decoded (copied) here, synchronously
+        const text = decodeUtf8(message);
         let parsed: unknown;
         try {
+          if (text === undefined) throw new SyntaxError('not UTF-8');
           parsed = JSON.parse(text);
           if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_WS_JSON;
         } catch {
@@ -337,7 +355,8 @@ export class HttpEdge {
       if (!isJsonMediaType(contentType)) {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type '${contentType ?? ''}': request bodies must be application/json`);
       }
-      const text = bodyBytes.toString('utf8');
+      const text = decodeUtf8(bodyBytes);
+      if (text === undefined) throw new AppError('INVALID_UTF8', 'Request body is not valid UTF-8');
       if (text.trim() !== '') {
         try {
           body = JSON.parse(text);
