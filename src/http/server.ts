@@ -1,10 +1,11 @@
 /**
  * The uWebSockets.js edge. One `any('/*')` handler feeds every HTTP request through the route table:
- * limits (414/431) → `Host` (403, host-check.ts) → CORS → route match (404 envelope) → body (1 MiB limit, 413/408) → foreign origin on a host-changing route (403)
- * → body media type (415) → JSON (malformed 400) → auth →
- * query/body validation (400 naming the field) → handler → envelope. WebSocket endpoints go through
- * the same table at the handshake, after the same `Host` check. uWS rules kept here and nowhere else: headers and URL are read
- * synchronously, `onAborted` is registered before any await, writes after an await are corked.
+ * limits (414/431) → `Host` (403, host-check.ts) → CORS → route match (404 envelope) → body (1 MiB limit,
+ * 413/408) → foreign origin on a host-changing route (403) → body media type (415) → UTF-8 (400) → JSON
+ * (malformed 400) → auth → query/body validation (400 naming the field) → handler → envelope. WebSocket
+ * endpoints go through the same `Host` check and table at the handshake. uWS rules kept here and nowhere
+ * else: headers and URL are read synchronously, `onAborted` is registered before any await, writes after an
+ * await are corked.
  */
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type WebSocket, type us_listen_socket } from 'uWebSockets.js';
 import type { ZodType } from 'zod';
