@@ -7,8 +7,8 @@
  * the operator lists in `server.allowedHosts`; bound elsewhere, it checks only when `allowedHosts` is set.
  * Anything else: 403 `Host not allowed: <host>`.
  *
- * An empty `Host` passes (browsers always send a name; uWS itself closes an HTTP/1.1 request without the header). `X-Forwarded-Host` is not consulted:
- * any page may send it.
+ * An empty `Host` passes (browsers always send a name; uWS itself closes an HTTP/1.1 request without the
+ * header). `X-Forwarded-Host` is not consulted: any page may send it.
  */
 import { AppError } from '../errors.js';
 
