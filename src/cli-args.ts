@@ -19,10 +19,12 @@ export interface CliArgs {
   databaseUrl?: string;
   nodeId?: string;
   leaseMs?: number;
+  /** `Host` names answered besides the loopback ones (src/http/host-check.ts) */
+  allowedHosts?: string[];
 }
 
 export const USAGE = `usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private]
-                       [--log-format pretty|json] [--access-log]
+                       [--log-format pretty|json] [--access-log] [--allowed-hosts <name,...>]
                        [--database-url <postgres://…>] [--node-id <id>] [--lease-ms <n>]
        eventloom init [dir]   write eventloom.config.ts, tsconfig.json and package.json scripts (never overwrites)`;
 
@@ -76,6 +78,10 @@ export function parseArgs(argv: string[]): CliArgs {
         args.logFormat = v;
         break;
       }
+      case '--allowed-hosts':
+        // repeated flags add up, as the names add to server.allowedHosts
+        (args.allowedHosts ??= []).push(...value().split(',').map((h) => h.trim()).filter((h) => h !== ''));
+        break;
       case '--access-log':
         args.accessLog = true;
         break;

@@ -54,6 +54,7 @@ async function start(args: CliArgs): Promise<void> {
     nodeId: args.nodeId,
     leaseMs: args.leaseMs,
     accessLog: args.accessLog,
+    allowedHosts: args.allowedHosts,
     logger,
   });
   const data = path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom');

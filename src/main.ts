@@ -13,6 +13,7 @@ import { clusterRoutes } from './cluster/cluster-routes.js';
 import { ActorHost } from './runtime/actor-host.js';
 import { startIdleCollection, type IdleCollectionOptions } from './runtime/idle-collection.js';
 import { HttpEdge, listen, type AccessEntry, type Authenticator, type RunningServer } from './http/server.js';
+import { allowedHostsOf } from './http/host-check.js';
 import type { RouteDef, WsRouteDef } from './contract/routes.js';
 import type { ModuleFactory, ServerContext, ServerModule } from './contract/server-module.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
@@ -44,6 +45,8 @@ export interface StartOptions {
   leaseMs?: number;
   /** one info line per answered request (`--access-log`) */
   accessLog?: boolean;
+  /** the CLI's --allowed-hosts (added to config.server.allowedHosts; src/http/host-check.ts) */
+  allowedHosts?: string[];
   /** garbage collections that give memory back once the loop idles after the heap grew (src/runtime/idle-collection.ts); `false` or EVENTLOOM_IDLE_GC=0 turns them off */
   idleCollection?: false | IdleCollectionOptions;
 }
@@ -122,6 +125,7 @@ function accessLogger(logger: Logger): (entry: AccessEntry) => void {
 export async function startServer(options: StartOptions): Promise<EventloomServer> {
   const env = options.env ?? process.env;
   const config = options.config;
+  const allowedHosts = allowedHostsOf(config.server?.allowedHosts, options.allowedHosts);
   const dataDir = path.resolve(options.dataDir ?? config.server?.dataDir ?? '.eventloom');
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
@@ -191,6 +195,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     wsRoutes,
     cors: config.cors,
     maxBodyBytes: config.server?.maxBodyBytes,
+    allowedHosts,
     authenticate: await options.authenticator?.(ctx, routes),
     onError: (err, where) => logger.error({ err, ...where }, 'request failed'),
     onResponse: options.accessLog ? accessLogger(logger) : undefined,

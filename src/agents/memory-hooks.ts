@@ -6,8 +6,9 @@
  * What the run does with it (decisions.md §3 "Memory"):
  * - no `userId` → memory is not touched at all;
  * - `userId` without `conversationId` → the run picks a new conversation id (UUID v4) for this call;
- * - before the model is called: `loadContext` (unless `contextLimit` is 0 and semantic memory is off)
- *   returns earlier messages, which are put before the call's own messages;
+ * - before the model is called: `loadContext` returns earlier messages, which are put before the
+ *   call's own messages; it throws (an AppError: 404 `Conversation not found: <cid>`) for a
+ *   conversation of another user, so the call is refused before the model runs;
  * - unless `readOnly`: `saveMessages` with phase `input` (the call's new messages) once the run has
  *   started, then phase `step` after every finished step (persistence mode `step`) or one `finish`
  *   call with every response message (mode `finish`). Debouncing (`debounceMs`) and conversation

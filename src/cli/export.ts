@@ -1,6 +1,7 @@
 /**
  * `eventloom export`: writes recorded streams as a portable history file (history-file.ts), from a
- * data directory the server is not running on. Never writes to the source (history-source.ts).
+ * data directory the server is not running on. Never writes to the source (history-source.ts), nor
+ * anywhere inside a data directory (out-path.ts).
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -8,6 +9,7 @@ import { openHistorySource } from './history-source.js';
 import { historyHeader } from './history-file.js';
 import { normalizeStatus, selectStreams, type StreamSelector } from './select-streams.js';
 import { CliError } from './cli-error.js';
+import { refuseOutInsideData } from './out-path.js';
 
 export const EXPORT_USAGE = `usage: eventloom export (--data <dir> | --database-url <url>) [--out <file>]
          [--execution <id> | --run <id> | --workflow <id> --status <status> --since <iso time>]
@@ -44,6 +46,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
   if (single > 1 || (single === 1 && (sel.workflowId ?? sel.status ?? sel.since) !== undefined)) {
     throw new CliError('--execution, --run and the filters (--workflow, --status, --since) exclude each other');
   }
+  if (values.out !== undefined) refuseOutInsideData(values.out, values.data);
   const source = await openHistorySource({ data: values.data, databaseUrl: values['database-url'] });
   let records = 0;
   let streams: string[];

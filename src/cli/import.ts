@@ -1,9 +1,11 @@
 /**
- * `eventloom import`: loads history files (from `eventloom export`) into a data directory. Each
- * stream is checked against its machine first (every record must be accepted in order, by the
- * machine kind and version it names), then appended in one atomic append, keeping types, data,
- * times and kinds; global sequences are the target's. A stream already present with the same
- * records is skipped; one that differs is refused. The server must not be running on the target.
+ * `eventloom import`: loads history files (from `eventloom export`) into a data directory. All or
+ * nothing: every stream is checked first (a well-formed name whose ids its records agree with,
+ * stream-agreement.ts; every record accepted in order by the machine kind and version it names;
+ * not present in the target with other records), and only then is anything written. Each stream
+ * goes in as one atomic append, keeping types, data, times and kinds; global sequences are the
+ * target's. A stream already present with the same records is skipped, so an import cut short
+ * (a crash) completes when run again. The server must not be running on the target.
  */
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -16,6 +18,7 @@ import { AGENT_RUN_KIND, AGENT_RUN_STARTED, AGENT_RUN_VERSION, agentRunMachine }
 import { readHistoryFile, type History } from './history-file.js';
 import { logDirOf } from './history-source.js';
 import { CliError } from './cli-error.js';
+import { checkStreamAgreement } from './stream-agreement.js';
 
 export const IMPORT_USAGE = `usage: eventloom import <file.jsonl>... --data <dir>
   Loads exported histories into a data directory (created if needed). Stop the server on it first.`;
@@ -26,10 +29,11 @@ const KINDS: ReadonlyMap<string, ActorKind> = new Map<string, ActorKind>([
   [`${AGENT_RUN_KIND}@${AGENT_RUN_VERSION}`, { kind: AGENT_RUN_KIND, version: AGENT_RUN_VERSION, logic: agentRunMachine, createdType: AGENT_RUN_STARTED }],
 ]);
 
-/** Refuses a stream its machine would not replay (unknown kind, a rejected record). */
+/** Refuses a stream the server could not take: unknown kind, a name or id out of place, a record its machine rejects. */
 export function checkStream(stream: string, records: LogRecord[]): void {
   const kind = KINDS.get(records[0].kind ?? '');
   if (!kind) throw new CliError(`${stream}: machine ${records[0].kind} is not one this build knows (${[...KINDS.keys()].join(', ')})`, 1);
+  checkStreamAgreement(stream, records);
   if (records[0].type !== kind.createdType) throw new CliError(`${stream}: the first record of a ${kind.kind} stream must be ${kind.createdType}, got ${records[0].type}`, 1);
   let [snapshot] = pureInitialTransition(kind.logic, records[0].data);
   for (const r of records.slice(1)) {
@@ -73,29 +77,31 @@ export async function importCommand(argv: string[]): Promise<number> {
     if (err instanceof LogLockedError) throw new CliError(`the data directory ${values.data} is in use by a running eventloom server (LevelDB lock held); stop it before importing`);
     throw err;
   }
-  let imported = 0;
   let skipped = 0;
   let recordCount = 0;
+  const toWrite: Array<[string, LogRecord[]]> = [];
   try {
     // the source's global order between streams is kept: streams go in by their first record's seq
     const ordered = [...history].sort((a, b) => a[1][0].seq - b[1][0].seq);
+    // every stream is compared with the target before the first write: a refusal leaves the target as it was
     for (const [stream, records] of ordered) {
-      const head = await log.streamHead(stream);
-      if (head > 0) {
-        const existing = await log.readStream(stream);
-        if (existing.length === records.length && existing.every((r, i) => same(r, records[i]))) {
-          skipped++;
-          continue;
-        }
-        throw new CliError(`${stream} already exists in ${values.data} with other records; nothing after it was imported`, 1);
+      if ((await log.streamHead(stream)) === 0) {
+        toWrite.push([stream, records]);
+        continue;
       }
+      const existing = await log.readStream(stream);
+      if (existing.length !== records.length || !existing.every((r, i) => same(r, records[i]))) {
+        throw new CliError(`${stream} already exists in ${values.data} with other records; nothing was imported`, 1);
+      }
+      skipped++;
+    }
+    for (const [stream, records] of toWrite) {
       await log.append(stream, records.map(toNew), { expectedStreamSeq: 0 });
-      imported++;
       recordCount += records.length;
     }
   } finally {
     await log.close();
   }
-  process.stderr.write(`imported ${imported} stream(s), ${recordCount} record(s) into ${values.data}${skipped ? `; ${skipped} already present` : ''}\n`);
+  process.stderr.write(`imported ${toWrite.length} stream(s), ${recordCount} record(s) into ${values.data}${skipped ? `; ${skipped} already present` : ''}\n`);
   return 0;
 }

@@ -23,6 +23,12 @@ export interface ServerConfig {
   host?: string;
   dataDir?: string;
   maxBodyBytes?: number;
+  /**
+   * `Host` names answered besides the loopback ones (`localhost`, 127.0.0.0/8, `[::1]`), e.g. `['api.example.com',
+   * '.internal.example']` (a leading dot: that name and all below it). Bound to loopback the check is always on;
+   * bound elsewhere only when this is set. Anything else gets 403 `Host not allowed: <host>` (src/http/host-check.ts).
+   */
+  allowedHosts?: string[];
   /** overrides the NODE_ENV rule for `/ui` */
   enableSwaggerUI?: boolean;
   /** graceful shutdown: how long to wait for in-flight work (ms, default 10 000) */

@@ -3,11 +3,12 @@
  * registered with uWS on their own pattern and answered inside uWS's request callback, with the bytes the generic
  * path (server.ts) writes for them but without its per-request work: no header object, no route match in JS, no
  * query parsing, no request context or closures, no promise. What a request costs here is one pass over its
- * headers (sizes, `Origin`, whether a body comes), the auth decision, the handler and the writes.
+ * headers (sizes, `Origin`, `Host`, whether a body comes), the auth decision, the handler and the writes.
  *
  * Every rule the generic path applies before the handler either cannot change the answer of such a route (the
  * query, a token on a public route) or sends the request to the generic path unchanged, which then applies it as
- * always: shutdown (503), a URL or header block that may be over its limit (414/431), a body to read, a route that
+ * always: shutdown (503), a URL or header block that may be over its limit (414/431), a `Host` the server does not
+ * answer (403, host-check.ts), a body to read, a route that
  * needs a token or the console guard, a path where another route wins the generic match. So the rules live in one
  * place, and a fast route answers exactly what the generic path would.
  */
@@ -15,6 +16,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { refusesForeignOrigin, type AuthUser, type HttpMethod, type RequestContext, type RouteDef, type RouteResult } from '../contract/routes.js';
 import { answerOf, errorAnswer, writeAnswer, type Answer, type HeaderList } from './answer.js';
 import type { CorsPolicy } from './cors.js';
+import type { HostPolicy } from './host-check.js';
 import { decodeParam, splitPath } from './router.js';
 import { HEADER_LIMIT_BYTES } from './auth/header-limit.js';
 
@@ -23,6 +25,8 @@ export interface FastRouteEdge {
   /** the whole route table (the fast routes are found in it, and every GET route decides where another wins) */
   routes: readonly RouteDef[];
   cors: CorsPolicy | undefined;
+  /** the edge's `Host` check, if any */
+  hosts: HostPolicy | undefined;
   /** the edge's authenticator (server.ts `Authenticator`), if any: its `decide` tells a public request from one that needs credentials */
   authenticate?: { decide?: (route: { method: 'GET'; path: string; auth: RouteDef['auth'] }, requestPath: string) => 'public' | 'protected' | 'console' };
   onError?: (err: unknown, ctx: { method: string; path: string }) => void;
@@ -78,9 +82,12 @@ const NO_PARAMS_CONTEXT = new PathOnlyContext(Object.freeze({}) as Record<string
 let headerChars = 0;
 let carriesBody = false;
 let origin = '';
+let host: string | undefined;
 function scanHeader(name: string, value: string): void {
   headerChars += name.length + value.length + 4;
   if (name === 'origin') origin = value;
+  // the last one, as the generic path's header object keeps it
+  else if (name === 'host') host = value;
   else if (name === 'content-length' || name === 'transfer-encoding') carriesBody = true;
 }
 const MAX_HEADER_CHARS = Math.floor(HEADER_LIMIT_BYTES / 3);
@@ -153,8 +160,10 @@ function answerFast(edge: FastRouteEdge, fast: FastRoute, res: HttpResponse, req
   headerChars = 0;
   carriesBody = false;
   origin = '';
+  host = undefined;
   req.forEach(scanHeader);
   if (carriesBody || headerChars > MAX_HEADER_CHARS) return edge.generic(res, req);
+  if (edge.hosts && !edge.hosts.allows(host)) return edge.generic(res, req);
   const route = fast.route;
   const n = fast.paramNames.length;
   let path = route.path;

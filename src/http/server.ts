@@ -1,10 +1,11 @@
 /**
  * The uWebSockets.js edge. One `any('/*')` handler feeds every HTTP request through the route table:
- * CORS → route match (404 envelope) → body (1 MiB limit, 413/408) → foreign origin on a host-changing route (403)
- * → body media type (415) → JSON (malformed 400) → auth →
- * query/body validation (400 naming the field) → handler → envelope. WebSocket endpoints go through
- * the same table at the handshake. uWS rules kept here and nowhere else: headers and URL are read
- * synchronously, `onAborted` is registered before any await, writes after an await are corked.
+ * limits (414/431) → `Host` (403, host-check.ts) → CORS → route match (404 envelope) → body (1 MiB limit,
+ * 413/408) → foreign origin on a host-changing route (403) → body media type (415) → UTF-8 (400) → JSON
+ * (malformed 400) → auth → query/body validation (400 naming the field) → handler → envelope. WebSocket
+ * endpoints go through the same `Host` check and table at the handshake. uWS rules kept here and nowhere
+ * else: headers and URL are read synchronously, `onAborted` is registered before any await, writes after an
+ * await are corked.
  */
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type WebSocket, type us_listen_socket } from 'uWebSockets.js';
 import type { ZodType } from 'zod';
@@ -18,6 +19,7 @@ import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
 import { mergeUserIntoBody } from './auth/propagate.js';
 import { mountFastRoutes } from './fast-routes.js';
+import { createHostPolicy, hostNotAllowed, parseAllowedHosts, type HostPolicy } from './host-check.js';
 import { answerOf, errorAnswer, statusLine, writeAnswer, type Answer } from './answer.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -31,6 +33,22 @@ const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
  * somewhere past a few thousand levels: a 500 on HTTP, an uncaught exception (a crash) in a WS callback.
  */
 export const MAX_JSON_DEPTH = 256;
+
+/**
+ * The one decoder of request bodies and WS messages. Fatal: invalid UTF-8 is refused, never turned into U+FFFD and
+ * stored as if the client had sent it. `ignoreBOM` keeps a byte-order mark in the text, where JSON.parse refuses it
+ * as it always did.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The UTF-8 text of `bytes`; undefined when they are not valid UTF-8. */
+export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
 
 /** True when `value` nests arrays/objects deeper than `max` (iterative: safe at any depth). */
 export function nestedDeeperThan(value: unknown, max: number): boolean {
@@ -69,6 +87,8 @@ export interface ServerOptions {
   onResponse?: (entry: AccessEntry) => void;
   /** false: the `pathOnly` routes take the generic path too (default true: fast-routes.ts answers them) */
   fastRoutes?: boolean;
+  /** `server.allowedHosts`: `Host` names answered besides the loopback ones (host-check.ts) */
+  allowedHosts?: readonly string[];
 }
 
 export interface AccessEntry {
@@ -137,10 +157,15 @@ export class HttpEdge {
   private readonly wsRoutes: readonly WsRouteDef[];
   private readonly inflight = new Set<HttpResponse>();
   private stopping = false;
+  private readonly allowedHosts: string[] | undefined;
+  /** set by `mount`, which knows the address listened on */
+  private hosts: HostPolicy | undefined;
 
   constructor(private readonly options: ServerOptions) {
     this.router = new Router(options.routes);
     this.cors = createCorsPolicy(options.cors);
+    // a bad entry is a start-up error, not a rule that silently never matches
+    this.allowedHosts = options.allowedHosts === undefined ? undefined : parseAllowedHosts(options.allowedHosts);
     this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.wsRoutes = options.wsRoutes ?? [];
   }
@@ -149,7 +174,9 @@ export class HttpEdge {
     return this.inflight.size;
   }
 
-  mount(app: TemplatedApp): void {
+  /** Registers the edge's handlers with `app`, which listens on `bindAddress` (it decides the `Host` check). */
+  mount(app: TemplatedApp, bindAddress: string): void {
+    this.hosts = createHostPolicy(bindAddress, this.allowedHosts);
     app.ws('/*', {
       maxPayloadLength: WS_MAX_MESSAGE_BYTES,
       maxBackpressure: WS_MAX_BUFFERED_BYTES,
@@ -165,9 +192,11 @@ export class HttpEdge {
       message: (ws, message) => {
         const d = ws.getUserData() as WsUserData;
         if (!d.route.message) return;
-        const text = Buffer.from(message).toString('utf8');
+        // uWS hands over a view it reuses after this callback: decoded (copied) here, synchronously
+        const text = decodeUtf8(message);
         let parsed: unknown;
         try {
+          if (text === undefined) throw new SyntaxError('not UTF-8');
           parsed = JSON.parse(text);
           if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) parsed = INVALID_WS_JSON;
         } catch {
@@ -190,6 +219,7 @@ export class HttpEdge {
       mountFastRoutes(app, {
         routes: this.options.routes,
         cors: this.cors,
+        hosts: this.hosts,
         authenticate: this.options.authenticate,
         onError: this.options.onError,
         onResponse: this.options.onResponse,
@@ -240,6 +270,13 @@ export class HttpEdge {
     if (raw.url.length + raw.rawQuery.length > MAX_URL_BYTES) return fail(new AppError('URI_TOO_LONG', 'URI too long'));
     const headerError = checkHeaderSize(raw.headers);
     if (headerError) return fail(headerError);
+    const declared = Number(raw.headers['content-length'] ?? '0');
+    const carriesBody = declared > 0 || raw.headers['transfer-encoding'] !== undefined;
+    // A body the request will not use (a GET's, an unknown route's, a refused request's) is still read, and
+    // dropped, before the answer: answered first, uWS closes the connection while the client is still sending,
+    // and the client's reset can swallow the answer. Over the limit it is a 413 like any body.
+    const refuse = (err: AppError) => (carriesBody && declared <= this.maxBody ? this.readBody(res, state, () => fail(err), fail) : fail(err));
+    if (this.hosts && !this.hosts.allows(raw.headers.host)) return refuse(hostNotAllowed(raw.headers.host!));
 
     if (raw.method === 'OPTIONS' && this.cors) {
       const h = this.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');
@@ -256,17 +293,9 @@ export class HttpEdge {
 
     const method = raw.method === 'HEAD' ? 'GET' : raw.method;
     const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
-    const declared = Number(raw.headers['content-length'] ?? '0');
-    const carriesBody = declared > 0 || raw.headers['transfer-encoding'] !== undefined;
-    // A body the route will not use (a GET's, an unknown route's) is still read, and dropped, before the
-    // answer: answered first, uWS closes the connection while the client is still sending, and the
-    // client's reset can swallow the answer. Over the limit it is a 413 like any body.
     if (carriesBody && declared > this.maxBody) return fail(new AppError('BODY_TOO_LARGE', `Request body too large (max ${this.maxBody} bytes)`));
     const match = this.router.match(method, raw.path);
-    if (!match) {
-      const notFound = new AppError('ROUTE_NOT_FOUND', `Route not found: ${raw.method} ${raw.path}`);
-      return carriesBody ? this.readBody(res, state, () => fail(notFound), fail) : fail(notFound);
-    }
+    if (!match) return refuse(new AppError('ROUTE_NOT_FOUND', `Route not found: ${raw.method} ${raw.path}`));
     const { route, params } = match;
 
     const run = (bodyBytes: Buffer | undefined) => {
@@ -327,7 +356,8 @@ export class HttpEdge {
       if (!isJsonMediaType(contentType)) {
         throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type '${contentType ?? ''}': request bodies must be application/json`);
       }
-      const text = bodyBytes.toString('utf8');
+      const text = decodeUtf8(bodyBytes);
+      if (text === undefined) throw new AppError('INVALID_UTF8', 'Request body is not valid UTF-8');
       if (text.trim() !== '') {
         try {
           body = JSON.parse(text);
@@ -433,6 +463,7 @@ export class HttpEdge {
         res.writeStatus(statusLine(status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ success: false, error }), true);
       });
     };
+    if (this.hosts && !this.hosts.allows(raw.headers.host)) return reject(403, hostNotAllowed(raw.headers.host!).message);
     const route = this.wsRoutes.find((r) => raw.path === r.path || (r.prefix && raw.path.startsWith(`${r.path}/`)));
     if (!route) return reject(404, `Route not found: GET ${raw.path}`);
     const rawQuery = new URLSearchParams(raw.rawQuery);
@@ -514,7 +545,7 @@ type ListenWithOptions = (host: string, port: number, options: number, cb: (sock
 /** Starts a uWS app with the edge mounted; a busy port is an error, never a silent fallback or a shared port. */
 export function listen(edge: HttpEdge, host: string, port: number): Promise<RunningServer> {
   const app = uWS.App();
-  edge.mount(app);
+  edge.mount(app, host);
   return new Promise((resolve, reject) => {
     (app.listen as unknown as ListenWithOptions).call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket: us_listen_socket | false) => {
       if (!socket) {

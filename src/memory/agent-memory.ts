@@ -5,7 +5,7 @@
  * works on whichever server runs it.
  *
  * - `loadContext`: first writes what is still buffered for the conversation (read your writes),
- *   then loads the last `contextLimit` messages (none for 0), semantic hits when semantic memory
+ *   refuses a conversation of another user (404 `Conversation not found: <cid>`), then loads the last `contextLimit` messages (none for 0), semantic hits when semantic memory
  *   is on (explicitly, or automatically when an embedder and a vector index are configured):
  *   the user's messages in this agent's conversations most similar to the call's last user text,
  *   at least `semanticThreshold`, at most `semanticLimit`, merged by `mergeStrategy` (prepend,
@@ -21,7 +21,7 @@ import type { ModelMessage } from 'ai';
 import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../agents/memory-hooks.js';
 import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import { textOf, toModelMessages, type MessageInput } from './messages.js';
-import type { MemoryStore, PendingScope } from './store.js';
+import { conversationNotFound, type MemoryStore, type PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
 import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
@@ -127,8 +127,11 @@ export class AgentMemory implements AgentMemoryHooks {
     const store = service.store;
     await this.settle(service, { conversationId: args.conversationId });
     const conv = await store.getConversation(args.conversationId);
-    // Another user's conversation gives no context (and writes to it are refused by the store).
-    const own = conv !== undefined && conv.userId === args.userId;
+    // Another user's conversation is refused here, before the model runs, as the memory routes refuse it (404, so
+    // its existence is not confirmed either): the call could not store its messages there, and answering 200
+    // would tell the caller they were.
+    if (conv !== undefined && conv.userId !== args.userId) throw conversationNotFound(args.conversationId);
+    const own = conv !== undefined;
     const loaded = own && args.contextLimit > 0 ? await store.listMessages(args.conversationId, { limit: args.contextLimit }) : [];
     // a chat client resends the thread: stored messages it repeats are not given twice
     const history = args.input.length > 1 ? loaded.slice(0, loaded.length - repeatedTail(loaded, args.input)) : loaded;

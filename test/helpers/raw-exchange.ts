@@ -56,7 +56,7 @@ export function rawExchange(port: number, request: string | Buffer, opts: { head
 
 const stripDate = (head: string) => head.replace(/\r\ndate: [^\r]*/i, '');
 
-/** A request head as text: `GET /path HTTP/1.1`, a Host header, then `headers` in order. */
-export function requestHead(method: string, target: string, headers: Array<[string, string]> = []): string {
-  return `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+/** A request head as text: `GET /path HTTP/1.1`, a Host header (`127.0.0.1` unless given), then `headers` in order. */
+export function requestHead(method: string, target: string, headers: Array<[string, string]> = [], host = '127.0.0.1'): string {
+  return `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
 }

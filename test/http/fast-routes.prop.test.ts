@@ -1,7 +1,7 @@
 /**
  * The fast routes answer exactly what the generic path answers: for the real route table (agents, workflows, tools,
  * documentation), under several auth and CORS configurations, any request (path, query, method, Origin,
- * Authorization, extra headers near the limits) gets the same status, the same headers in the same order and the
+ * Authorization, `Host`, extra headers near the limits) gets the same status, the same headers in the same order and the
  * same body from an edge with fast routes as from one without. Both edges serve the same route objects.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ const CONFIGS: Array<{ name: string; config: EventloomConfig }> = [
   { name: 'JWT auth, CORS for a list of origins with credentials', config: { auth: jwt(), cors: { origin: ['https://app.example'], credentials: true, exposeHeaders: ['x-conversation-id'] } } },
   { name: 'JWT auth private by default with public and protected patterns, CORS off', config: { auth: jwt({ defaultPrivate: true, publicRoutes: ['GET /agents/:id', 'GET /workflows'], protectedRoutes: ['GET /tools'] }), cors: false } },
   { name: 'no auth, CORS origin decided by a function', config: { cors: { origin: (o: string) => (o.endsWith('.example') ? o : undefined) } } },
+  { name: 'no auth, allowed hosts added to the loopback ones', config: { server: { allowedHosts: ['api.example.com', '.corp.example'] } } },
 ];
 
 const PATHS = [
@@ -37,6 +38,7 @@ const request = fc.record({
   method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
   path: fc.constantFrom(...PATHS),
   query: fc.constantFrom('', '?x=1', '?limit=abc&limit=2', '?', `?q=${'a'.repeat(8200)}`),
+  host: fc.constantFrom('127.0.0.1', '127.0.0.1', 'localhost:3141', '[::1]:80', 'LOCALHOST.', 'evil.example', 'evil.example:3141', 'api.example.com', 'a.corp.example:8080', '', 'x:y'),
   origin: fc.constantFrom(undefined, 'https://evil.example', 'https://app.example', 'http://127.0.0.1', 'null', 'https://other.test'),
   authorization: fc.constantFrom(...TOKENS),
   extra: fc.constantFrom<Array<[string, string]>>(
@@ -46,6 +48,8 @@ const request = fc.record({
     [['X-Mid', 'm'.repeat(6000)]],
     [['X-Big', 'b'.repeat(17_000)]],
     [['Origin', 'https://evil.example'], ['Origin', 'https://app.example']],
+    [['Host', 'evil.example']],
+    [['Host', 'localhost']],
   ),
 });
 
@@ -78,7 +82,7 @@ beforeAll(async () => {
     const test = await startTestServer({ ...config, agents: [assistantAgent], workflows: [echoWorkflow, orderApprovalWorkflow] }, { env });
     const authenticate = createAuthenticator(await resolveAuthConfig(config.auth as AuthConfig | undefined, env), env);
     const edge = async (fastRoutes: boolean, hits: { count: number }) =>
-      listen(new HttpEdge({ routes: counting(test.server.routes, hits), cors: config.cors, authenticate, fastRoutes }), '127.0.0.1', 0);
+      listen(new HttpEdge({ routes: counting(test.server.routes, hits), cors: config.cors, authenticate, fastRoutes, allowedHosts: config.server?.allowedHosts }), '127.0.0.1', 0);
     const fastHits = { count: 0 };
     const genericHits = { count: 0 };
     const pair: Pair = { test, fast: await edge(true, fastHits), generic: await edge(false, genericHits), get fastHits() {
@@ -105,7 +109,7 @@ describe.each(CONFIGS.map((c) => c.name))('fast routes with %s', (name) => {
         if (r.origin) headers.push(['Origin', r.origin]);
         if (r.authorization) headers.push(['Authorization', r.authorization]);
         headers.push(...r.extra);
-        const text = requestHead(r.method, r.path + r.query, headers);
+        const text = requestHead(r.method, r.path + r.query, headers, r.host);
         const head = r.method === 'HEAD';
         const [a, b] = await Promise.all([rawExchange(pair.fast.port, text, { head }), rawExchange(pair.generic.port, text, { head })]);
         expect({ status: a.status, head: a.head, body: a.body.toString('latin1') }).toEqual({ status: b.status, head: b.head, body: b.body.toString('latin1') });

@@ -68,13 +68,13 @@ describe('agent memory saves', () => {
     expect(await stored()).toEqual(['user:one', 'assistant:reply one', 'user:two']);
   });
 
-  it('refuses to write into another user’s conversation and gives no context from it', async () => {
+  it('refuses to write into another user’s conversation and to load context from it (404, before any model call)', async () => {
     const mem = await setup();
     await h!.store.createConversation({ id: 'c', resourceId: 'a', userId: 'owner' });
     await h!.store.appendMessages('c', 'owner', [{ role: 'user', content: 'private' }]);
     await expect(save(mem, [{ role: 'user', content: 'intrude' }], 'input')).rejects.toThrow('userId does not match conversation c');
-    const ctx = await mem.loadContext({ ...scope, input: [{ role: 'user', content: 'private?' }], contextLimit: 10, semanticMemory: { enabled: false, semanticLimit: 5, semanticThreshold: 0.7, mergeStrategy: 'append' }, signal: new AbortController().signal });
-    expect(ctx.messages).toEqual([]);
+    const load = mem.loadContext({ ...scope, input: [{ role: 'user', content: 'private?' }], contextLimit: 10, semanticMemory: { enabled: false, semanticLimit: 5, semanticThreshold: 0.7, mergeStrategy: 'append' }, signal: new AbortController().signal });
+    await expect(load).rejects.toMatchObject({ status: 404, message: 'Conversation not found: c' });
   });
 });
 

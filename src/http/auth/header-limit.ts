@@ -9,6 +9,11 @@
  *   the final CRLF CRLF). One byte more and uWS closes the connection: no status line, no 431, the client sees
  *   the socket close or reset, and no JS callback runs. Over a real network (MSS ~1448 bytes) any head larger than
  *   one segment may be split, so 4 KiB is the only limit this build guarantees.
+ * - At most 48 header lines: the parser has 50 slots (the request line, the headers, the end mark), a compile-time
+ *   constant. With a 49th line it finds no end of the head and waits for more bytes, as for a head cut in two: no
+ *   status line, no JS callback, and the connection stays open until uWS's idle timeout (~10 s) closes it (at
+ *   once when the head is over the 4096-byte fallback cap). JS cannot answer 431 there; upstream uWS answers it
+ *   itself since late 2023, but no such build is on the npm registry.
  * - This build does NOT read `UWS_HTTP_MAX_HEADERS_SIZE` (the string is absent from the binary, and setting it
  *   changes nothing); later upstream uWS releases (from late 2023) read it once when the addon loads, use it as
  *   that fallback cap and answer 431 above it.
@@ -24,6 +29,8 @@ export const HEADER_LIMIT_BYTES = 16_384;
 /** The largest head (request line + headers) this uWS build accepts when it arrives in several reads. */
 export const UWS_SPLIT_HEAD_LIMIT_BYTES = 4096;
 export const HEADERS_TOO_LARGE = 'Request header fields too large';
+/** The most header lines (Host included) this uWS build parses; a request with more is never handed to JS. */
+export const UWS_MAX_HEADER_LINES = 48;
 
 /**
  * Sets `UWS_HTTP_MAX_HEADERS_SIZE` to `bytes` unless the operator already set it, and returns the value in effect.
