@@ -18,7 +18,7 @@ import { filter, type Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
 import type { EventLog, LogRecord } from '../log/types.js';
 import type { SseSink } from '../contract/routes.js';
-import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame } from './events.js';
+import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame, resultSequence } from './events.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 
 type Listener = (record: LogRecord) => void;
@@ -252,7 +252,8 @@ class StreamReaders {
     }
     const history = this.history;
     if (history !== undefined && (history.length === 0 || cursor >= history[0]!.streamSeq - 1)) {
-      // from the cursor on; at or past the head, the last record again (an ended run closes with its result)
+      // from the cursor on; at or past the head, the last record again (an ended run closes, with its result
+      // frame unless the cursor is that frame's id or past it)
       const first = history.length === 0 ? 0 : Math.max(0, Math.min(cursor + 1 - history[0]!.streamSeq, history.length - 1));
       for (let i = first; i < history.length && !reader.done; i++) this.sendTo(reader, history[i]!);
       if (!reader.done) this.live.add(reader);
@@ -274,8 +275,8 @@ class StreamReaders {
     let records: LogRecord[];
     try {
       const head = await log.streamHead(this.stream);
-      // from the lowest cursor on; when the cursor is at or past the head, re-read the last record so
-      // an ended run still closes with its result frame
+      // from the lowest cursor on; when the cursor is at or past the head, re-read the last record so an
+      // ended run still closes (sending its result frame only to a cursor below that frame's id)
       const from = Math.max(1, Math.min(read.after + 1, head));
       records = head > 0 ? await log.readStream(this.stream, from) : [];
     } catch (err) {
@@ -365,7 +366,8 @@ class StreamReaders {
         if (frame.byteLength > 0 && !reader.sink.send(frame)) return this.finish(reader);
       }
       if (TERMINAL_RECORD_TYPES.has(rec.type)) {
-        reader.sink.send(resultFrame(rec));
+        // events with a sequence above the cursor only: a reader attached from the result's own id has it already
+        if (resultSequence(rec) > reader.last) reader.sink.send(resultFrame(rec));
         this.finish(reader);
       }
     } catch (err) {
