@@ -303,7 +303,13 @@ class StreamReaders {
     this.dropIfEmpty();
   }
 
-  /** A committed record of the stream: kept for the reads in flight, written to the live readers. */
+  /**
+   * A committed record of the stream: kept for the reads in flight and the history at once, written to the
+   * live readers with the rest of its commit. The log delivers a commit's records in one synchronous run,
+   * so they are collected until that run ends and then go out in one pass over the readers (each reader
+   * gets all of them before the next one gets any): with thousands of readers, the last record of a
+   * command does not wait for a full pass per earlier record.
+   */
   private onRecord(rec: LogRecord): void {
     for (const read of this.reads) read.live.push(rec);
     const history = this.history;
@@ -314,8 +320,24 @@ class StreamReaders {
         this.trimHistory(history);
       } else this.history = undefined; // not the next record: stop serving from memory
     }
-    for (const reader of this.live) this.sendTo(reader, rec);
+    if (this.live.size === 0) return;
+    if (this.unsent === undefined) {
+      this.unsent = [];
+      queueMicrotask(this.flush);
+    }
+    this.unsent.push(rec);
   }
+
+  /** live records collected for the pass over the live readers (see `onRecord`) */
+  private unsent: LogRecord[] | undefined;
+
+  private readonly flush = (): void => {
+    const batch = this.unsent;
+    this.unsent = undefined;
+    if (batch === undefined) return;
+    // a reader that joined meanwhile (catch-up hand-over, history) has these records already: sendTo skips them
+    for (const reader of this.live) for (let i = 0; i < batch.length && !reader.done; i++) this.sendTo(reader, batch[i]!);
+  };
 
   /**
    * After a read: its records, then the records committed since it started, are the stream up to
