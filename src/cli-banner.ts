@@ -6,6 +6,7 @@
  */
 import pino, { type Logger } from 'pino';
 import type { EventloomServer } from './main.js';
+import { LOG_SERIALIZERS } from './observability/log-errors.js';
 import type { AgentsModule } from './agents/module.js';
 import type { WorkflowsModule } from './workflows/module.js';
 import type { ToolsModule } from './tools/module.js';
@@ -18,7 +19,7 @@ export function chooseLogFormat(flag: LogFormat | undefined, stdoutIsTty: boolea
 }
 
 export async function createCliLogger(format: LogFormat, env: NodeJS.ProcessEnv): Promise<Logger> {
-  const options = { level: env.LOG_LEVEL ?? 'info', base: undefined };
+  const options = { level: env.LOG_LEVEL ?? 'info', base: undefined, serializers: LOG_SERIALIZERS };
   if (format === 'json') return pino(options);
   const { default: pretty } = await import('pino-pretty');
   // sync: lines are written in order with the banner, and none is lost when the process exits

@@ -22,6 +22,7 @@ import { consoleRoutes } from './http/routes/console.routes.js';
 import { wsEchoRoute } from './http/routes/ws-echo.routes.js';
 import { toCustomRouteDef, type EventloomConfig } from './config/define-config.js';
 import { VERSION } from './version.js';
+import { LOG_SERIALIZERS, useLogErrorSerializer } from './observability/log-errors.js';
 import { isOwnedStream, releasesOwnership, resolveCluster, type ResolvedCluster } from './config/cluster.js';
 
 export interface StartOptions {
@@ -128,7 +129,9 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const allowedHosts = allowedHostsOf(config.server?.allowedHosts, options.allowedHosts);
   const dataDir = path.resolve(options.dataDir ?? config.server?.dataDir ?? '.eventloom');
   mkdirSync(dataDir, { recursive: true });
-  const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
+  const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined, serializers: LOG_SERIALIZERS });
+  // a logger handed in writes errors as {type, message, stack} too (no DOMException constants in its lines)
+  useLogErrorSerializer(logger);
   const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
   const log = options.log ?? (await openLog(cluster, dataDir));
   const inbox = await openInbox(cluster, options.log, log);

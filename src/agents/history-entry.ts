@@ -44,12 +44,24 @@ export interface StoredHistoryEntry {
 }
 
 
+/**
+ * A recorded step as history steps: its text, its tool calls, then each call's outcome in call order, a tool
+ * that threw as a `tool_result` whose content is `{error: <message>}` (the SDK's tool-error part, as a result).
+ */
 export function stepsOf(step: RecordedStep): HistoryStep[] {
   const out: HistoryStep[] = [];
   if (step.text) out.push({ type: 'text', content: step.text });
   for (const c of step.toolCalls) out.push({ type: 'tool_call', name: c.toolName, arguments: c.input });
-  for (const r of step.toolResults) out.push({ type: 'tool_result', name: r.toolName, content: r.output });
-  for (const e of step.toolErrors) out.push({ type: 'tool_result', name: e.toolName, content: { error: e.error } });
+  const outcomes = new Map<string, HistoryStep>();
+  for (const r of step.toolResults) outcomes.set(r.toolCallId, { type: 'tool_result', name: r.toolName, content: r.output });
+  for (const e of step.toolErrors) outcomes.set(e.toolCallId, { type: 'tool_result', name: e.toolName, content: { error: e.error } });
+  for (const c of step.toolCalls) {
+    const o = outcomes.get(c.toolCallId);
+    if (o) out.push(o);
+    outcomes.delete(c.toolCallId);
+  }
+  // outcomes of calls the step does not list (provider-executed tools) keep their recorded order
+  for (const o of outcomes.values()) out.push(o);
   return out;
 }
 

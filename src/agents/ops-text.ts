@@ -2,14 +2,15 @@
  * The `text` operation (POST /agents/:id/text), its use for sub-agent delegation without a stream,
  * and for workflow steps (operationType `workflow-step`): one `generateText` call with the tool loop
  * (`stopWhen: stepCountIs(maxSteps)`), recorded as one run. The response sums usage over every step
- * and lists every step's tool calls and results (decisions.md §3).
+ * and lists every step's tool calls and results (decisions.md §3); a tool that threw is listed among the
+ * results as a `tool-error` entry with its message, so a client sees why the answer lacks its output.
  */
 import type { ToolSet, GenerateTextResult } from 'ai';
 import { aiSdk } from './ai-sdk.js';
 import type { AgentOperationType, AgentRunUsage } from '../../machines/agent-run.machine.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { endRunOnError, failRun, toRunUsage } from './run-session.js';
+import { endRunOnError, errorMessage, failRun, toRunUsage } from './run-session.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
 export interface TextResponse {
@@ -17,7 +18,8 @@ export interface TextResponse {
   usage: AgentRunUsage;
   finishReason: string;
   toolCalls: Array<{ type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }>;
-  toolResults: Array<{ type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }>;
+  /** every step's tool outcomes in call order: a result, or the tool's error as the SDK's `tool-error` part has it */
+  toolResults: Array<ToolResultEntry>;
   feedback: null;
   output?: unknown;
 }
@@ -31,6 +33,10 @@ export interface TextRunOptions {
   output?: { type: 'text' } | { type: 'object'; schema: Record<string, unknown> };
 }
 
+export type ToolResultEntry =
+  | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
+  | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string };
+
 type AnyResult = GenerateTextResult<ToolSet, any>;
 
 export function toTextResponse(result: AnyResult, usage: AgentRunUsage): TextResponse {
@@ -38,7 +44,11 @@ export function toTextResponse(result: AnyResult, usage: AgentRunUsage): TextRes
   const toolResults: TextResponse['toolResults'] = [];
   for (const step of result.steps) {
     for (const c of step.toolCalls) toolCalls.push({ type: 'tool-call', toolCallId: c.toolCallId, toolName: c.toolName, input: c.input });
-    for (const r of step.toolResults) toolResults.push({ type: 'tool-result', toolCallId: r.toolCallId, toolName: r.toolName, input: r.input, output: r.output });
+    // the step's content holds results and errors in the order the SDK settled the calls (call order)
+    for (const part of step.content) {
+      if (part.type === 'tool-result') toolResults.push({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, output: part.output });
+      else if (part.type === 'tool-error') toolResults.push({ type: 'tool-error', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, error: errorMessage(part.error) });
+    }
   }
   return { text: result.text, usage, finishReason: result.finishReason, toolCalls, toolResults, feedback: null };
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { RouteDef, RequestContext } from '../contract/routes.js';
 import { writeEnvValues } from './env-file.js';
-import { checkUpdates, installLatest, isValidPackageName, trackedPackages, type UpdatesOptions } from './updates.js';
+import { checkUpdates, installLatest, isValidPackageName, trackedPackages, type UpdateReport, type UpdatesOptions } from './updates.js';
 
 export interface SystemRouteDeps {
   /** the dotenv file POST /setup-observability writes */
@@ -24,10 +24,17 @@ const INSTALLED = 'Updates installed successfully';
 const updateSchema = z.object({
   name: z.string(),
   installed: z.string(),
-  latest: z.string(),
-  type: z.enum(['major', 'minor', 'patch', 'latest']),
+  latest: z.string().nullable(),
+  type: z.enum(['major', 'minor', 'patch', 'latest', 'unknown']),
   packageJson: z.enum(['dependencies', 'devDependencies']),
+  reason: z.string().optional(),
 });
+
+/** One warning naming the registry and why each unknown package stayed unknown (no error object to dump). */
+function warnUnknown(log: Logger, report: UpdateReport, what: string): void {
+  const unknown = report.updates.filter((u) => u.type === 'unknown').map((u) => ({ name: u.name, reason: u.reason }));
+  if (unknown.length > 0) log.warn({ registry: report.registry, unknown }, what);
+}
 
 export function systemRoutes(deps: SystemRouteDeps): RouteDef[] {
   const log = deps.logger.child({ component: 'system' });
@@ -49,14 +56,21 @@ export function systemRoutes(deps: SystemRouteDeps): RouteDef[] {
       if (!pkg) throw new AppError('BAD_REQUEST', `Invalid package name: ${name}`);
       targets = [pkg];
     } else {
+      let report: UpdateReport;
       try {
-        const report = await checkUpdates(deps.updates);
-        const outdated = new Set(report.updates.filter((u) => u.type !== 'latest').map((u) => u.name));
-        targets = tracked.filter((p) => outdated.has(p.name));
+        report = await checkUpdates(deps.updates);
       } catch (err) {
         log.error({ err }, 'update check before install failed');
         throw new AppError('INTERNAL', 'Failed to install updates');
       }
+      // "every outdated package" cannot be told while some latest versions are unknown (and npm would not reach
+      // the registry either): nothing is installed
+      if (report.updates.some((u) => u.type === 'unknown')) {
+        warnUnknown(log, report, 'update check before install incomplete');
+        throw new AppError('INTERNAL', 'Failed to install updates');
+      }
+      const outdated = new Set(report.updates.filter((u) => u.type !== 'latest').map((u) => u.name));
+      targets = tracked.filter((p) => outdated.has(p.name));
     }
     try {
       if (targets.length > 0) await installLatest(deps.updates, targets);
@@ -96,14 +110,18 @@ export function systemRoutes(deps: SystemRouteDeps): RouteDef[] {
       auth: 'management',
       summary: "Compare the server's own packages with the registry",
       tags: ['System'],
-      response: z.object({ hasUpdates: z.boolean(), updates: z.array(updateSchema), count: z.number(), message: z.string() }),
+      response: z.object({ hasUpdates: z.boolean(), updates: z.array(updateSchema), count: z.number(), message: z.string(), registry: z.string() }),
       handler: async () => {
+        let report: UpdateReport;
         try {
-          return { kind: 'json', data: await checkUpdates(deps.updates) };
+          report = await checkUpdates(deps.updates);
         } catch (err) {
-          log.warn({ err }, 'update check failed');
-          throw new AppError('INTERNAL', 'Failed to check for updates');
+          // only the project's package.json can fail the check; the registry's failures are per package
+          log.warn({ err, packageJson: deps.updates.packageJson }, 'update check failed');
+          throw new AppError('INTERNAL', 'Failed to check for updates: the project package.json could not be read');
         }
+        warnUnknown(log, report, 'update check incomplete');
+        return { kind: 'json', data: report };
       },
     },
     {

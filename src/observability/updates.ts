@@ -1,20 +1,26 @@
 /**
  * Update check and install of the server's own packages (GET/POST /updates, decisions.md §7): the registry
  * packages named in the project `package.json` (`dependencies`, `devDependencies`; npm aliases resolved, local
- * and git specs skipped) are compared with the registry's `latest` dist-tag over HTTP, all lookups together
- * bounded by one time-out (5 s default), so an offline host answers quickly instead of hanging. Installs run
+ * and git specs skipped) are compared with the `latest` dist-tag of the registry npm is configured with
+ * (npm-registry.ts; a configured `registryUrl` overrides it). All lookups together are bounded by one deadline
+ * (5 s default) that also holds when a lookup ignores its abort (a DNS lookup cannot be cancelled): a package
+ * whose lookup failed or did not finish in time is listed with `latest: null`, `type: 'unknown'` and the
+ * reason, so an offline host answers the installed versions promptly instead of failing. Installs run
  * `<npm> install <name>@latest …` in the project directory with a time-out; the command is injectable.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findProjectPackageJson, PACKAGE_ROOT } from '../package-root.js';
+import { npmRegistries, registryFor, type NpmRegistries } from './npm-registry.js';
 
 export interface UpdatesOptions {
   /** the project package.json (default: the user's project when installed as a dependency, else eventloom's own) */
   packageJson: string;
-  /** registry base URL (default: env `npm_config_registry`, else the public npm registry) */
-  registryUrl: string;
+  /** registry base URL for every package; unset: the registry npm is configured with for the project */
+  registryUrl?: string;
+  /** the environment npm's configuration is read from (`npm_config_*`, HOME) */
+  env: NodeJS.ProcessEnv;
   /** budget of one whole check (ms) */
   timeoutMs: number;
   /** the npm executable */
@@ -29,11 +35,18 @@ export function updatesOptions(section: unknown, env: NodeJS.ProcessEnv): Update
   const s = (section && typeof section === 'object' ? (section as { updates?: Partial<UpdatesOptions> }).updates : undefined) ?? {};
   return {
     packageJson: s.packageJson ?? DEFAULT_PACKAGE_JSON,
-    registryUrl: s.registryUrl ?? env.npm_config_registry ?? 'https://registry.npmjs.org/',
+    registryUrl: s.registryUrl,
+    env,
     timeoutMs: s.timeoutMs ?? 5000,
     npmCommand: s.npmCommand ?? 'npm',
     installTimeoutMs: s.installTimeoutMs ?? 5 * 60_000,
   };
+}
+
+/** The registries of one check: the configured override, else npm's configuration for the project. */
+export function registriesOf(opts: UpdatesOptions): NpmRegistries {
+  if (opts.registryUrl) return { registry: opts.registryUrl.endsWith('/') ? opts.registryUrl : `${opts.registryUrl}/`, scopes: {}, source: 'config' };
+  return npmRegistries(path.dirname(opts.packageJson), opts.env);
 }
 
 export interface TrackedPackage {
@@ -47,9 +60,12 @@ export interface TrackedPackage {
 export interface PackageUpdate {
   name: string;
   installed: string;
-  latest: string;
-  type: 'major' | 'minor' | 'patch' | 'latest';
+  /** null when the registry did not tell (see `reason`) */
+  latest: string | null;
+  type: 'major' | 'minor' | 'patch' | 'latest' | 'unknown';
   packageJson: 'dependencies' | 'devDependencies';
+  /** why the latest version is unknown (only with `type: 'unknown'`) */
+  reason?: string;
 }
 
 export function trackedPackages(packageJson: string): TrackedPackage[] {
@@ -84,7 +100,7 @@ const parse = (v: string): Semver | undefined => {
   return m ? [Number(m[1]), Number(m[2]), Number(m[3]), m[4] ?? ''] : undefined;
 };
 
-export function updateType(installed: string, latest: string): PackageUpdate['type'] {
+export function updateType(installed: string, latest: string): Exclude<PackageUpdate['type'], 'unknown'> {
   const a = parse(installed);
   const b = parse(latest);
   if (!a || !b || installed === latest) return 'latest';
@@ -95,41 +111,92 @@ export function updateType(installed: string, latest: string): PackageUpdate['ty
   return a[3] !== '' && b[3] === '' ? 'patch' : 'latest';
 }
 
-async function latestVersion(registryUrl: string, name: string, signal: AbortSignal): Promise<string> {
-  const base = registryUrl.endsWith('/') ? registryUrl : `${registryUrl}/`;
-  const res = await fetch(`${base}-/package/${name}/dist-tags`, { signal, headers: { accept: 'application/json' } });
-  if (!res.ok) throw new Error(`registry answered ${res.status} for ${name}`);
-  const tags = (await res.json()) as { latest?: unknown };
-  if (typeof tags.latest !== 'string') throw new Error(`no latest version of ${name}`);
-  return tags.latest;
+/** Why a lookup failed, in words a person can act on (the transport's cause named, not the wrapper's). */
+function lookupFailure(err: unknown, registry: string): string {
+  const e = err as { name?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const cause = e?.cause;
+  const detail = typeof cause?.message === 'string' && cause.message ? cause.message : typeof cause?.code === 'string' ? cause.code : typeof e?.message === 'string' ? e.message : String(err);
+  return `cannot reach ${registry}: ${detail}`;
+}
+
+type Lookup = { latest: string } | { reason: string };
+
+async function latestVersion(registry: string, name: string, signal: AbortSignal): Promise<Lookup> {
+  let res: Response;
+  try {
+    res = await fetch(`${registry}-/package/${name}/dist-tags`, { signal, headers: { accept: 'application/json' } });
+  } catch (err) {
+    return { reason: lookupFailure(err, registry) };
+  }
+  if (res.status === 404) return { reason: `${registry} does not know ${name} (404)` };
+  if (!res.ok) return { reason: `${registry} answered ${res.status}` };
+  let tags: { latest?: unknown };
+  try {
+    tags = (await res.json()) as { latest?: unknown };
+  } catch (err) {
+    return { reason: signal.aborted ? lookupFailure(err, registry) : `${registry} answered something other than JSON` };
+  }
+  return typeof tags?.latest === 'string' ? { latest: tags.latest } : { reason: `${registry} names no latest version of ${name}` };
 }
 
 export interface UpdateReport {
   hasUpdates: boolean;
   updates: PackageUpdate[];
+  /** outdated packages */
   count: number;
   message: string;
+  /** the registry asked (for unscoped packages) */
+  registry: string;
 }
 
-/** Checks every tracked package; throws when the registry cannot be reached within the budget. */
+function reportMessage(updates: PackageUpdate[], count: number): string {
+  const unknown = updates.filter((u) => u.type === 'unknown');
+  const reasons = [...new Set(unknown.map((u) => u.reason))];
+  const why = reasons.slice(0, 3).join('; ') + (reasons.length > 3 ? `; and ${reasons.length - 3} more` : '');
+  if (unknown.length > 0 && unknown.length === updates.length) return `Could not check for updates: ${why}`;
+  const base = count === 0 ? (unknown.length ? 'No outdated package found' : 'All packages are up to date') : `Found ${count} outdated package${count === 1 ? '' : 's'}`;
+  return unknown.length ? `${base}; latest version unknown for ${unknown.length} package${unknown.length === 1 ? '' : 's'}: ${why}` : base;
+}
+
+/**
+ * Checks every tracked package within `timeoutMs`; never waits longer, never fails for the registry's sake
+ * (a package it did not answer for is `unknown` with a reason). Throws only when package.json cannot be read.
+ */
 export async function checkUpdates(opts: UpdatesOptions): Promise<UpdateReport> {
   const projectDir = path.dirname(opts.packageJson);
   const pkgs = trackedPackages(opts.packageJson);
-  const signal = AbortSignal.timeout(opts.timeoutMs);
-  const updates = await Promise.all(
-    pkgs.map(async (p): Promise<PackageUpdate> => {
-      const latest = await latestVersion(opts.registryUrl, p.registryName, signal);
-      const installed = installedVersion(projectDir, p);
-      return { name: p.name, installed, latest, type: updateType(installed, latest), packageJson: p.section };
-    }),
-  );
-  const count = updates.filter((u) => u.type !== 'latest').length;
-  return {
-    hasUpdates: count > 0,
-    updates,
-    count,
-    message: count === 0 ? 'All packages are up to date' : `Found ${count} outdated package${count === 1 ? '' : 's'}`,
-  };
+  const registries = registriesOf(opts);
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<Lookup>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      resolve({ reason: '' });
+    }, opts.timeoutMs);
+  });
+  let lookups: Lookup[];
+  try {
+    lookups = await Promise.all(
+      pkgs.map(async (p) => {
+        const registry = registryFor(registries, p.registryName);
+        const r = await Promise.race([latestVersion(registry, p.registryName, controller.signal), deadline]);
+        // the deadline won the race (or aborted the fetch): say so instead of the abort's own wording
+        return 'reason' in r && controller.signal.aborted ? { reason: `no answer from ${registry} within ${opts.timeoutMs} ms` } : r;
+      }),
+    );
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  const updates = pkgs.map((p, i): PackageUpdate => {
+    const installed = installedVersion(projectDir, p);
+    const r = lookups[i];
+    return 'latest' in r
+      ? { name: p.name, installed, latest: r.latest, type: updateType(installed, r.latest), packageJson: p.section }
+      : { name: p.name, installed, latest: null, type: 'unknown', packageJson: p.section, reason: r.reason };
+  });
+  const count = updates.filter((u) => u.type !== 'latest' && u.type !== 'unknown').length;
+  return { hasUpdates: count > 0, updates, count, message: reportMessage(updates, count), registry: registries.registry };
 }
 
 /** `npm install` specs that move the given packages to their latest version (aliases kept). */

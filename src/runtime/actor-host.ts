@@ -19,7 +19,9 @@
  * Built events: `sendTo`/`send` also take a builder `(snapshot, streamSeq) => event | event[]`,
  * called when the mailbox reaches it, so a command can be shaped by the state it actually applies
  * to (e.g. "suspend the step in flight now"). Several events from one builder are decided in order
- * and appended as one atomic append: all are accepted or nothing is written.
+ * and appended as one atomic append: all are accepted or nothing is written. A kind may add the events
+ * it decides at once after them (`followUp`, e.g. the next step after a step's outcome) to that append,
+ * so one command is one commit and readers see its records in one delivery.
  */
 import type { AnyStateMachine, SnapshotFrom, EventFrom } from 'xstate';
 import { pureDecide, pureInitialTransition as initialTransition } from './pure-transition.js';
@@ -49,6 +51,9 @@ export class StreamNotFoundError extends Error {
 
 type AnyEvent = { type: string; [k: string]: unknown };
 
+/** Follow-ups one append may carry (a kind's hook that always answers must not loop). */
+const MAX_FOLLOW_UPS = 4;
+
 /** Builds the event(s) to decide from the actor's state when the mailbox reaches them. */
 export type EventBuilder<TLogic extends AnyStateMachine = AnyStateMachine> = (snapshot: SnapshotFrom<TLogic>, streamSeq: number) => { type: string } | ReadonlyArray<{ type: string }>;
 
@@ -64,6 +69,14 @@ export interface ActorKind<TLogic extends AnyStateMachine = AnyStateMachine> {
    * event that caused it (undefined for the initial transition). Never called during rehydration.
    */
   runEffects?(actor: Actor<TLogic>, event: AnyEvent | undefined, actions: ReadonlyArray<{ type: string; params?: unknown }>): void;
+  /**
+   * The event the kind decides at once after an accepted one (`snapshot` is the state it left, `actions`
+   * its actions), appended in the same append: one commit, one fan-out pass for everything a command
+   * causes (e.g. a step's outcome and the next step, or the run's completion). Undefined: none. A
+   * follow-up the machine rejects is not appended; the effect runner then decides it later, as it
+   * would without this hook. Never called during rehydration (the follow-ups are records by then).
+   */
+  followUp?(actor: Actor<TLogic>, snapshot: SnapshotFrom<TLogic>, actions: ReadonlyArray<{ type: string; params?: unknown }>): { type: string } | undefined;
   /** Terminal snapshots let the host drop the actor from memory once its mailbox is idle. */
   isTerminal?(snapshot: SnapshotFrom<TLogic>): boolean;
 }
@@ -131,13 +144,19 @@ export class ActorHost {
     const actor = new Actor<TLogic>(this, kind, stream, snapshot as SnapshotFrom<TLogic>, 0);
     this.actors.set(stream, actor);
     // `at` lets a caller that already stamped the creation (e.g. an execution's createdAt) keep one time for both
-    const record: NewRecord = { type: kind.createdType, data: input, at: options.at ?? this.clock(), kind: `${kind.kind}@${kind.version}` };
-    const pending = this.log.append(stream, [record], { expectedStreamSeq: 0, freshStream: options.freshStream });
-    actor.streamSeq = 1;
+    const at = options.at ?? this.clock();
+    const record: NewRecord = { type: kind.createdType, data: input, at, kind: `${kind.kind}@${kind.version}` };
+    // what the first state decides at once (e.g. the first step) goes out with the creation
+    const follow = this.followUps(actor, snapshot as SnapshotFrom<TLogic>, actions as never);
+    const records = [record, ...follow.decided.map(({ event: { type, ...data } }) => ({ type, data, at }))];
+    const pending = this.log.append(stream, records, { expectedStreamSeq: 0, freshStream: options.freshStream });
+    actor.streamSeq = records.length;
+    actor.snapshot = follow.snapshot;
     actor.pendingAppends++;
     let result;
     try {
       kind.runEffects?.(actor, undefined, actions as never);
+      for (const { event, actions: more } of follow.decided) kind.runEffects?.(actor, event, more as never);
       result = await pending;
     } catch (err) {
       actor.poisoned = err as Error;
@@ -204,13 +223,20 @@ export class ActorHost {
       decided.push({ event, actions });
       snapshot = next as SnapshotFrom<TLogic>;
     }
+    // the kind's follow-ups of the last event join the same append
+    if (actor.kind.followUp) {
+      const last = decided[decided.length - 1]!;
+      const follow = this.followUps(actor, snapshot, last.actions as never);
+      decided.push(...follow.decided);
+      snapshot = follow.snapshot;
+    }
     // append (sequence assigned now; durability awaited below, not before the next decision)
     const at = this.clock();
-    const records = events.map(({ type, ...data }) => ({ type, data, at }));
+    const records = decided.map(({ event: { type, ...data } }) => ({ type, data, at }));
     const expected = actor.streamSeq;
     const pending = this.log.append(actor.stream, records, { expectedStreamSeq: expected });
     actor.pendingAppends++;
-    actor.streamSeq = expected + events.length;
+    actor.streamSeq = expected + records.length;
     // apply
     actor.snapshot = snapshot;
     const next = snapshot;
@@ -237,6 +263,31 @@ export class ActorHost {
       return Promise.reject(err);
     }
     return settled;
+  }
+
+  /**
+   * The kind's follow-ups from `snapshot` (reached with `actions`): each accepted one is decided and may have
+   * its own, up to a bound that keeps a kind that always answers from looping. Pure: nothing is applied.
+   */
+  private followUps<TLogic extends AnyStateMachine>(
+    actor: Actor<TLogic>,
+    snapshot: SnapshotFrom<TLogic>,
+    actions: ReadonlyArray<{ type: string; params?: unknown }>,
+  ): { snapshot: SnapshotFrom<TLogic>; decided: Array<{ event: AnyEvent; actions: unknown }> } {
+    const decided: Array<{ event: AnyEvent; actions: unknown }> = [];
+    const followUp = actor.kind.followUp;
+    if (!followUp) return { snapshot, decided };
+    let current = actions;
+    for (let i = 0; i < MAX_FOLLOW_UPS; i++) {
+      const event = followUp(actor, snapshot, current) as AnyEvent | undefined;
+      if (!event) break;
+      const step = pureDecide(actor.kind.logic, snapshot, event);
+      if (!step) break;
+      decided.push({ event, actions: step[1] });
+      snapshot = step[0] as SnapshotFrom<TLogic>;
+      current = step[1] as never;
+    }
+    return { snapshot, decided };
   }
 
   /**

@@ -102,6 +102,7 @@ export class WorkflowEngine {
       logic: workflowExecutionMachine,
       createdType: 'execution.started',
       runEffects: (actor, _event, actions) => this.runEffects(actor as ExecActor, actions),
+      followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };
   }
@@ -134,6 +135,18 @@ export class WorkflowEngine {
       else if (a.type === 'runStep') this.startStep(actor);
       else if (a.type === 'settle') this.abortStep(actor, statusOf(actor.snapshot));
     }
+  }
+
+  /**
+   * What `advance` would decide, decided with the event that asked for it so both go out in one append:
+   * the run's start and its first step, a step's outcome and the next step (or the run's completion), a
+   * resume or recovery and the step it runs. Not while stopping: `advance` then holds the run back.
+   */
+  private followUp(snap: ExecSnapshot, actions: ReadonlyArray<{ type: string }>): ExecutionEvent | undefined {
+    if (this.stopping || snap.value !== 'running' || snap.context.current) return undefined;
+    if (!actions.some((a) => a.type === 'advance')) return undefined;
+    const c = snap.context;
+    return nextStepEvent(this.definitions.get(c.workflowId), c, (message) => this.logEngineFailure(c, message));
   }
 
   /** Starts the next step, or completes the run when none is left (decided on the state it applies to). */

@@ -90,6 +90,12 @@ export function workflowEventOf(rec: LogRecord): WorkflowEventPayload | undefine
 const RESULT_STATUS: Record<string, string> = { 'execution.completed': 'completed', 'execution.failed': 'error', 'execution.cancelled': 'cancelled' };
 
 /** The `workflow-result` frame that follows a terminal record. */
+/**
+ * The sequence (SSE id) of the `workflow-result` frame after a terminal record: the one after the record's,
+ * so a reader whose cursor is that id has received everything, the result included.
+ */
+export const resultSequence = (rec: LogRecord): number => rec.streamSeq + 1;
+
 export function workflowResultOf(rec: LogRecord): WorkflowEventPayload | undefined {
   const status = RESULT_STATUS[rec.type];
   if (!status) return undefined;
@@ -97,7 +103,7 @@ export function workflowResultOf(rec: LogRecord): WorkflowEventPayload | undefin
   return {
     type: 'workflow-result',
     executionId: executionIdOf(rec.stream),
-    sequence: rec.streamSeq + 1,
+    sequence: resultSequence(rec),
     status,
     result: status === 'completed' ? (d.result ?? null) : null,
     endAt: iso(rec.at),

@@ -18,7 +18,7 @@ import { filter, type Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
 import type { EventLog, LogRecord } from '../log/types.js';
 import type { SseSink } from '../contract/routes.js';
-import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame } from './events.js';
+import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame, resultSequence } from './events.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 
 type Listener = (record: LogRecord) => void;
@@ -252,7 +252,8 @@ class StreamReaders {
     }
     const history = this.history;
     if (history !== undefined && (history.length === 0 || cursor >= history[0]!.streamSeq - 1)) {
-      // from the cursor on; at or past the head, the last record again (an ended run closes with its result)
+      // from the cursor on; at or past the head, the last record again (an ended run closes, with its result
+      // frame unless the cursor is that frame's id or past it)
       const first = history.length === 0 ? 0 : Math.max(0, Math.min(cursor + 1 - history[0]!.streamSeq, history.length - 1));
       for (let i = first; i < history.length && !reader.done; i++) this.sendTo(reader, history[i]!);
       if (!reader.done) this.live.add(reader);
@@ -274,8 +275,8 @@ class StreamReaders {
     let records: LogRecord[];
     try {
       const head = await log.streamHead(this.stream);
-      // from the lowest cursor on; when the cursor is at or past the head, re-read the last record so
-      // an ended run still closes with its result frame
+      // from the lowest cursor on; when the cursor is at or past the head, re-read the last record so an
+      // ended run still closes (sending its result frame only to a cursor below that frame's id)
       const from = Math.max(1, Math.min(read.after + 1, head));
       records = head > 0 ? await log.readStream(this.stream, from) : [];
     } catch (err) {
@@ -302,7 +303,13 @@ class StreamReaders {
     this.dropIfEmpty();
   }
 
-  /** A committed record of the stream: kept for the reads in flight, written to the live readers. */
+  /**
+   * A committed record of the stream: kept for the reads in flight and the history at once, written to the
+   * live readers with the rest of its commit. The log delivers a commit's records in one synchronous run,
+   * so they are collected until that run ends and then go out in one pass over the readers (each reader
+   * gets all of them before the next one gets any): with thousands of readers, the last record of a
+   * command does not wait for a full pass per earlier record.
+   */
   private onRecord(rec: LogRecord): void {
     for (const read of this.reads) read.live.push(rec);
     const history = this.history;
@@ -313,8 +320,24 @@ class StreamReaders {
         this.trimHistory(history);
       } else this.history = undefined; // not the next record: stop serving from memory
     }
-    for (const reader of this.live) this.sendTo(reader, rec);
+    if (this.live.size === 0) return;
+    if (this.unsent === undefined) {
+      this.unsent = [];
+      queueMicrotask(this.flush);
+    }
+    this.unsent.push(rec);
   }
+
+  /** live records collected for the pass over the live readers (see `onRecord`) */
+  private unsent: LogRecord[] | undefined;
+
+  private readonly flush = (): void => {
+    const batch = this.unsent;
+    this.unsent = undefined;
+    if (batch === undefined) return;
+    // a reader that joined meanwhile (catch-up hand-over, history) has these records already: sendTo skips them
+    for (const reader of this.live) for (let i = 0; i < batch.length && !reader.done; i++) this.sendTo(reader, batch[i]!);
+  };
 
   /**
    * After a read: its records, then the records committed since it started, are the stream up to
@@ -365,7 +388,8 @@ class StreamReaders {
         if (frame.byteLength > 0 && !reader.sink.send(frame)) return this.finish(reader);
       }
       if (TERMINAL_RECORD_TYPES.has(rec.type)) {
-        reader.sink.send(resultFrame(rec));
+        // events with a sequence above the cursor only: a reader attached from the result's own id has it already
+        if (resultSequence(rec) > reader.last) reader.sink.send(resultFrame(rec));
         this.finish(reader);
       }
     } catch (err) {

@@ -135,8 +135,8 @@ describe('POST /agents/:id/text', () => {
   it('reports a throwing tool to the model, which answers from the error', async () => {
     const { status, body } = await post('/agents/unlucky/text', { input: 'weather in Lima?' });
     expect(status).toBe(200);
-    expect(body.data.text).toBe('I could not get the weather in Lima.');
-    expect(body.data.toolResults).toEqual([]);
+    expect(body.data.text).toBe('getWeather failed: weather service down.');
+    expect(body.data.toolResults).toEqual([{ type: 'tool-error', toolCallId: 'demo-call-1', toolName: 'getWeather', input: { city: 'Lima' }, error: 'weather service down' }]);
   });
 
   it('adds output only when options.output is sent', async () => {
@@ -338,7 +338,7 @@ describe('history', () => {
     expect(entry.steps).toEqual([
       { type: 'tool_call', name: 'getWeather', arguments: { city: 'Quito' } },
       { type: 'tool_result', name: 'getWeather', content: { error: 'weather service down' } },
-      { type: 'text', content: 'I could not get the weather in Quito.' },
+      { type: 'text', content: 'getWeather failed: weather service down.' },
     ]);
   });
 

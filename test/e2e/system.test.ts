@@ -1,12 +1,14 @@
 /**
  * System routes end to end: POST /setup-observability writes the keys into the configured .env; GET /updates
- * compares the project's packages with a local registry (and fails fast when it is unreachable); POST /updates and
+ * compares the project's packages with a local registry (the one npm is configured with unless the config names
+ * one; one that does not answer costs a bounded wait and yields a reason per package); POST /updates and
  * POST /updates/:packageName run the injected npm; in production the host-changing routes need the console key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { fakeProject, startFakeRegistry, startLocalServer, type FakeProject, type LocalServer } from '../observability/helpers.js';
 
@@ -68,6 +70,7 @@ describe('system routes', () => {
       ],
       count: 3,
       message: 'Found 3 outdated packages',
+      registry: `${registry.url}/`,
     });
   });
 
@@ -118,17 +121,51 @@ describe('system routes', () => {
     }
   });
 
-  it('answers 500 quickly when the registry cannot be reached', async () => {
+  it('answers promptly with the installed versions and the reason when the registry does not answer, and installs nothing', async () => {
     const silent = await startLocalServer(() => undefined);
-    const s = await startTestServer({ observability: { updates: { packageJson: project.packageJson, registryUrl: silent.url, timeoutMs: 500, npmCommand: project.npm } } });
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const s = await startTestServer({ observability: { updates: { packageJson: project.packageJson, registryUrl: silent.url, timeoutMs: 500, npmCommand: project.npm } } }, { logger });
+    const before = project.calls().length;
     try {
       const started = Date.now();
-      expect(await api(`${s.url}/updates`)).toMatchObject({ status: 500, body: { success: false, error: 'Failed to check for updates' } });
+      const r = await api(`${s.url}/updates`);
       expect(Date.now() - started).toBeLessThan(3000);
+      const reason = `no answer from ${silent.url}/ within 500 ms`;
+      expect(r.status).toBe(200);
+      expect(r.body.data).toEqual({
+        hasUpdates: false,
+        updates: [
+          { name: 'pino', installed: '10.4.0', latest: null, type: 'unknown', packageJson: 'dependencies', reason },
+          { name: 'zod', installed: '4.6.7', latest: null, type: 'unknown', packageJson: 'dependencies', reason },
+          { name: '@scope/kit', installed: '1.0.0', latest: null, type: 'unknown', packageJson: 'dependencies', reason },
+          { name: 'typescript', installed: '5.9.3', latest: null, type: 'unknown', packageJson: 'devDependencies', reason },
+        ],
+        count: 0,
+        message: `Could not check for updates: ${reason}`,
+        registry: `${silent.url}/`,
+      });
       expect(await api(`${s.url}/updates`, { method: 'POST' })).toMatchObject({ status: 500, body: { success: false, error: 'Failed to install updates' } });
+      expect(project.calls().length).toBe(before);
+      // one warning per check naming the registry and the reasons, no error object dumped
+      const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.component === 'system' && l.level === 40);
+      expect(warnings.map((w) => w.msg)).toEqual(['update check incomplete', 'update check before install incomplete']);
+      expect(warnings[0]).toMatchObject({ registry: `${silent.url}/`, unknown: expect.arrayContaining([{ name: 'pino', reason }]) });
+      expect(lines.join('')).not.toContain('INDEX_SIZE_ERR');
     } finally {
       await s.close();
       await silent.close();
+    }
+  });
+
+  it('asks the registry npm is configured with when none is set in the config', async () => {
+    const h = mkdtempSync(path.join(os.tmpdir(), 'eventloom-home-'));
+    const s = await startTestServer({ observability: { updates: { packageJson: project.packageJson, npmCommand: project.npm } } }, { env: { HOME: h, NODE_ENV: 'test', npm_config_registry: registry.url } });
+    try {
+      const r = await api(`${s.url}/updates`);
+      expect(r.body.data).toMatchObject({ registry: `${registry.url}/`, count: 3, message: 'Found 3 outdated packages' });
+    } finally {
+      await s.close();
     }
   });
 });

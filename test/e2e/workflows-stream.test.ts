@@ -116,6 +116,32 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
     expect(await api(`${t.url}/workflows/echo/executions/${id}/stream?fromSequence=-1`)).toMatchObject({ status: 400, body: { error: 'Invalid request: fromSequence: must be an integer >= 0' } });
   });
 
+  it('sends nothing more and closes when attached from the last id of an ended run (its workflow-result) or past it', async () => {
+    const completed = (await post('/workflows/echo/execute', { input: { text: 'done' } })).body.data.executionId;
+    const failed = (await post('/workflows/failing/execute', { input: { n: 1 } })).body.executionId;
+    const failedLast = (await attach('failing', failed)).frames.at(-1)!;
+    expect(failedLast.event).toBe('workflow-result');
+    const cases: Array<[string, string, string]> = [
+      ['echo', completed, '5'],
+      ['echo', completed, '6'],
+      ['echo', completed, '1126952828'],
+      ['failing', failed, failedLast.id!],
+    ];
+    for (const [wf, id, cursor] of cases) {
+      for (const opts of [{ lastEventId: cursor }, { query: `?fromSequence=${cursor}` }]) {
+        const started = Date.now();
+        const res = await attach(wf, id, opts);
+        expect(res.status).toBe(200);
+        expect(res.headers.get('content-type')).toBe('text/event-stream');
+        expect(summary(res.frames), `${wf} from ${cursor}`).toEqual([]);
+        // closed at once, not left open waiting for events that will never come
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+    }
+    // one below the result's id: the client saw the terminal event but not the result frame
+    expect(summary((await attach('failing', failed, { lastEventId: String(Number(failedLast.id) - 1) })).frames)).toEqual([`${failedLast.id}:workflow-result`]);
+  });
+
   it('follows a running execution live after its history, with no gap and no duplicate', async () => {
     let id = '';
     const first = collectSse(`${t.url}/workflows/gated/stream`, { method: 'POST', json: { input: { key: 'attach-live' } } }, (f) => {

@@ -1,7 +1,7 @@
 /**
  * Event builders of the actor host: built from the state at decision time, several events decided
- * in order and appended atomically (all or nothing), none decided means nothing written; and
- * `release()` drops only an idle terminal actor.
+ * in order and appended atomically (all or nothing), none decided means nothing written; a kind's
+ * follow-ups join the append that caused them; and `release()` drops only an idle terminal actor.
  */
 import { describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
@@ -53,6 +53,29 @@ describe('actor host event builders', () => {
     await expect(actor.send(() => { throw new Error('no'); })).rejects.toThrow('no');
     expect(await log.streamHead('c-4')).toBe(1);
     await expect(actor.send({ type: 'added', n: 1 })).resolves.toMatchObject({ snapshot: { context: { total: 1 } } });
+  });
+
+  it("appends the kind's follow-ups with the event that caused them, stops at a rejected one, and never loops", async () => {
+    const log = createMemoryLog();
+    const appended: string[][] = [];
+    const append = log.append.bind(log);
+    log.append = (stream, records, options) => (appended.push(records.map((r) => r.type)), append(stream, records, options));
+    // closes the counter once it reaches 10; after that every follow-up is rejected by the final state
+    const closing: ActorKind<typeof counter> = { ...kind, followUp: (_a, snap) => (snap.value === 'open' && snap.context.total >= 10 ? { type: 'closed' } : snap.value === 'closed' ? { type: 'added', n: 1 } : undefined) };
+    const host = new ActorHost(log);
+    const { actor } = await host.create(closing, 'f-1', { start: 0 });
+    await actor.send({ type: 'added', n: 4 });
+    const res = await actor.send({ type: 'added', n: 6 });
+    expect(res.records.map((r) => r.type)).toEqual(['added', 'closed']);
+    expect(actor.snapshot.value).toBe('closed');
+    expect(appended).toEqual([['created'], ['added'], ['added', 'closed']]);
+    // a kind whose follow-up is always accepted stops at the bound
+    const endless: ActorKind<typeof counter> = { ...kind, followUp: () => ({ type: 'added', n: 1 }) };
+    const { actor: busy, records } = await host.create(endless, 'f-2', { start: 0 });
+    expect(records.length).toBeGreaterThan(1);
+    expect(records.length).toBeLessThan(10);
+    expect(busy.snapshot.context.total).toBe(records.length - 1);
+    expect((await log.readStream('f-2')).length).toBe(records.length);
   });
 
   it('releases an idle terminal actor but keeps a live one', async () => {

@@ -115,7 +115,7 @@ describe('execution feed readers (property)', () => {
   });
 
 
-  it('give each reader every record after its cursor once, in order, then the result frame, and leave nothing registered', async () => {
+  it('give each reader every record after its cursor once, in order, then the result frame unless its cursor is past it, and leave nothing registered', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
         const reads = { n: 0 };
@@ -153,7 +153,8 @@ describe('execution feed readers (property)', () => {
           expect(r.ended()).toBe(true);
           const expected: string[] = [];
           for (let s = r.cursor + 1; s <= last; s++) expected.push(s === 1 ? 'workflow-start#1' : s === last ? `workflow-complete#${s}` : `step-start#${s}`);
-          expected.push(`workflow-result#${last + 1}`);
+          // the result frame's id is last + 1: a cursor at or past it has seen everything
+          if (r.cursor < last + 1) expected.push(`workflow-result#${last + 1}`);
           if (r.hungUpAt !== undefined) expect(r.ids).toEqual(expected.slice(0, r.hungUpAt));
           else expect(r.ids).toEqual(expected);
         }

@@ -1,6 +1,7 @@
 /**
  * The execution feed's SSE reader against a fake sink: history then live with no gap or duplicate,
- * the result frame after a terminal record, and one error frame when reading the log fails.
+ * the result frame after a terminal record, one pass over the readers per commit, and one error frame
+ * when reading the log fails.
  */
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory-log.js';
@@ -44,6 +45,32 @@ describe('execution feed reader', () => {
     expect(ids(frames)).toEqual(['step-start#2', 'step-complete#3', 'workflow-complete#4', 'workflow-result#5']);
     expect(ended()).toBe(true);
     expect(feeds.watchedStreams).toBe(0);
+  });
+
+  it("writes one commit's records to each reader before the next reader gets any (one pass over the readers)", async () => {
+    const log = createMemoryLog();
+    const feeds = new ExecutionFeeds(log);
+    feeds.start();
+    await log.append('exec:e2', [
+      { type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } },
+      { type: 'step.started', data: { stepIndex: 0, stepId: 'a', stepName: 'a', stepType: 'andThen', input: {}, attempt: 1 } },
+    ]);
+    const order: string[] = [];
+    const readers = ['r1', 'r2', 'r3'].map((name) => {
+      const r = fakeSink();
+      const send = r.sink.send;
+      r.sink.send = (f) => (order.push(`${name}:${ids([new TextDecoder().decode(f)])[0]}`), send(f));
+      return r;
+    });
+    for (const r of readers) await feeds.attachSse('exec:e2', 2, r.sink);
+    expect(order).toEqual([]);
+    // a cancel: the step and the run in one append
+    await log.append('exec:e2', [
+      { type: 'step.cancelled', data: { stepIndex: 0, stepId: 'a', stepName: 'a', stepType: 'andThen', input: {}, attempt: 1, reason: 'r' } },
+      { type: 'execution.cancelled', data: { reason: 'r', workflowName: 'W' } },
+    ]);
+    await until(() => readers.every((r) => r.ended()), 'every stream to end');
+    expect(order).toEqual(['r1', 'r2', 'r3'].flatMap((n) => [`${n}:step-complete#3`, `${n}:workflow-cancelled#4`, `${n}:workflow-result#5`]));
   });
 
   it('sends one error frame and closes when the log cannot be read', async () => {

@@ -76,15 +76,30 @@ function answerToolResults(content: Extract<LanguageModelV3Prompt[number], { rol
   const answers: string[] = [];
   for (const part of content) {
     if (part.type !== 'tool-result') continue;
-    if (part.toolName === WEATHER_TOOL) {
+    if (isErrorOutput(part.output)) answers.push(failureSentence(part.toolName, part.output));
+    else if (part.toolName === WEATHER_TOOL) {
       const city = cityFromOutput(part.output) ?? parseCity(userText) ?? DEFAULT_CITY;
-      answers.push(isErrorOutput(part.output) ? `I could not get the weather in ${city}.` : `The weather in ${city} ${describeWeather(part.output)}.`);
-    } else {
-      answers.push(`${part.toolName} ${isErrorOutput(part.output) ? 'failed' : 'returned'} ${outputText(part.output)}.`);
-    }
+      answers.push(`The weather in ${city} ${describeWeather(part.output)}.`);
+    } else answers.push(`${part.toolName} returned ${outputText(part.output)}.`);
   }
   return answers.length > 0 ? answers.join(' ') : echo(userText);
 }
+
+/**
+ * A failed tool in one sentence: `getWeather failed: weather service down.` (the SDK hands a thrown error to the
+ * model as `error-text`; an `error-json` value with a `message` says that message), or that it was denied.
+ */
+function failureSentence(toolName: string, output: LanguageModelV3ToolResultOutput): string {
+  if (output.type === 'execution-denied') return `${toolName} was not run: ${output.reason ?? 'execution denied'}${endsSentence(output.reason ?? '') ? '' : '.'}`;
+  let message = outputText(output).trim();
+  if (output.type === 'error-json' && output.value !== null && typeof output.value === 'object' && typeof (output.value as { message?: unknown }).message === 'string') {
+    message = (output.value as { message: string }).message.trim();
+  }
+  if (message === '') return `${toolName} failed.`;
+  return `${toolName} failed: ${message}${endsSentence(message) ? '' : '.'}`;
+}
+
+const endsSentence = (text: string) => /[.!?]$/.test(text);
 
 function isErrorOutput(output: LanguageModelV3ToolResultOutput): boolean {
   return output.type === 'error-text' || output.type === 'error-json' || output.type === 'execution-denied';

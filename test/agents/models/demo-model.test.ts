@@ -400,6 +400,37 @@ describe("demo model with the agent's own tools", () => {
       },
     });
     const result = await generateText({ model: createDemoModel(), prompt: 'convert 5 money', tools: { broken }, stopWhen: stepCountIs(3) });
-    expect(result.text).toMatch(/^broken failed .*rates unavailable/);
+    expect(result.text).toBe('broken failed: rates unavailable for 5.');
+  });
+
+  it('names the failed tool and its message when getWeather throws', async () => {
+    const down = tool({
+      description: 'Current weather for a city',
+      inputSchema: z.object({ city: z.string() }),
+      execute: async (): Promise<{ tempC: number }> => {
+        throw new Error('weather service down');
+      },
+    });
+    const result = await generateText({ model: createDemoModel(), prompt: 'What is the weather in Oslo?', tools: { getWeather: down }, stopWhen: stepCountIs(3) });
+    expect(result.text).toBe('getWeather failed: weather service down.');
+  });
+
+  it('answers a failed tool in one sentence whatever form the failure takes', async () => {
+    const model = createDemoModel();
+    const answer = async (output: unknown) => {
+      const r = await model.doGenerate({
+        prompt: [
+          { role: 'user', content: [{ type: 'text', text: 'What is the weather in Oslo?' }] },
+          { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'getWeather', input: { city: 'Oslo' } }] },
+          { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getWeather', output: output as never }] },
+        ],
+      });
+      return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+    };
+    expect(await answer({ type: 'error-text', value: 'Rate limit hit!' })).toBe('getWeather failed: Rate limit hit!');
+    expect(await answer({ type: 'error-json', value: { message: 'quota exceeded', code: 429 } })).toBe('getWeather failed: quota exceeded.');
+    expect(await answer({ type: 'error-json', value: { code: 429 } })).toBe('getWeather failed: {"code":429}.');
+    expect(await answer({ type: 'error-text', value: '' })).toBe('getWeather failed.');
+    expect(await answer({ type: 'execution-denied', reason: 'the user said no' })).toBe('getWeather was not run: the user said no.');
   });
 });

@@ -2,8 +2,9 @@
  * What every answer of the server must look like, whatever was sent (decisions.md §1, §10.0): a failure
  * is a 4xx with the JSON envelope `{success: false, error: <string>}` and no stack trace; a success has
  * the route's status and the shape its `produces` announces; an event stream is made of well-formed
- * frames. The only 5xx accepted are the ones the contract documents for outside failures (the package
- * registry, which the fuzzer closes: GET /updates; POST /updates never gets that far, see its guard) or
+ * frames. The only 5xx accepted are the ones the contract documents for outside failures (GET /updates
+ * when the project's package.json cannot be read; the closed registry yields a 200 with reasons; POST /updates
+ * never gets that far, see its guard) or
  * for the workflow's and the model's own failures; they are counted so the report shows them.
  */
 import type { RouteDef } from '../../../src/contract/routes.js';
@@ -11,7 +12,7 @@ import type { RawResponse } from '../../reliability/lib/raw-http.js';
 
 /** Documented 5xx answers (decisions.md §3, §5, §7), keyed by the route they may come from. */
 const DOCUMENTED_5XX: Array<{ route: RegExp; error: RegExp; why: string }> = [
-  { route: /^GET \/updates$/, error: /^Failed to check for updates$/, why: 'registry unreachable (closed on purpose)' },
+  { route: /^GET \/updates$/, error: /^Failed to check for updates: /, why: 'the project package.json could not be read' },
   { route: /^POST \/agents\/:id\/object$/, error: /^Generated object does not match schema: /, why: 'the demo model cannot satisfy every JSON Schema' },
   { route: /^POST \/workflows\/:id\/(execute|executions\/:executionId\/(resume|replay))$/, error: /^Failed to execute workflow$/, why: "the workflow's own step failed on the data" },
 ];
