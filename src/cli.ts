@@ -35,7 +35,22 @@ function defaultConfigFile(): { file: string; shown: string } {
   return { file, shown: `${existsSync(source) ? source : file} (${BUNDLED_EXAMPLE})` };
 }
 
+/**
+ * Start-up waits on promises (a projection catching up, a module starting); one that can never
+ * settle leaves Node with nothing to do, and it would exit 0 without ever listening. The event
+ * loop emptying before the server listens is therefore a failed start.
+ */
+function exitIfStartStalls(): () => void {
+  const stalled = () => {
+    console.error('eventloom: start-up stopped before the server listened (a start-up step waited for something that can no longer happen; see the warnings above)');
+    process.exit(1);
+  };
+  process.once('beforeExit', stalled);
+  return () => process.off('beforeExit', stalled);
+}
+
 async function start(args: CliArgs): Promise<void> {
+  const listening = exitIfStartStalls();
   const { loadConfig } = await import('./config/define-config.js');
   const { startDefaultServer } = await import('./server-assembly.js');
   const { chooseLogFormat, createCliLogger, renderBanner, summarize } = await import('./cli-banner.js');
@@ -59,6 +74,7 @@ async function start(args: CliArgs): Promise<void> {
   const data = path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom');
   if (format === 'pretty') process.stdout.write(`\n${renderBanner(summarize(server, { version: VERSION, data, auth: server.auth, config: configShown }))}\n`);
   server.logger.info({ url: server.url, config: configShown, data }, `eventloom listening on ${server.url}`);
+  listening();
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

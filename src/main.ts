@@ -62,7 +62,7 @@ export interface EventloomServer {
 }
 
 /** The node's log: PostgreSQL when the cluster names a database, LevelDB in the data dir otherwise. */
-async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<EventLog> {
+async function openLog(cluster: ResolvedCluster, dataDir: string, logger: Logger): Promise<EventLog> {
   if (cluster.databaseUrl) {
     const { openPgLog } = await import('./log/pg/pg-log.js');
     // read models are kept per node id; a per-process id leaves nothing behind when the node stops
@@ -72,7 +72,10 @@ async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<Event
       lease: { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, fenced: isOwnedStream, releases: releasesOwnership },
     });
   }
-  return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'));
+  return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'), {
+    repairCommand: `eventloom repair --data ${dataDir}`,
+    onWarning: (message) => logger.warn({ component: 'log' }, message),
+  });
 }
 
 /** The command inbox of a node on the PostgreSQL store (none for a log handed in by a test). */
@@ -126,7 +129,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: env.LOG_LEVEL ?? 'info', base: undefined });
   const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
-  const log = options.log ?? (await openLog(cluster, dataDir));
+  const log = options.log ?? (await openLog(cluster, dataDir, logger));
   const inbox = await openInbox(cluster, options.log, log);
   const host = new ActorHost(log);
   let port = 0;
