@@ -1,6 +1,6 @@
 /**
  * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
- * `export`, `import` and `replay` are the offline tools of src/cli/tools.ts. Each command is one
+ * `export`, `import`, `replay` and `repair` are the offline tools of src/cli/tools.ts. Each command is one
  * entry of COMMANDS (or of the tools' table) and parses its own arguments.
  *
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
@@ -100,7 +100,7 @@ const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
 };
 
 async function main(): Promise<void> {
-  // the offline tools (export, import, replay) parse their own arguments and set the exit code
+  // the offline tools (export, import, replay, repair) parse their own arguments and set the exit code
   const tools = await import('./cli/tools.js');
   if (tools.isToolCommand(process.argv[2])) {
     process.exitCode = await tools.runTool(process.argv[2], process.argv.slice(3), { defaultConfigFile: () => defaultConfigFile().file });
