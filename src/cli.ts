@@ -73,8 +73,6 @@ async function start(args: CliArgs): Promise<void> {
   });
   const data = path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom');
   if (format === 'pretty') process.stdout.write(`\n${renderBanner(summarize(server, { version: VERSION, data, auth: server.auth, config: configShown }))}\n`);
-  server.logger.info({ url: server.url, config: configShown, data }, `eventloom listening on ${server.url}`);
-  listening();
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -88,8 +86,11 @@ async function start(args: CliArgs): Promise<void> {
       },
     );
   };
+  // before the line that says it listens: a signal sent on reading it must find the handler in place
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  server.logger.info({ url: server.url, config: configShown, data }, `eventloom listening on ${server.url}`);
+  listening();
 }
 
 /** The commands; one that takes the server flags parses them with parseArgs. */
