@@ -199,6 +199,6 @@ export function checkAckedTail(head: number, before: BeforeOpen, opts: OpenCheck
   const lost = before.acked - head;
   opts.warn(
     `${lost} acknowledged record${lost === 1 ? '' : 's'} (${span([head + 1, before.acked])}) ${lost === 1 ? 'is' : 'are'} missing from the end of the log: ` +
-      `the write-ahead log was cut short after they were written. The log continues from record ${head}.`,
+      `LevelDB's write-ahead log ends before ${lost === 1 ? 'it' : 'them'} (cut short or damaged). The log continues from record ${head}.`,
   );
 }
