@@ -168,7 +168,9 @@ export async function checkAfterOpen(dir: string, db: ClassicLevel<Buffer, strin
   const findings = [...rememberedDamage(dir)];
   const known = new Set(findings);
   const add = (f: string) => {
-    if (!known.has(f)) findings.push(f), known.add(f);
+    if (known.has(f)) return;
+    findings.push(f);
+    known.add(f);
   };
   // Checked again now that this process holds the lock: before it, another process could still
   // have been writing the table; a table LevelDB deleted at open was not part of the log.

@@ -227,7 +227,7 @@ describe('eventloom repair', () => {
     }
   }
 
-  it('keeps the intact records of a garbled write-ahead log, lists the lost ones by stream, and leaves a log the server starts on and serves', async () => {
+  it('keeps the intact records of a garbled write-ahead log, lists what was lost, and leaves a log the server starts on and serves', async () => {
     const dir = copyOfPristine('repair-garbled-log');
     garble(path.join(dir, 'log', logFiles(dir, 'log').at(-1)!));
     expect((await start(dir)).code).toBe(1);
@@ -241,10 +241,38 @@ describe('eventloom repair', () => {
     for (const stream of first) expect(report.streams.find((l) => l.stream === stream), stream).toBeUndefined();
     await expectIntactPartServed(dir, report);
     // the person-readable report names the streams and ranges
-    const text = await runCli(['repair', '--data', dir], { timeoutMs: 60_000 });
+    const again = copyOfPristine('repair-garbled-log-text');
+    garble(path.join(again, 'log', logFiles(again, 'log').at(-1)!));
+    const text = await runCli(['repair', '--data', again], { timeoutMs: 60_000 });
     expect(text.code, text.output).toBe(0);
+    expect(text.stdout).toMatch(/lost: records \d+(\.\.\d+)?(, \d+(\.\.\d+)?)* \(\d+\), each replaced by a log\.lost record in \$repair:/);
     expect(text.stdout).toContain('the repaired log passes the integrity check');
   }, 240_000);
+
+  it('keeps the readable part of a garbled table file and lists what it lost', async () => {
+    const dir = copyOfPristine('repair-garbled-table');
+    const table = logFiles(dir, 'ldb')[0];
+    garble(path.join(dir, 'log', table));
+    const report = await repair(dir);
+    expect(report.lostFiles).toEqual([table]);
+    expect(report.lostSeqs.length).toBeGreaterThan(0);
+    expect(report.kept).toBeLessThan(originalHead);
+    // the second run's records were in the write-ahead log: all kept
+    for (const stream of [...original.keys()].filter((s) => s.startsWith('exec:second-'))) expect(report.streams.find((l) => l.stream === stream), stream).toBeUndefined();
+    await expectIntactPartServed(dir, report);
+  }, 240_000);
+
+  it('lists the acknowledged records a cut write-ahead log lost from the end', async () => {
+    const dir = copyOfPristine('repair-cut-log');
+    cut(path.join(dir, 'log', logFiles(dir, 'log').at(-1)!));
+    const report = await repair(dir);
+    expect(report.lostTail).toEqual([report.head + 1, originalHead]);
+    expect(report.lostSeqs).toEqual([]);
+    expect(report.integrity.problems).toEqual([]);
+    const text = await runCli(['repair', '--data', dir], { timeoutMs: 60_000 });
+    // the first repair set the mark to the repaired head: nothing more is lost
+    expect(text.stdout).toContain('nothing was lost');
+  }, 120_000);
 
   it('keeps what a table cut short does not hold and lists the rest as lost', async () => {
     const dir = copyOfPristine('repair-cut-table');
