@@ -224,8 +224,12 @@ export async function checkTables(dir: string): Promise<TableDamage[]> {
   }
   if (changed || whole.length !== known.size) {
     // written aside and renamed: a crash never leaves a half-written list that vouches for a table
-    await writeFile(`${cachePath}.tmp`, whole.join('\n') + '\n');
-    await rename(`${cachePath}.tmp`, cachePath);
+    try {
+      await writeFile(`${cachePath}.tmp`, whole.join('\n') + '\n');
+      await rename(`${cachePath}.tmp`, cachePath);
+    } catch {
+      // only a saving: without the list, the next open checks the tables again
+    }
   }
   return damaged;
 }
