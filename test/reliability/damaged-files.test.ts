@@ -287,6 +287,17 @@ describe('eventloom repair', () => {
     await expectIntactPartServed(dir, report);
   }, 240_000);
 
+  it('answers a missing --data with a usage error and a directory without a log with exit 1, changing nothing', async () => {
+    const usage = await runCli(['repair'], { timeoutMs: 30_000 });
+    expect(usage.code, usage.output).toBe(2);
+    expect(usage.stderr).toContain('name the data directory: --data <dir>');
+    const empty = mkdtempSync(path.join(root, 'empty-'));
+    const none = await runCli(['repair', '--data', empty], { timeoutMs: 30_000 });
+    expect(none.code, none.output).toBe(1);
+    expect(none.stderr).toContain(`${empty} holds no event log`);
+    expect(readdirSync(empty)).toEqual([]);
+  }, 60_000);
+
   it('refuses to run while a server holds the data directory', async () => {
     const dir = copyOfPristine('repair-locked');
     const s = await startListening(dir);
