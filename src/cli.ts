@@ -1,6 +1,6 @@
 /**
  * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
- * `export`, `import` and `replay` are the offline tools of src/cli/tools.ts. Each command is one
+ * `export`, `import`, `replay` and `repair` are the offline tools of src/cli/tools.ts. Each command is one
  * entry of COMMANDS (or of the tools' table) and parses its own arguments.
  *
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]
@@ -35,7 +35,22 @@ function defaultConfigFile(): { file: string; shown: string } {
   return { file, shown: `${existsSync(source) ? source : file} (${BUNDLED_EXAMPLE})` };
 }
 
+/**
+ * Start-up waits on promises (a projection catching up, a module starting); one that can never
+ * settle leaves Node with nothing to do, and it would exit 0 without ever listening. The event
+ * loop emptying before the server listens is therefore a failed start.
+ */
+function exitIfStartStalls(): () => void {
+  const stalled = () => {
+    console.error('eventloom: start-up stopped before the server listened (a start-up step waited for something that can no longer happen; see the warnings above)');
+    process.exit(1);
+  };
+  process.once('beforeExit', stalled);
+  return () => process.off('beforeExit', stalled);
+}
+
 async function start(args: CliArgs): Promise<void> {
+  const listening = exitIfStartStalls();
   const { loadConfig } = await import('./config/define-config.js');
   const { startDefaultServer } = await import('./server-assembly.js');
   const { chooseLogFormat, createCliLogger, renderBanner, summarize } = await import('./cli-banner.js');
@@ -59,7 +74,6 @@ async function start(args: CliArgs): Promise<void> {
   });
   const data = path.resolve(args.data ?? config.server?.dataDir ?? '.eventloom');
   if (format === 'pretty') process.stdout.write(`\n${renderBanner(summarize(server, { version: VERSION, data, auth: server.auth, config: configShown }))}\n`);
-  server.logger.info({ url: server.url, config: configShown, data }, `eventloom listening on ${server.url}`);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -73,8 +87,11 @@ async function start(args: CliArgs): Promise<void> {
       },
     );
   };
+  // before the line that says it listens: a signal sent on reading it must find the handler in place
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  server.logger.info({ url: server.url, config: configShown, data }, `eventloom listening on ${server.url}`);
+  listening();
 }
 
 /** The commands; one that takes the server flags parses them with parseArgs. */
@@ -85,7 +102,7 @@ const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
 };
 
 async function main(): Promise<void> {
-  // the offline tools (export, import, replay) parse their own arguments and set the exit code
+  // the offline tools (export, import, replay, repair) parse their own arguments and set the exit code
   const tools = await import('./cli/tools.js');
   if (tools.isToolCommand(process.argv[2])) {
     process.exitCode = await tools.runTool(process.argv[2], process.argv.slice(3), { defaultConfigFile: () => defaultConfigFile().file });

@@ -66,7 +66,7 @@ export interface EventloomServer {
 }
 
 /** The node's log: PostgreSQL when the cluster names a database, LevelDB in the data dir otherwise. */
-async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<EventLog> {
+async function openLog(cluster: ResolvedCluster, dataDir: string, logger: Logger): Promise<EventLog> {
   if (cluster.databaseUrl) {
     const { openPgLog } = await import('./log/pg/pg-log.js');
     // read models are kept per node id; a per-process id leaves nothing behind when the node stops
@@ -76,7 +76,10 @@ async function openLog(cluster: ResolvedCluster, dataDir: string): Promise<Event
       lease: { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, fenced: isOwnedStream, releases: releasesOwnership },
     });
   }
-  return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'));
+  return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'), {
+    repairCommand: `eventloom repair --data ${dataDir}`,
+    onWarning: (message) => logger.warn({ component: 'log' }, message),
+  });
 }
 
 /** The command inbox of a node on the PostgreSQL store (none for a log handed in by a test). */
@@ -133,7 +136,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   // a logger handed in writes errors as {type, message, stack} too (no DOMException constants in its lines)
   useLogErrorSerializer(logger);
   const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
-  const log = options.log ?? (await openLog(cluster, dataDir));
+  const log = options.log ?? (await openLog(cluster, dataDir, logger));
   const inbox = await openInbox(cluster, options.log, log);
   const host = new ActorHost(log);
   let port = 0;

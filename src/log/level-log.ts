@@ -13,8 +13,13 @@
  * append already accepted on that stream to be durable, so the head it reports is readable.
  * Committed records handed to appenders and live subscribers share the producer's `data` object:
  * treat them as immutable (reads from disk return fresh copies).
+ *
+ * Opening checks for damage first (open-check.ts): damaged tables or write-ahead logs refuse to
+ * open with a LogDamagedError, acknowledged records lost from the tail are warned about; after each
+ * group commit the durable head is written to the acknowledged-head mark (acked-mark.ts).
  */
 import { ClassicLevel } from 'classic-level';
+import { AckedMark } from './acked-mark.js';
 import { GroupCommitter, LogFailedError, type CommitStats, type PendingBatch } from './group-commit.js';
 import {
   KeySpace,
@@ -30,6 +35,7 @@ import {
 } from './key-codec.js';
 import { assertCheckpoint, assertName } from './kv-codec.js';
 import { LevelKv } from './level-kv.js';
+import { checkAckedTail, checkAfterOpen, checkBeforeOpen, openError } from './open-check.js';
 import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
 import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
 import {
@@ -59,6 +65,10 @@ export interface LevelLogOptions {
    * measured gain in append throughput (bench/README.md, bench:workflows (c)).
    */
   writeBufferSize?: number;
+  /** The command that repairs this log, named when opening finds it damaged (default `eventloom repair`). */
+  repairCommand?: string;
+  /** What opening found worth saying but not fatal: a torn write dropped, acknowledged records lost (default: a process warning). */
+  onWarning?: (message: string) => void;
 }
 
 export interface LogStats extends CommitStats {
@@ -105,20 +115,24 @@ export async function openLevelLog(dir: string, opts: LevelLogOptions = {}): Pro
     valueEncoding: 'utf8',
     writeBufferSize: opts.writeBufferSize ?? 4 * 1024 * 1024,
   });
+  const checks = { repairCommand: opts.repairCommand, warn: opts.onWarning ?? ((m: string) => process.emitWarning(m, 'EventLogRecovery')) };
+  const before = await checkBeforeOpen(dir);
   try {
     await db.open();
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause;
     if (cause?.code === 'LEVEL_LOCKED') throw new LogLockedError(dir, err);
-    throw err;
+    throw openError(dir, err, checks);
   }
   try {
+    await checkAfterOpen(dir, db, before, checks);
     const format = await db.get(FORMAT_KEY);
     if (format === undefined) await db.put(FORMAT_KEY, FORMAT, { sync: true });
     else if (format !== FORMAT) throw new Error(`${dir} holds an event log of format ${format}; this build reads format ${FORMAT}`);
     const last = await db.keys({ gte: RECORD_LO, lte: RECORD_HI, reverse: true, limit: 1 }).all();
     const head = last.length ? readSeq(last[0], 1) : 0;
-    return new LevelLog(dir, db, head, opts);
+    checkAckedTail(head, before, checks);
+    return new LevelLog(dir, db, head, opts, new AckedMark(dir, head));
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
@@ -167,6 +181,7 @@ class LevelLog implements LevelEventLog {
     readonly db: ClassicLevel<Buffer, string>,
     head: number,
     opts: LevelLogOptions,
+    private readonly acked: AckedMark,
   ) {
     this.durableHead = head;
     this.assignedSeq = head;
@@ -288,6 +303,7 @@ class LevelLog implements LevelEventLog {
     for (let i = 0; i < appends.length; i++) appends[i].st.durable = appends[i].lastStreamSeq;
     const lastRecords = appends[appends.length - 1].records;
     this.durableHead = lastRecords[lastRecords.length - 1].seq;
+    this.acked.write(this.durableHead);
     if (this.hub.live.size > 0) {
       if (appends.length === 1) this.hub.publish(appends[0].records);
       else {
@@ -511,6 +527,7 @@ class LevelLog implements LevelEventLog {
     await this.committer.idle();
     this.closed = true;
     this.hub.closeAll();
+    this.acked.close();
     await this.db.close();
   }
 }
@@ -530,3 +547,4 @@ function addRange(ranges: Array<[number, number]>, lo: number, hi: number): void
 }
 
 export { LogLockedError };
+export { LogDamagedError } from './open-check.js';
