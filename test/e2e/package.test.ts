@@ -39,6 +39,8 @@ describe('eventloom installed from its tarball into a new project', () => {
   let project: string;
   let registry: LocalServer;
   const servers: SpawnedServer[] = [];
+  /** servers started through `npm start`, whose process is npm's grandchild */
+  const serverPids: number[] = [];
   const npm = (args: string[], cwd: string) => run('npm', args, { cwd, env: { ...process.env, npm_config_update_notifier: 'false' }, maxBuffer: 16 * 1024 * 1024 });
 
   let tarball: string;
@@ -59,17 +61,25 @@ describe('eventloom installed from its tarball into a new project', () => {
 
   afterAll(async () => {
     for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    for (const pid of serverPids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
     await registry?.close();
     if (work) {
       // npx installed the tarball into a directory of npm's cache: remove that install too
-      const npxCache = path.join((await npm(['config', 'get', 'cache'], work)).stdout.trim(), '_npx');
+      const npxCache = path.join(process.env.npm_config_cache ?? path.join(os.homedir(), '.npm'), '_npx');
       for (const d of existsSync(npxCache) ? readdirSync(npxCache) : []) {
         const manifest = path.join(npxCache, d, 'package.json');
         if (existsSync(manifest) && readFileSync(manifest, 'utf8').includes(path.basename(work))) rmSync(path.join(npxCache, d), { recursive: true, force: true });
       }
       rmSync(work, { recursive: true, force: true });
     }
-  });
+    // four installed projects to delete
+  }, 300_000);
 
   const bin = () => path.join(project, 'node_modules', '.bin', 'eventloom');
 
@@ -119,7 +129,7 @@ describe('eventloom installed from its tarball into a new project', () => {
 
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
-  });
+  }, 300_000);
 
   it('serves a CommonJS project from its .mts config, and names the fix for a .ts config there', async () => {
     const legacy = path.join(project, 'legacy');
@@ -167,14 +177,15 @@ describe('eventloom installed from its tarball into a new project', () => {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const quickStart = ['cd eventloom && npm install && npm pack && cd ..', `npx ./eventloom/eventloom-${VERSION}.tgz init my-app`, 'cd my-app && npm install && npm start'];
     for (const line of quickStart) expect(readme).toContain(`\n${line} `);
-    // what `npm pack` in a checkout named eventloom leaves there
-    mkdirSync(path.join(work, 'eventloom'));
-    cpSync(path.join(work, tarball), path.join(work, 'eventloom', `eventloom-${VERSION}.tgz`));
+    // a directory holding a checkout named eventloom, where `npm pack` left the tarball
+    const here = path.join(work, 'quick-start');
+    mkdirSync(path.join(here, 'eventloom'), { recursive: true });
+    cpSync(path.join(work, tarball), path.join(here, 'eventloom', `eventloom-${VERSION}.tgz`));
 
-    const init = await run('npx', ['--yes', `./eventloom/eventloom-${VERSION}.tgz`, 'init', 'my-app'], { cwd: work, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_prefer_offline: 'true' } });
+    const init = await run('npx', ['--yes', `./eventloom/eventloom-${VERSION}.tgz`, 'init', 'my-app'], { cwd: here, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_prefer_offline: 'true' } });
     expect(init.stdout).toContain(`eventloom is not on the npm registry yet: package.json depends on file:../eventloom/eventloom-${VERSION}.tgz, the tarball this eventloom was installed from.`);
     expect(init.stdout).toMatch(/Next:\n {2}cd my-app && npm install\n {2}npm start/);
-    const app = path.join(work, 'my-app');
+    const app = path.join(here, 'my-app');
     expect(JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8')).dependencies.eventloom).toBe(`file:../eventloom/eventloom-${VERSION}.tgz`);
 
     await npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
@@ -184,8 +195,12 @@ describe('eventloom installed from its tarball into a new project', () => {
     servers.push(s);
     const text = await api(`${s.url}/agents/assistant/text`, { method: 'POST', json: { input: 'Please convert 100 from EUR to USD' } });
     expect(text.body.data.text).toBe('convertCurrency returned {"amount":107.3,"currency":"USD"}.');
-    s.child.kill('SIGTERM');
-    await s.exited;
+    // npm runs the server through a shell and does not pass SIGTERM on to it: stop the server itself (pino logs its pid)
+    const pid = Number(/"pid":(\d+)[^\n]*eventloom listening/.exec(s.output())?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    serverPids.push(pid);
+    process.kill(pid, 'SIGTERM');
+    expect(await s.exited).toBe(0);
   }, 600_000);
 
   it('adds eventloom to a project npm init -y made: init replaces the placeholder test script, and npm test runs the property test', async () => {
