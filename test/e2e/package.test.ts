@@ -15,6 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { api } from '../helpers/server.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { until } from '../helpers/until.js';
 import { startFakeRegistry, type LocalServer } from '../observability/helpers.js';
 // @ts-expect-error the build script is plain JavaScript without declarations
 import { newestSourceMtime } from '../../scripts/build.mjs';
@@ -30,6 +31,16 @@ function distIsFresh(): boolean {
   return files.every((f) => existsSync(f) && statSync(f).mtimeMs >= newest) && existsSync(path.join(ROOT, 'dist', 'explorer', 'swagger-ui-bundle.js'));
 }
 
+/** whether any process of the process group `pgid` is still running */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 /** npm's own entry script, run with this Node: `npm start` as a child process the tests can stop */
 const NPM_CLI = path.join(path.dirname(realpathSync(path.join(path.dirname(process.execPath), 'npm'))), 'npm-cli.js');
@@ -39,8 +50,8 @@ describe('eventloom installed from its tarball into a new project', () => {
   let project: string;
   let registry: LocalServer;
   const servers: SpawnedServer[] = [];
-  /** servers started through `npm start`, whose process is npm's grandchild */
-  const serverPids: number[] = [];
+  /** process groups of servers started through `npm start` (npm → sh → eventloom) */
+  const groups: number[] = [];
   const npm = (args: string[], cwd: string) => run('npm', args, { cwd, env: { ...process.env, npm_config_update_notifier: 'false' }, maxBuffer: 16 * 1024 * 1024 });
 
   let tarball: string;
@@ -61,13 +72,7 @@ describe('eventloom installed from its tarball into a new project', () => {
 
   afterAll(async () => {
     for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGKILL');
-    for (const pid of serverPids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
+    for (const pgid of groups) if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
     await registry?.close();
     if (work) {
       // npx installed the tarball into a directory of npm's cache: remove that install too
@@ -191,16 +196,15 @@ describe('eventloom installed from its tarball into a new project', () => {
     await npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
     expect(existsSync(path.join(app, 'node_modules', '@scarf'))).toBe(false);
     expect((await npm(['test'], app)).stdout).toMatch(/1 passed/);
-    const s = await spawnServer(['--', '--port', '0', '--data', path.join(work, 'data-quick-start')], {}, 60_000, [], { entry: NPM_CLI, cwd: app });
+    const s = await spawnServer(['--', '--port', '0', '--data', path.join(work, 'data-quick-start')], {}, 60_000, [], { entry: NPM_CLI, cwd: app, detached: true });
     servers.push(s);
+    groups.push(s.child.pid!);
     const text = await api(`${s.url}/agents/assistant/text`, { method: 'POST', json: { input: 'Please convert 100 from EUR to USD' } });
     expect(text.body.data.text).toBe('convertCurrency returned {"amount":107.3,"currency":"USD"}.');
-    // npm runs the server through a shell and does not pass SIGTERM on to it: stop the server itself (pino logs its pid)
-    const pid = Number(/"pid":(\d+)[^\n]*eventloom listening/.exec(s.output())?.[1]);
-    expect(pid).toBeGreaterThan(0);
-    serverPids.push(pid);
-    process.kill(pid, 'SIGTERM');
-    expect(await s.exited).toBe(0);
+    // npm runs the server through a shell, which does not pass SIGTERM on: signal the whole process group
+    process.kill(-s.child.pid!, 'SIGTERM');
+    await s.exited;
+    await until(() => !groupAlive(s.child.pid!), 'the server started by npm start to exit', 30_000);
   }, 600_000);
 
   it('adds eventloom to a project npm init -y made: init replaces the placeholder test script, and npm test runs the property test', async () => {
