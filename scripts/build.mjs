@@ -5,8 +5,9 @@
  * entry points with code splitting (few files to read at start-up, one copy of each module); the
  * examples are transpiled one file per module. The full build (`npm run build`, run by `prepare` on
  * `npm install` and `npm pack`) also emits the .d.ts files the package's `exports` map points at
- * (tsc, tsconfig.build.json); the quick rebuild before `npm start` when dist/ is older than the
- * sources skips them. Type checking is `npm run typecheck`'s job, not the build's.
+ * (tsc, tsconfig.build.json); the console and the API explorer's files go to dist/console/ and
+ * dist/explorer/. The quick rebuild before `npm start` when dist/ is older than the
+ * sources skips the declarations. Type checking is `npm run typecheck`'s job, not the build's.
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -14,6 +15,7 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole, newestConsoleMtime } from './build-console.mjs';
+import { buildExplorer } from './build-explorer.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['src', 'machines', 'examples'];
@@ -37,7 +39,7 @@ export function newestSourceMtime() {
 
 /** What a build is made from: the sources, the console and the build scripts themselves. */
 const STAMPED = [...SOURCES, 'console'];
-const STAMPED_FILES = ['scripts/build.mjs', 'scripts/build-console.mjs'];
+const STAMPED_FILES = ['scripts/build.mjs', 'scripts/build-console.mjs', 'scripts/build-explorer.mjs'];
 /** Written after each build; bin/eventloom.mjs compares the tree with it instead of importing this script. */
 export const STAMP_FILE = path.join(root, 'dist', 'build-stamp.json');
 
@@ -135,6 +137,8 @@ export async function buildDist({ declarations = false } = {}) {
   await build({ ...common, entryPoints: examples, outbase: root, bundle: false });
   // the browser console (console/) is bundled into dist/console/, served at /console
   await buildConsole();
+  // the API explorer's files (Swagger UI) into dist/explorer/, served at /ui
+  buildExplorer();
   if (declarations) {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });

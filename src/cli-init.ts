@@ -4,12 +4,15 @@
  * workflow (eventloom/testing, run by `npm test`), tsconfig.json, a package.json with `start`,
  * `typecheck` and `test` scripts, and a .gitignore. An existing file is never
  * overwritten: an existing package.json only gains the scripts, dependencies and `"type": "module"`
- * it lacks (values already there are kept; a project that declares CommonJS keeps it and gets
- * eventloom.config.mts), and every other existing file is left as it is.
+ * it lacks (values already there are kept, except npm's placeholder test script, which only fails;
+ * a project that declares CommonJS keeps it and gets eventloom.config.mts), and every other existing
+ * file is left as it is. The eventloom dependency names what this copy was installed from
+ * (cli-init-source.ts): eventloom is not on the npm registry yet.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from './package-root.js';
+import { dependencySpec, installSource, type InstallSource } from './cli-init-source.js';
 
 export const CONFIG_TEMPLATE = `/**
  * eventloom config: the agents, tools and workflows this server hosts.
@@ -129,17 +132,22 @@ it('expense-approval keeps its invariants under random commands', async () => {
 `;
 
 interface OwnPackage {
+  name: string;
   version: string;
   peerDependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
 }
 
+const TEST_SCRIPT = 'vitest run';
+
+/** The test script `npm init` writes: it only fails, so init replaces it (any other test script is the user's own). */
+export const NPM_PLACEHOLDER_TEST = 'echo "Error: no test specified" && exit 1';
+
 /** What a scaffolded package.json needs: scripts, eventloom and its peer zod, and what `typecheck` runs. */
-function wanted(): { scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> } {
-  const own = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as OwnPackage;
+function wanted(own: OwnPackage, eventloomSpec: string): { scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> } {
   return {
-    scripts: { start: 'eventloom start', typecheck: 'tsc --noEmit', test: 'vitest run' },
-    dependencies: { eventloom: `^${own.version}`, zod: own.peerDependencies?.zod ?? '^4.1.0' },
+    scripts: { start: 'eventloom start', typecheck: 'tsc --noEmit', test: TEST_SCRIPT },
+    dependencies: { eventloom: eventloomSpec, zod: own.peerDependencies?.zod ?? '^4.1.0' },
     devDependencies: {
       typescript: own.devDependencies?.typescript ?? '^5.9.0',
       '@types/node': own.devDependencies?.['@types/node'] ?? '^20.19.0',
@@ -172,14 +180,27 @@ export interface InitResult {
   skipped: string[];
   /** keys added to an existing package.json */
   added: string[];
+  /** keys of an existing package.json whose value was replaced (npm's placeholder test script) */
+  replaced: string[];
   next: string[];
+  /** how to run the scaffold's property test */
+  testHint?: string;
+  /** what the user should know about the package.json written (where the eventloom dependency points) */
+  notes: string[];
+}
+
+export interface ScaffoldOptions {
+  /** eventloom's own package directory (default: this copy's), whose install source the dependency names */
+  packageRoot?: string;
+  /** the install source, when already known (tests) */
+  source?: InstallSource;
 }
 
 /** Writes the scaffold into `dir` (relative to `cwd`); returns what it did, for the caller to print. */
-export function scaffold(dirArg: string, cwd: string): InitResult {
+export function scaffold(dirArg: string, cwd: string, opts: ScaffoldOptions = {}): InitResult {
   const dir = path.resolve(cwd, dirArg);
   mkdirSync(dir, { recursive: true });
-  const result: InitResult = { dir, written: [], skipped: [], added: [], next: [] };
+  const result: InitResult = { dir, written: [], skipped: [], added: [], replaced: [], next: [], notes: [] };
   const writeNew = (name: string, content: string) => {
     const file = path.join(dir, name);
     if (existsSync(file)) result.skipped.push(name);
@@ -189,7 +210,10 @@ export function scaffold(dirArg: string, cwd: string): InitResult {
       result.written.push(name);
     }
   };
-  const want = wanted();
+  const packageRoot = opts.packageRoot ?? PACKAGE_ROOT;
+  const own = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as OwnPackage;
+  const eventloom = dependencySpec(opts.source ?? installSource(packageRoot, own.name, own.version), dir, own.version);
+  const want = wanted(own, eventloom.spec);
   const pkgFile = path.join(dir, 'package.json');
   const existing = existsSync(pkgFile) ? readPackageJson(pkgFile) : undefined;
   // a project that declares CommonJS keeps it; its config is then an .mts file (an ES module by name)
@@ -198,8 +222,8 @@ export function scaffold(dirArg: string, cwd: string): InitResult {
   writeNew('tsconfig.json', configName === 'eventloom.config.ts' ? TSCONFIG_TEMPLATE : TSCONFIG_TEMPLATE.replace('"eventloom.config.ts"', '"eventloom.config.mts"'));
   writeNew('.gitignore', GITIGNORE_TEMPLATE);
   // in a CommonJS project the test is an ES module too (.mts), like its config
-  if (configName === 'eventloom.config.ts') writeNew('expense-approval.prop.test.ts', PROPERTY_TEST_TEMPLATE('./eventloom.config.js'));
-  else writeNew('expense-approval.prop.test.mts', PROPERTY_TEST_TEMPLATE('./eventloom.config.mjs'));
+  const testFile = configName === 'eventloom.config.ts' ? 'expense-approval.prop.test.ts' : 'expense-approval.prop.test.mts';
+  writeNew(testFile, PROPERTY_TEST_TEMPLATE(configName === 'eventloom.config.ts' ? './eventloom.config.js' : './eventloom.config.mjs'));
 
   if (existing === undefined) {
     const pkg = { name: packageName(dir), version: '0.1.0', private: true, type: 'module', ...want };
@@ -212,6 +236,11 @@ export function scaffold(dirArg: string, cwd: string): InitResult {
       pkg.type = 'module';
       result.added.push('type');
     }
+    const scripts = pkg.scripts as Record<string, unknown> | undefined;
+    if (typeof scripts?.test === 'string' && scripts.test.trim() === NPM_PLACEHOLDER_TEST) {
+      scripts.test = TEST_SCRIPT;
+      result.replaced.push('scripts.test');
+    }
     for (const section of ['scripts', 'dependencies', 'devDependencies'] as const) {
       const have = (pkg[section] ?? {}) as Record<string, string>;
       const declaredAnywhere = (name: string) => [pkg.dependencies, pkg.devDependencies, pkg.peerDependencies].some((s) => s && typeof s === 'object' && name in s);
@@ -222,14 +251,24 @@ export function scaffold(dirArg: string, cwd: string): InitResult {
       }
       if (Object.keys(have).length > 0) pkg[section] = have;
     }
-    if (result.added.length > 0) writeFileSync(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
+    if (result.added.length > 0 || result.replaced.length > 0) writeFileSync(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`);
     else result.skipped.push('package.json');
   }
+  // the eventloom dependency written is this copy's source: say where it points
+  if (eventloom.note !== undefined && (existing === undefined || result.added.includes('dependencies.eventloom'))) result.notes.push(eventloom.note);
 
   const cd = path.relative(cwd, dir);
   const prefix = cd === '' ? '' : `cd ${/\s/.test(cd) ? JSON.stringify(cd) : cd} && `;
   const installed = existsSync(path.join(dir, 'node_modules', 'eventloom')) && !result.added.some((a) => a.startsWith('dependencies') || a.startsWith('devDependencies'));
   result.next = installed ? [`${prefix}npm run typecheck`, 'npm start'] : [`${prefix}npm install`, 'npm start'];
+  if (existsSync(path.join(dir, testFile))) {
+    const finalPkg = readPackageJson(pkgFile);
+    const test = (finalPkg.scripts as Record<string, unknown> | undefined)?.test;
+    result.testHint =
+      test === TEST_SCRIPT
+        ? `npm test runs the property test of expense-approval (${testFile})`
+        : `npx vitest run ${testFile} runs the property test of expense-approval (your own test script is kept)`;
+  }
   return result;
 }
 
@@ -237,9 +276,12 @@ export function runInit(dirArg: string, cwd: string): Promise<void> {
   const r = scaffold(dirArg, cwd);
   const lines = [`eventloom init: ${r.dir}`];
   for (const f of r.written) lines.push(`  created  ${f}`);
-  if (r.added.length > 0) lines.push(`  updated  package.json (added ${r.added.join(', ')})`);
+  const changes = [...(r.added.length > 0 ? [`added ${r.added.join(', ')}`] : []), ...(r.replaced.includes('scripts.test') ? [`replaced npm's placeholder test script with "${TEST_SCRIPT}"`] : [])];
+  if (changes.length > 0) lines.push(`  updated  package.json (${changes.join('; ')})`);
   for (const f of r.skipped) lines.push(`  kept     ${f} (already there, not overwritten)`);
+  for (const note of r.notes) lines.push('', note);
   lines.push('', 'Next:', ...r.next.map((c) => `  ${c}`), '');
+  if (r.testHint !== undefined) lines.push(`Then ${r.testHint}.`, '');
   console.log(lines.join('\n'));
   return Promise.resolve();
 }

@@ -77,7 +77,11 @@ async function openDataDirCopy(dataDir: string): Promise<HistorySource> {
   const logDir = logDirOf(dataDir);
   if (!existsSync(path.join(logDir, 'CURRENT'))) throw new CliError(`${path.resolve(dataDir)} holds no event log (expected ${logDir})`);
   if (isLogLocked(logDir)) {
-    throw new CliError(`the data directory ${path.resolve(dataDir)} is in use by a running eventloom server (LevelDB lock held); stop it first, or export through its API`);
+    // the server has no export endpoint: name the routes that do read a running server's executions
+    throw new CliError(
+      `the data directory ${path.resolve(dataDir)} is in use by a running eventloom server (LevelDB lock held); stop it first, ` +
+        'or read its executions from the server: GET /workflows/:id/executions/:executionId/state (one execution, every event) or GET /workflows/executions?include=events',
+    );
   }
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventloom-read-'));
   const copy = path.join(tmp, 'log');

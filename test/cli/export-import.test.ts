@@ -67,6 +67,25 @@ beforeAll(async () => {
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('eventloom export and import', () => {
+  it("refuses a data directory a server holds and names the running server's routes that read its executions, which answer", async () => {
+    const held = path.join(tmp, 'held-export');
+    const server = await startTestServer(examples, { dataDir: held });
+    try {
+      const run = (await api(`${server.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'held' } } })).body.data;
+      const refused = await runCli(['export', '--data', held]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        'stop it first, or read its executions from the server: GET /workflows/:id/executions/:executionId/state (one execution, every event) or GET /workflows/executions?include=events',
+      );
+      const state = await api(`${server.url}/workflows/echo/executions/${run.executionId}/state`);
+      expect(state.body.data.events.map((e: { type: string }) => e.type)).toContain('step-complete');
+      const rows = (await api(`${server.url}/workflows/executions?include=events`)).body.data;
+      expect(JSON.stringify(rows)).toContain(run.executionId);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('round-trips every execution: the API reads them back identical from the imported data directory', async () => {
     const before = snapshotFiles(source);
     const file = path.join(tmp, 'all.jsonl');

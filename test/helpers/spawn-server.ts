@@ -23,6 +23,11 @@ const OUTPUT_KEPT = 1024 * 1024;
 export interface SpawnTarget {
   entry?: string;
   cwd?: string;
+  /**
+   * Start the process as the leader of its own process group, for an entry that runs the server as a
+   * grandchild (`npm start`: npm → sh → eventloom): `process.kill(-child.pid, signal)` reaches them all.
+   */
+  detached?: boolean;
 }
 
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, nodeArgs: string[] = [], target: SpawnTarget = {}): Promise<SpawnedServer> {
@@ -31,6 +36,7 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
     cwd: target.cwd ?? ROOT,
     env: { ...process.env, NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: target.detached ?? false,
   });
   let out = '';
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));

@@ -1,12 +1,13 @@
 /**
  * Documentation routes (api.md, decisions.md §2): the landing page, the OpenAPI document generated
- * from the route table, and the interactive explorer served from the local swagger-ui-dist package
- * (no CDN: servers may be offline).
+ * from the route table, and the interactive explorer (Swagger UI) served from this package's own
+ * dist/explorer/ (no CDN: servers may be offline).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { AppError } from '../../errors.js';
+import { consoleAssetDir } from './console.routes.js';
 import { html, type RouteDef } from '../../contract/routes.js';
 import { API_TITLE, buildOpenApi } from '../openapi.js';
 import type { DocsCatalog } from '../openapi-examples.js';
@@ -32,9 +33,20 @@ const UI_ASSETS: Record<string, string> = {
   'favicon-32x32.png': 'image/png',
 };
 
-function swaggerDir(): string {
-  const require = createRequire(import.meta.url);
-  return path.dirname(require.resolve('swagger-ui-dist/package.json'));
+/**
+ * Where the explorer's files are: dist/explorer/ (copied there from swagger-ui-dist by
+ * scripts/build-explorer.mjs, so a user's install does not carry swagger-ui-dist and the
+ * @scarf/scarf install script it depends on). A checkout whose dist/ predates that step serves them
+ * from swagger-ui-dist, its development dependency; with neither, the assets answer 503.
+ */
+export function explorerAssetDir(distDir = path.dirname(consoleAssetDir())): string | undefined {
+  const built = path.join(distDir, 'explorer');
+  if (existsSync(path.join(built, 'swagger-ui-bundle.js'))) return built;
+  try {
+    return path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  } catch {
+    return undefined;
+  }
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -99,7 +111,7 @@ export function docsRoutes(deps: DocsDeps): RouteDef[] {
     },
   ];
   if (!deps.enableUi) return routes;
-  const dir = swaggerDir();
+  const dir = explorerAssetDir();
   const cache = new Map<string, Buffer>();
   routes.push(
     {
@@ -122,6 +134,7 @@ export function docsRoutes(deps: DocsDeps): RouteDef[] {
         // own keys only: `constructor`, `__proto__`, `toString` are not assets
         const type = Object.hasOwn(UI_ASSETS, params.file) ? UI_ASSETS[params.file] : undefined;
         if (!type) throw new AppError('NOT_FOUND', `Asset ${params.file} not found`);
+        if (dir === undefined) throw new AppError('UNAVAILABLE', 'The API explorer\'s files are not built; run `npm run build`');
         let body = cache.get(params.file);
         if (!body) cache.set(params.file, (body = readFileSync(path.join(dir, params.file))));
         return { kind: 'body', contentType: type, body, headers: { 'Cache-Control': 'public, max-age=86400' } };
