@@ -87,6 +87,7 @@ class StepEnv implements StepRunEnv {
   readonly isResume: boolean;
   readonly initData: unknown;
   readonly stepResults: ExecutionContext['steps'];
+  readonly stepIds: readonly string[];
   readonly workflowState: Record<string, unknown>;
   readonly context: Record<string, unknown>;
   readonly userId: string | undefined;
@@ -108,6 +109,7 @@ class StepEnv implements StepRunEnv {
     this.isResume = isResume;
     this.initData = c.input;
     this.stepResults = c.steps;
+    this.stepIds = c.stepIds;
     this.workflowState = c.workflowState;
     this.context = c.context;
     this.userId = c.userId;
