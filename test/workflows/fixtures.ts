@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { andAgent, andAll, andRace, andTap, andThen, andWhen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { sleep } from '../../examples/workflows/echo.workflow.js';
+import { createAgent } from '../../src/agents/define-agent.js';
 
 export const failing = createWorkflow(
   { id: 'failing', name: 'Failing', input: z.object({ n: z.number() }) },
@@ -134,3 +135,6 @@ export const twoApprovals = createWorkflow(
 );
 
 export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, agentStep, branching, gated, twoApprovals];
+
+/** The agent `agentStep` names: a server must configure it, or it refuses to start. */
+export const TEST_AGENTS = [createAgent({ id: 'assistant', name: 'Assistant', instructions: 'Answer briefly.' })];
