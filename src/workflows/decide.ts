@@ -25,15 +25,21 @@ export function completionEvent(def: WorkflowDefinition, data: unknown, workflow
 /**
  * The event the workflow code decides next for a running execution with no step in flight: start
  * the next step, complete the run, or fail it when the definition no longer matches the recording.
- * `onEngineFailure` hears the last case (a run the engine cannot go on with, not a step's failure).
+ * `onFailure` hears a run failed here rather than by a step: `engine` when the engine cannot go on
+ * with it (the server's failure), `result` when the final data fails the workflow's result schema
+ * (the workflow code's failure, which no step reported).
  */
-export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onEngineFailure?: (message: string) => void): ExecutionEvent {
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (message: string, cause: 'engine' | 'result') => void): ExecutionEvent {
   const engineFailure = (message: string): ExecutionEvent => {
-    onEngineFailure?.(message);
+    onFailure?.(message, 'engine');
     return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   };
   if (!def) return engineFailure(`Workflow ${c.workflowId} is no longer registered`);
-  if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
+  if (c.nextIndex >= c.stepIds.length) {
+    const end = completionEvent(def, c.data, c.workflowName);
+    if (end.type === 'execution.failed') onFailure?.(end.error.message, 'result');
+    return end;
+  }
   const step = def.steps[c.nextIndex];
   if (!step || step.id !== c.stepIds[c.nextIndex]) {
     return engineFailure(`Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);

@@ -31,6 +31,15 @@ import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
 import { traceIdFor } from '../observability/span-types.js';
 
+/** The cause of a run whose result fails its schema, as logged (no stack: the engine's frames say nothing about the result). */
+class ValidationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ValidationError';
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
 
@@ -146,13 +155,19 @@ export class WorkflowEngine {
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      return nextStepEvent(this.definitions.get(c.workflowId), c, (message) => this.logEngineFailure(c, message));
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (message, cause) => this.logEngineFailure(c, message, cause));
     });
   }
 
-  /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
-  private logEngineFailure(c: ExecSnapshot['context'], message: string): void {
-    this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+  /**
+   * A run that fails without a failing step, logged once: one the engine cannot go on with at error
+   * (the server's failure); a result that fails the workflow's result schema at warn, like a failing
+   * step (the workflow code's failure), with the cause as the error.
+   */
+  private logEngineFailure(c: ExecSnapshot['context'], message: string, cause: 'engine' | 'result' = 'engine'): void {
+    const ids = { workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) };
+    if (cause === 'engine') return this.logger.error(ids, message);
+    this.logger.warn({ ...ids, err: new ValidationError(message) }, 'workflow result rejected');
   }
 
   private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {
