@@ -10,7 +10,7 @@
  * banner on a terminal, JSON lines otherwise. Exit code 1 with a clear message when the server
  * cannot start (busy port, locked data directory, unreachable database, bad config).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
@@ -35,6 +35,24 @@ function defaultConfigFile(): { file: string; shown: string } {
   return { file, shown: `${existsSync(source) ? source : file} (${BUNDLED_EXAMPLE})` };
 }
 
+/**
+ * A project (a directory with its own package.json) without a config: the server falls back to the
+ * bundled example, which is rarely what the person meant (a misnamed config, the wrong directory),
+ * and serves it against the project's data directory. Said once at start-up; eventloom's own
+ * checkout, where the example is the point, is exempt.
+ */
+function bundledExampleWarning(configShown: string): string | undefined {
+  if (!configShown.endsWith(`(${BUNDLED_EXAMPLE})`)) return undefined;
+  const pkg = path.resolve('package.json');
+  if (!existsSync(pkg)) return undefined;
+  try {
+    if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name === 'eventloom') return undefined;
+  } catch {
+    /* an unreadable package.json is still a project */
+  }
+  return `no eventloom.config.ts (or .mts) in ${process.cwd()}: serving the bundled example config; write one with \`eventloom init\` or name it with --config`;
+}
+
 async function start(args: CliArgs): Promise<void> {
   const { loadConfig } = await import('./config/define-config.js');
   const { startDefaultServer } = await import('./server-assembly.js');
@@ -43,6 +61,8 @@ async function start(args: CliArgs): Promise<void> {
   const { file: configFile, shown: configShown } = args.config ? { file: args.config, shown: path.resolve(args.config) } : defaultConfigFile();
   const format = chooseLogFormat(args.logFormat, process.stdout.isTTY === true);
   const logger = await createCliLogger(format, process.env);
+  const bundled = bundledExampleWarning(configShown);
+  if (bundled) logger.warn({ config: configShown }, bundled);
   const config = await loadConfig(configFile);
   const server = await startDefaultServer({
     config,

@@ -2,7 +2,9 @@
  * Mistakes a newcomer makes in a config, met by the real CLI at start-up rather than by a request
  * later: a misspelt agent id in an `andAgent` step (exit 1, "did you mean"), a misspelt MCP server
  * id, and a config whose code throws while it is imported (the file, line and stack are printed).
- * A misspelt step id in `getStepResult` fails the step with the ids that exist.
+ * A misspelt step id in `getStepResult` fails the step with the ids that exist. A project without a
+ * config, and a data directory holding executions of workflows the config does not define, are
+ * warned about at start-up.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,17 +13,26 @@ import path from 'node:path';
 import { runCommands, execute } from '../../src/testing/index.js';
 import { andThen, createWorkflow } from '../../src/workflows/builder.js';
 import { createAgent } from '../../src/agents/define-agent.js';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import pino from 'pino';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestServer } from '../helpers/server.js';
+import { api, startTestServer } from '../helpers/server.js';
+import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '..', 'fixtures');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const FIXTURES = path.join(ROOT, 'test', 'fixtures');
+// the TypeScript loader by path, so the CLI can run from a project directory without node_modules
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const spawned: SpawnedServer[] = [];
 const dirs: string[] = [];
 const tmp = () => {
   const d = mkdtempSync(path.join(os.tmpdir(), 'eventloom-mistakes-'));
   dirs.push(d);
   return d;
 };
-afterEach(() => {
+afterEach(async () => {
+  for (const s of spawned.splice(0)) await killSpawned(s);
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -84,5 +95,46 @@ describe('a config that throws while it is imported', () => {
     expect(lines.slice(3).join('\n')).toContain(`${path.join(dir, 'eventloom.config.ts')}:3:`);
     // eventloom's own loader frames say nothing about the mistake
     expect(run.stderr).not.toMatch(/importConfig|loadConfig|node:internal/);
+  });
+});
+
+describe('a start that serves something else than the person meant', () => {
+  it('warns when a project without a config is served the bundled example', async () => {
+    const project = tmp();
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'my-app', type: 'module' }));
+    const s = await spawnServer(['--port', '0', '--data', path.join(project, '.eventloom'), '--log-format', 'json'], {}, 30_000, ['--import', TSX], { entry: path.join(ROOT, 'src', 'cli.ts'), cwd: project });
+    spawned.push(s);
+    const warning = s
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((l) => l.level === 40);
+    expect(warning?.msg).toBe(`no eventloom.config.ts (or .mts) in ${project}: serving the bundled example config; write one with \`eventloom init\` or name it with --config`);
+    expect(warning?.config).toBe(`${path.join(ROOT, 'examples', 'eventloom.config.ts')} (bundled example)`);
+  });
+
+  it('names the workflows whose executions are in the log but not in the config, with their counts', async () => {
+    const old = createWorkflow({ id: 'old-flow' }, andThen({ id: 'only', execute: () => 1 }));
+    const kept = createWorkflow({ id: 'kept' }, andThen({ id: 'only', execute: () => 2 }));
+    const dataDir = tmp();
+    const first = await startTestServer({ workflows: [old, kept] }, { dataDir });
+    for (const id of ['old-flow', 'old-flow', 'kept']) expect((await api(`${first.url}/workflows/${id}/execute`, { method: 'POST', json: { input: {} } })).status).toBe(200);
+    await first.close();
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const second = await startTestServer({ workflows: [kept] }, { dataDir, logger });
+    try {
+      const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          component: 'workflows',
+          workflows: { 'old-flow': 2 },
+          msg: `the log in ${dataDir} holds executions of workflows that are not configured: 'old-flow' (2 executions); they are listed but cannot be resumed or replayed (another project's data directory, or a workflow removed from the config?)`,
+        }),
+      ]);
+    } finally {
+      await second.close();
+    }
   });
 });
