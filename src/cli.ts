@@ -1,5 +1,6 @@
 /**
- * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
+ * `eventloom <command>`: `start` (the default) runs the server; `dev` runs it and restarts it when
+ * the config changes (src/cli-dev.ts); `init [dir]` scaffolds a project;
  * `export`, `import` and `replay` are the offline tools of src/cli/tools.ts. Each command is one
  * entry of COMMANDS (or of the tools' table) and parses its own arguments.
  *
@@ -99,6 +100,12 @@ async function start(args: CliArgs): Promise<void> {
 /** The commands; one that takes the server flags parses them with parseArgs. */
 const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
   start,
+  dev: async (args) => {
+    const { runDev } = await import('./cli-dev.js');
+    const { chooseLogFormat, createCliLogger } = await import('./cli-banner.js');
+    const logger = await createCliLogger(chooseLogFormat(args.logFormat, process.stdout.isTTY === true), process.env);
+    await runDev({ configFile: args.config ?? defaultConfigFile().file, startArgs: process.argv.slice(3), logger: logger.child({ component: 'dev' }) });
+  },
   init: async (args) => (await import('./cli-init.js')).runInit(args.positionals?.[0] ?? '.', process.cwd()),
   help: async () => console.log(`${USAGE}\n${(await import('./cli/tools.js')).TOOLS_USAGE}`),
 };
