@@ -52,8 +52,10 @@ export async function runDev(options: DevOptions): Promise<void> {
   let restarting: Promise<void> = Promise.resolve();
 
   const startChild = () => {
-    // the same runtime and loader flags (tsx under a checkout), the same entry script
-    const c = spawn(process.execPath, [...process.execArgv, process.argv[1], 'start', ...options.startArgs], { stdio: 'inherit' });
+    // the same runtime and loader flags (tsx under a checkout), the same entry script; not the
+    // debugger's: the child would fight this process for the inspector port
+    const execArgv = process.execArgv.filter((a) => !/^--inspect/.test(a));
+    const c = spawn(process.execPath, [...execArgv, process.argv[1], 'start', ...options.startArgs], { stdio: 'inherit' });
     child = c;
     exited = new Promise((resolve) =>
       c.on('exit', (code, signal) => {
