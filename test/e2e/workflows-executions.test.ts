@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
-import { TEST_AGENTS, TEST_WORKFLOWS } from '../workflows/fixtures.js';
+import { TEST_WORKFLOWS } from '../workflows/fixtures.js';
 
 let t: TestServer;
 const post = (path: string, json: unknown = {}) => api(`${t.url}${path}`, { method: 'POST', json });
@@ -18,7 +18,7 @@ let t0 = '';
 let t1 = '';
 
 beforeAll(async () => {
-  t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: TEST_AGENTS });
+  t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS] });
   const exec = async (name: string, wf: string, input: unknown, options?: Record<string, unknown>) => {
     const r = await post(`/workflows/${wf}/execute`, { input, ...(options ? { options } : {}) });
     made[name] = r.body.data?.executionId ?? r.body.executionId;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
-import { TEST_AGENTS, TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
+import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
 import { until } from '../helpers/until.js';
 import type { WorkflowsModule } from '../../src/workflows/module.js';
 
@@ -18,7 +18,7 @@ const attach = (wf: string, id: string, opts: { query?: string; lastEventId?: st
 const summary = (frames: SseFrame[]) => frames.map((f) => `${f.id}:${f.event}${f.json?.from ? `:${f.json.from}` : ''}`);
 
 beforeAll(async () => {
-  t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS], agents: TEST_AGENTS });
+  t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS] });
 });
 afterAll(async () => {
   await t.close();

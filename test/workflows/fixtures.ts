@@ -134,7 +134,8 @@ export const twoApprovals = createWorkflow(
   }),
 );
 
-export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, agentStep, branching, gated, twoApprovals];
+/** Without `agentStep`: a server with it must also configure its agent (TEST_AGENTS), or it refuses to start. */
+export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, branching, gated, twoApprovals];
 
-/** The agent `agentStep` names: a server must configure it, or it refuses to start. */
+/** The agent `agentStep` names. */
 export const TEST_AGENTS = [createAgent({ id: 'assistant', name: 'Assistant', instructions: 'Answer briefly.' })];
