@@ -1,6 +1,5 @@
 /**
- * `eventloom <command>`: `start` (the default) runs the server; `dev` runs it and restarts it when
- * the config changes (src/cli-dev.ts); `init [dir]` scaffolds a project;
+ * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
  * `export`, `import` and `replay` are the offline tools of src/cli/tools.ts. Each command is one
  * entry of COMMANDS (or of the tools' table) and parses its own arguments.
  *
@@ -10,8 +9,10 @@
  * config ./eventloom.config.ts (or .mts) when present, else the bundled examples; readable logs after a
  * banner on a terminal, JSON lines otherwise. Exit code 1 with a clear message when the server
  * cannot start (busy port, locked data directory, unreachable database, bad config).
+ *
+ * `eventloom dev [start flags]` runs `start` and restarts it when the config changes (src/cli-dev.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
@@ -36,24 +37,6 @@ function defaultConfigFile(): { file: string; shown: string } {
   return { file, shown: `${existsSync(source) ? source : file} (${BUNDLED_EXAMPLE})` };
 }
 
-/**
- * A project (a directory with its own package.json) without a config: the server falls back to the
- * bundled example, which is rarely what the person meant (a misnamed config, the wrong directory),
- * and serves it against the project's data directory. Said once at start-up; eventloom's own
- * checkout, where the example is the point, is exempt.
- */
-function bundledExampleWarning(configShown: string): string | undefined {
-  if (!configShown.endsWith(`(${BUNDLED_EXAMPLE})`)) return undefined;
-  const pkg = path.resolve('package.json');
-  if (!existsSync(pkg)) return undefined;
-  try {
-    if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name === 'eventloom') return undefined;
-  } catch {
-    /* an unreadable package.json is still a project */
-  }
-  return `no eventloom.config.ts (or .mts) in ${process.cwd()}: serving the bundled example config; write one with \`eventloom init\` or name it with --config`;
-}
-
 async function start(args: CliArgs): Promise<void> {
   const { loadConfig } = await import('./config/define-config.js');
   const { startDefaultServer } = await import('./server-assembly.js');
@@ -62,7 +45,7 @@ async function start(args: CliArgs): Promise<void> {
   const { file: configFile, shown: configShown } = args.config ? { file: args.config, shown: path.resolve(args.config) } : defaultConfigFile();
   const format = chooseLogFormat(args.logFormat, process.stdout.isTTY === true);
   const logger = await createCliLogger(format, process.env);
-  const bundled = bundledExampleWarning(configShown);
+  const bundled = configShown.endsWith(`(${BUNDLED_EXAMPLE})`) ? (await import('./config/bundled-example.js')).bundledExampleWarning(process.cwd()) : undefined;
   if (bundled) logger.warn({ config: configShown }, bundled);
   const config = await loadConfig(configFile);
   const server = await startDefaultServer({
