@@ -23,21 +23,30 @@ export function completionEvent(def: WorkflowDefinition, data: unknown, workflow
 }
 
 /**
+ * A run failed by a decision rather than by a step: `engine` when the engine cannot go on with it
+ * (the server's failure), `result` when the final data fails the workflow's result schema (the
+ * workflow code's failure, which no step reported). One argument, so a caller that hands it on
+ * whole passes the cause along.
+ */
+export interface RunFailure {
+  message: string;
+  cause: 'engine' | 'result';
+}
+
+/**
  * The event the workflow code decides next for a running execution with no step in flight: start
  * the next step, complete the run, or fail it when the definition no longer matches the recording.
- * `onFailure` hears a run failed here rather than by a step: `engine` when the engine cannot go on
- * with it (the server's failure), `result` when the final data fails the workflow's result schema
- * (the workflow code's failure, which no step reported).
+ * `onFailure` hears a run failed here rather than by a step (see RunFailure).
  */
-export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (message: string, cause: 'engine' | 'result') => void): ExecutionEvent {
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (failure: RunFailure) => void): ExecutionEvent {
   const engineFailure = (message: string): ExecutionEvent => {
-    onFailure?.(message, 'engine');
+    onFailure?.({ message, cause: 'engine' });
     return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   };
   if (!def) return engineFailure(`Workflow ${c.workflowId} is no longer registered`);
   if (c.nextIndex >= c.stepIds.length) {
     const end = completionEvent(def, c.data, c.workflowName);
-    if (end.type === 'execution.failed') onFailure?.(end.error.message, 'result');
+    if (end.type === 'execution.failed') onFailure?.({ message: end.error.message, cause: 'result' });
     return end;
   }
   const step = def.steps[c.nextIndex];

@@ -25,7 +25,7 @@ import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import type { WorkflowAgentRunner } from './agent-bridge.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
-import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
+import { nextStepEvent, outcomeEvent, stepEnv, traceOf, type RunFailure } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
@@ -155,7 +155,7 @@ export class WorkflowEngine {
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      return nextStepEvent(this.definitions.get(c.workflowId), c, (message, cause) => this.logEngineFailure(c, message, cause));
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (failure) => this.logEngineFailure(c, failure));
     });
   }
 
@@ -164,7 +164,8 @@ export class WorkflowEngine {
    * (the server's failure); a result that fails the workflow's result schema at warn, like a failing
    * step (the workflow code's failure), with the cause as the error.
    */
-  private logEngineFailure(c: ExecSnapshot['context'], message: string, cause: 'engine' | 'result' = 'engine'): void {
+  private logEngineFailure(c: ExecSnapshot['context'], failure: RunFailure | string): void {
+    const { message, cause } = typeof failure === 'string' ? { message: failure, cause: 'engine' } : failure;
     const ids = { workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) };
     if (cause === 'engine') return this.logger.error(ids, message);
     this.logger.warn({ ...ids, err: new ValidationError(message) }, 'workflow result rejected');
