@@ -26,6 +26,7 @@ export interface CliArgs {
 export const USAGE = `usage: eventloom start [--port <n>] [--host <addr>] [--data <dir>] [--config <file>] [--default-private]
                        [--log-format pretty|json] [--access-log] [--allowed-hosts <name,...>]
                        [--database-url <postgres://…>] [--node-id <id>] [--lease-ms <n>]
+       eventloom dev [start options]   start, restarted whenever the config or a file it imports changes
        eventloom init [dir]   write eventloom.config.ts, tsconfig.json and package.json scripts (never overwrites)`;
 
 export function parseArgs(argv: string[]): CliArgs {

@@ -9,6 +9,8 @@
  * config ./eventloom.config.ts (or .mts) when present, else the bundled examples; readable logs after a
  * banner on a terminal, JSON lines otherwise. Exit code 1 with a clear message when the server
  * cannot start (busy port, locked data directory, unreachable database, bad config).
+ *
+ * `eventloom dev [start flags]` runs `start` and restarts it when the config changes (src/cli-dev.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -58,6 +60,8 @@ async function start(args: CliArgs): Promise<void> {
   const { file: configFile, shown: configShown } = args.config ? { file: args.config, shown: path.resolve(args.config) } : defaultConfigFile();
   const format = chooseLogFormat(args.logFormat, process.stdout.isTTY === true);
   const logger = await createCliLogger(format, process.env);
+  const bundled = configShown.endsWith(`(${BUNDLED_EXAMPLE})`) ? (await import('./config/bundled-example.js')).bundledExampleWarning(process.cwd()) : undefined;
+  if (bundled) logger.warn({ config: configShown }, bundled);
   const config = await loadConfig(configFile);
   const server = await startDefaultServer({
     config,
@@ -97,6 +101,12 @@ async function start(args: CliArgs): Promise<void> {
 /** The commands; one that takes the server flags parses them with parseArgs. */
 const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
   start,
+  dev: async (args) => {
+    const { runDev } = await import('./cli-dev.js');
+    const { chooseLogFormat, createCliLogger } = await import('./cli-banner.js');
+    const logger = await createCliLogger(chooseLogFormat(args.logFormat, process.stdout.isTTY === true), process.env);
+    await runDev({ configFile: args.config ?? defaultConfigFile().file, startArgs: process.argv.slice(3), logger: logger.child({ component: 'dev' }) });
+  },
   init: async (args) => (await import('./cli-init.js')).runInit(args.positionals?.[0] ?? '.', process.cwd()),
   help: async () => console.log(`${USAGE}\n${(await import('./cli/tools.js')).TOOLS_USAGE}`),
 };

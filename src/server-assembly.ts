@@ -6,6 +6,7 @@ import { createAuthenticator, describeAuth, loadJose, resolveAuthConfig, type Au
 import { startServer, type EventloomServer, type StartOptions } from './main.js';
 import type { ModuleFactory } from './contract/server-module.js';
 import { workflowsModule, type WorkflowsModule } from './workflows/module.js';
+import { checkAgentReferences } from './workflows/references.js';
 import { agentsModule, type AgentsModule } from './agents/module.js';
 import { memoryModule } from './memory/module.js';
 import { observabilityModule } from './observability/module.js';
@@ -29,7 +30,12 @@ export function defaultModules(): ModuleFactory[] {
     (ctx) => (agents = agentsModule(ctx)),
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
     (ctx) => toolsModule(ctx, { agents, mcp }),
-    (ctx) => (workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner })),
+    (ctx) => {
+      workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner });
+      // an andAgent step naming an agent that does not exist stops the start, not a run halfway
+      checkAgentReferences(workflows.engine.workflows.values(), agents?.registry.list().map((a) => a.id) ?? []);
+      return workflows;
+    },
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];

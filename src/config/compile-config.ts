@@ -97,7 +97,8 @@ function externalImport(specifier: string, name: string, dir: string): string | 
 
 const LOADERS: Record<string, 'ts' | 'tsx' | 'js' | 'jsx'> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.jsx': 'jsx' };
 
-async function compile(file: string, moduleFile: string, manifestFile: string): Promise<void> {
+/** The config bundled into one ES module (the text) and the files it was made from, with their modification times. */
+async function bundle(file: string, moduleFile: string): Promise<{ text: string; inputs: Array<[string, number]> }> {
   const { build } = await import('esbuild');
   const result = await build({
     entryPoints: [file],
@@ -138,9 +139,24 @@ async function compile(file: string, moduleFile: string, manifestFile: string): 
   const inputs = [...Object.keys(result.metafile.inputs).map((rel) => path.resolve(path.dirname(file), rel)), ...(tsconfig ? [tsconfig] : [])].map(
     (abs): [string, number] => [abs, statSync(abs).mtimeMs],
   );
+  return { text: result.outputFiles[0].text, inputs };
+}
+
+/**
+ * The files a config is made of: the config, the local modules it imports (packages excluded, as
+ * when it is compiled) and the tsconfig.json that steers the compiler. What `eventloom dev` watches.
+ */
+export async function configInputFiles(file: string): Promise<string[]> {
+  const abs = path.resolve(file);
+  const { inputs } = await bundle(abs, path.join(path.dirname(abs), '.eventloom-config.mjs'));
+  return inputs.map(([f]) => f);
+}
+
+async function compile(file: string, moduleFile: string, manifestFile: string): Promise<void> {
+  const { text, inputs } = await bundle(file, moduleFile);
   // written aside and renamed: another server starting from the same project never reads half a file
   const tmp = `${moduleFile}.${process.pid}.tmp`;
-  writeFileSync(tmp, result.outputFiles[0].text);
+  writeFileSync(tmp, text);
   renameSync(tmp, moduleFile);
   writeFileSync(`${manifestFile}.${process.pid}.tmp`, JSON.stringify({ format: FORMAT, version: VERSION, inputs } satisfies Manifest));
   renameSync(`${manifestFile}.${process.pid}.tmp`, manifestFile);

@@ -6,6 +6,7 @@
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
+import { PACKAGE_ROOT } from '../package-root.js';
 import type { CorsConfig } from './cors.js';
 import type { ClusterConfig } from './cluster.js';
 import type { RouteDef, RequestContext, RouteResult } from '../contract/routes.js';
@@ -79,15 +80,45 @@ async function configUrl(abs: string): Promise<string> {
   return pathToFileURL(abs).href;
 }
 
+/** eventloom's own code (the loader, the builders): frames in it say nothing about the config's mistake */
+const OWN_CODE = ['src', 'dist'].map((d) => path.join(PACKAGE_ROOT, d) + path.sep);
+
+/**
+ * Where an error thrown by the config's own code points: the stack frames outside Node's internals,
+ * installed packages and eventloom itself (source-mapped, so they name the TypeScript files and lines), and the first
+ * of them as `file:line:column`. Undefined when no frame names a file (e.g. a compile error, which
+ * carries its location in its message already).
+ */
+export function configThrowSite(err: unknown): { at: string; frames: string[] } | undefined {
+  const stack = (err as { stack?: unknown })?.stack;
+  if (typeof stack !== 'string') return undefined;
+  const frames = stack
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .map((l) => l.trim())
+    .filter((l) => !/\(?node:|[/\\]node_modules[/\\]/.test(l) && !OWN_CODE.some((dir) => l.includes(dir)));
+  const first = frames[0]?.match(/\(?((?:file:\/\/)?[^\s()]+?:\d+:\d+)\)?$/);
+  if (!first) return undefined;
+  return { at: first[1].replace(/^file:\/\//, ''), frames };
+}
+
 async function importConfig(abs: string): Promise<ConfigModule> {
+  // compiling is apart from importing: a compile error names its file and line in its message
+  const url = await configUrl(abs);
   try {
-    return (await import(await configUrl(abs))) as ConfigModule;
+    return (await import(url)) as ConfigModule;
   } catch (err) {
     // a .ts file in a CommonJS package is compiled as CommonJS, and eventloom is an ES module
     if ((err as { code?: unknown }).code === 'ERR_REQUIRE_CYCLE_MODULE' && /\.tsx?$/.test(abs)) {
       throw new Error(`${abs} is an ES module but its package.json makes .ts files CommonJS: rename it to ${abs.replace(/\.tsx?$/, '.mts')} or set "type": "module" in package.json`);
     }
-    throw err;
+    // the config's own code threw while it ran: the message alone ("zz is not defined") does not say where
+    const site = configThrowSite(err);
+    if (!site) throw err;
+    const e = err as Error;
+    // the message first, as before (a builder's own message names the workflow and step)
+    const lines = [e.message, `  (${e.name ?? 'Error'} thrown at ${site.at} while importing the config ${abs})`, ...site.frames.map((f) => `    ${f}`)];
+    throw new Error(lines.join('\n'), { cause: err });
   }
 }
 

@@ -14,6 +14,7 @@ import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import type { Agent } from '../agents/define-agent.js';
 import type { Tool } from '../tools/define-tool.js';
 import { mcpRoutes } from './routes.js';
+import { suggestName } from '../shared/did-you-mean.js';
 import { VERSION } from '../version.js';
 import { parseMcpServersConfig } from './config.js';
 import type { McpConnection } from './connection.js';
@@ -49,7 +50,7 @@ export async function mcpModule(ctx: ServerContext, deps: McpModuleDeps = {}): P
   const agents: Agent[] = hooks ? allAgents(hooks.registry.list()) : [];
   for (const a of agents) {
     for (const id of a.mcpServers ?? []) {
-      if (!connections.has(id)) throw new TypeError(`Agent ${a.id}: MCP server '${id}' is not configured in mcpServers`);
+      if (!connections.has(id)) throw new TypeError(`Agent ${a.id}: MCP server '${id}' is not configured in mcpServers; ${suggestName(id, [...connections.keys()], 'MCP servers')}`);
     }
   }
 

@@ -15,6 +15,8 @@ import { cancelExecution, replayExecution, resumeExecution, startExecution, susp
 import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
 import { foldExecution } from '../workflows/executions-view.js';
 import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import type { AgentRegistry } from '../agents/registry.js';
+import { agentRunnerOn } from './agents.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import type { ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { INVARIANTS } from './invariant-names.js';
@@ -59,6 +61,8 @@ export interface HarnessOptions {
   /** the workflow under test and any other the engine must know */
   workflows: readonly WorkflowDefinition[];
   agentRunner?: WorkflowAgentRunner;
+  /** the agents andAgent steps run with when no agentRunner is given (agents.ts) */
+  agents?: AgentRegistry;
   /** how long `settle` waits for running executions (real time) */
   settleTimeoutMs: number;
 }
@@ -173,7 +177,9 @@ export class Harness {
       for (const r of records) this.acked.set(`${r.stream}#${r.streamSeq}`, JSON.stringify(r));
     });
     const host = new ActorHost(fence, { clock: () => ++this.time });
-    const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, agentRunner: () => this.options.agentRunner, newId: () => `${this.idPrefix}-e${++this.ids}` });
+    const { agents } = this.options;
+    const agentRunner = this.options.agentRunner ?? (agents ? agentRunnerOn(host, agents) : undefined);
+    const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, agentRunner: () => agentRunner, newId: () => `${this.idPrefix}-e${++this.ids}` });
     engine.feeds.start();
     return { fence, engine };
   }

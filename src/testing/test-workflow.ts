@@ -15,6 +15,9 @@ import { arbitraryFromSchema } from './arbitraries.js';
 import { cancel, crash, execute, replayFrom, resume, settle, suspend, wait, type WorkflowCommand } from './commands.js';
 import { Harness, InvariantViolation, type HarnessOptions, type WorkflowHistory } from './harness.js';
 import { checkRehydration, checkReplays, checkTerminal, checkTransitions } from './invariants.js';
+import { testAgentRegistry } from './agents.js';
+import { CoverageCounter, formatCoverage, unexercised, type WorkflowCoverage } from './coverage.js';
+import type { Agent } from '../agents/define-agent.js';
 
 /** A user invariant: return false or throw to fail. */
 export type HistoryInvariant = (history: WorkflowHistory) => boolean | void | Promise<boolean | void>;
@@ -22,8 +25,13 @@ export type HistoryInvariant = (history: WorkflowHistory) => boolean | void | Pr
 export interface RunCommandsOptions {
   /** other workflows the engine must know (sub-workflows of andWorkflow steps are found by themselves) */
   workflows?: WorkflowDefinition[];
-  /** runs andAgent steps (without one they fail, as on a server without the agents module) */
+  /** runs andAgent steps (wins over `agents`) */
   agentRunner?: WorkflowAgentRunner;
+  /**
+   * the agents andAgent steps run with, through real agent runs (their ids must cover every id the
+   * steps name); default: a stand-in per named agent id answering with the offline demo model
+   */
+  agents?: Agent[];
   /** named predicates over the history of every run */
   invariants?: Record<string, HistoryInvariant>;
   /** step ids whose output may differ between runs: left out of the rehydration and replay comparisons */
@@ -47,6 +55,10 @@ export interface WorkflowTestOptions extends RunCommandsOptions {
   path?: string;
   /** the workflow's variable name in the printed snippet (default: camel-cased id + `Workflow`) */
   snippetName?: string;
+  /** top-level steps no run may reach without failing the property (e.g. a branch the inputs never take) */
+  mayNotReach?: string[];
+  /** receives the coverage of a passing property (default: printed with console.log); `false`: neither printed nor passed on */
+  onCoverage?: ((coverage: WorkflowCoverage) => void) | false;
 }
 
 /** A property failure: the minimal command sequence, a snippet that reproduces it, and its cause. */
@@ -64,10 +76,23 @@ export class WorkflowPropertyFailure extends Error {
   }
 }
 
+/** A property that passed without exercising the workflow (every run failing at its first step, or a step never reached). */
+export class WorkflowNotExercised extends Error {
+  constructor(
+    message: string,
+    readonly coverage: WorkflowCoverage,
+  ) {
+    super(message);
+    this.name = 'WorkflowNotExercised';
+  }
+}
+
 function harnessOptions(workflow: WorkflowDefinition, options: RunCommandsOptions): HarnessOptions {
+  const workflows = [workflow, ...(options.workflows ?? []).filter((w) => w.id !== workflow.id)];
   return {
-    workflows: [workflow, ...(options.workflows ?? []).filter((w) => w.id !== workflow.id)],
+    workflows,
     agentRunner: options.agentRunner,
+    agents: options.agentRunner ? undefined : testAgentRegistry(workflows, options.agents),
     settleTimeoutMs: options.settleTimeoutMs ?? 5_000,
   };
 }
@@ -77,7 +102,10 @@ function harnessOptions(workflow: WorkflowDefinition, options: RunCommandsOption
  * invariant. Resolves with the history; throws an `InvariantViolation` naming the broken one.
  */
 export async function runCommands(workflow: WorkflowDefinition, commands: readonly WorkflowCommand[], options: RunCommandsOptions = {}): Promise<WorkflowHistory> {
-  const hOptions = harnessOptions(workflow, options);
+  return runOn(harnessOptions(workflow, options), workflow, commands, options);
+}
+
+async function runOn(hOptions: HarnessOptions, workflow: WorkflowDefinition, commands: readonly WorkflowCommand[], options: RunCommandsOptions): Promise<WorkflowHistory> {
   const h = new Harness(hOptions);
   try {
     for (const c of commands) {
@@ -157,16 +185,25 @@ export function workflowCommands(workflow: WorkflowDefinition, options: Workflow
  * Property-tests `workflow`: resolves when every run holds every invariant; otherwise rejects with a
  * `WorkflowPropertyFailure` whose message holds the broken invariant and the shrunk sequence as code.
  */
-export async function testWorkflow(workflow: WorkflowDefinition, options: WorkflowTestOptions = {}): Promise<void> {
+export async function testWorkflow(workflow: WorkflowDefinition, options: WorkflowTestOptions = {}): Promise<WorkflowCoverage> {
+  // the agents are resolved once (a missing one is reported before any run), not per run
+  const hOptions = harnessOptions(workflow, options);
+  const counter = new CoverageCounter(workflow);
   const property = fc.asyncProperty(workflowCommands(workflow, options), async (commands) => {
-    await runCommands(workflow, commands, options);
+    counter.add(await runOn(hOptions, workflow, commands, options));
   });
   const details = await fc.check(property, {
     numRuns: options.numRuns ?? 50,
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.path !== undefined ? { path: options.path } : {}),
   });
-  if (!details.failed) return;
+  if (!details.failed) {
+    const coverage = counter.report();
+    if (options.onCoverage !== false) (options.onCoverage ?? ((c) => console.log(formatCoverage(c))))(coverage);
+    const reason = unexercised(coverage, options.mayNotReach);
+    if (reason) throw new WorkflowNotExercised(`${reason}\n\n${formatCoverage(coverage)}`, coverage);
+    return coverage;
+  }
   const commands = (details.counterexample?.[0] ?? []) as WorkflowCommand[];
   const snippet = formatSnippet(options.snippetName ?? `${camel(workflow.id)}Workflow`, commands);
   const cause = details.errorInstance;

@@ -23,17 +23,32 @@ export function completionEvent(def: WorkflowDefinition, data: unknown, workflow
 }
 
 /**
+ * A run failed by a decision rather than by a step: `engine` when the engine cannot go on with it
+ * (the server's failure), `result` when the final data fails the workflow's result schema (the
+ * workflow code's failure, which no step reported). One argument, so a caller that hands it on
+ * whole passes the cause along.
+ */
+export interface RunFailure {
+  message: string;
+  cause: 'engine' | 'result';
+}
+
+/**
  * The event the workflow code decides next for a running execution with no step in flight: start
  * the next step, complete the run, or fail it when the definition no longer matches the recording.
- * `onEngineFailure` hears the last case (a run the engine cannot go on with, not a step's failure).
+ * `onFailure` hears a run failed here rather than by a step (see RunFailure).
  */
-export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onEngineFailure?: (message: string) => void): ExecutionEvent {
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (failure: RunFailure) => void): ExecutionEvent {
   const engineFailure = (message: string): ExecutionEvent => {
-    onEngineFailure?.(message);
+    onFailure?.({ message, cause: 'engine' });
     return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
   };
   if (!def) return engineFailure(`Workflow ${c.workflowId} is no longer registered`);
-  if (c.nextIndex >= c.stepIds.length) return completionEvent(def, c.data, c.workflowName);
+  if (c.nextIndex >= c.stepIds.length) {
+    const end = completionEvent(def, c.data, c.workflowName);
+    if (end.type === 'execution.failed') onFailure?.({ message: end.error.message, cause: 'result' });
+    return end;
+  }
   const step = def.steps[c.nextIndex];
   if (!step || step.id !== c.stepIds[c.nextIndex]) {
     return engineFailure(`Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
@@ -87,6 +102,7 @@ class StepEnv implements StepRunEnv {
   readonly isResume: boolean;
   readonly initData: unknown;
   readonly stepResults: ExecutionContext['steps'];
+  readonly stepIds: readonly string[];
   readonly workflowState: Record<string, unknown>;
   readonly context: Record<string, unknown>;
   readonly userId: string | undefined;
@@ -108,6 +124,7 @@ class StepEnv implements StepRunEnv {
     this.isResume = isResume;
     this.initData = c.input;
     this.stepResults = c.steps;
+    this.stepIds = c.stepIds;
     this.workflowState = c.workflowState;
     this.context = c.context;
     this.userId = c.userId;

@@ -25,11 +25,20 @@ import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import type { WorkflowAgentRunner } from './agent-bridge.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
-import { nextStepEvent, outcomeEvent, stepEnv, traceOf } from './decide.js';
+import { nextStepEvent, outcomeEvent, stepEnv, traceOf, type RunFailure } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
 import { traceIdFor } from '../observability/span-types.js';
+
+/** The cause of a run whose result fails its schema, as logged (no stack: the engine's frames say nothing about the result). */
+class ValidationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ValidationError';
+    this.stack = `${this.name}: ${message}`;
+  }
+}
 
 export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
@@ -159,13 +168,20 @@ export class WorkflowEngine {
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      return nextStepEvent(this.definitions.get(c.workflowId), c, (message) => this.logEngineFailure(c, message));
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (failure) => this.logEngineFailure(c, failure));
     });
   }
 
-  /** A run the engine cannot go on with (not a step's failure): logged once at error, as the server's failure. */
-  private logEngineFailure(c: ExecSnapshot['context'], message: string): void {
-    this.logger.error({ workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) }, message);
+  /**
+   * A run that fails without a failing step, logged once: one the engine cannot go on with at error
+   * (the server's failure); a result that fails the workflow's result schema at warn, like a failing
+   * step (the workflow code's failure), with the cause as the error.
+   */
+  private logEngineFailure(c: ExecSnapshot['context'], failure: RunFailure | string): void {
+    const { message, cause } = typeof failure === 'string' ? { message: failure, cause: 'engine' } : failure;
+    const ids = { workflowId: c.workflowId, executionId: c.executionId, ...(c.parentExecutionId ? { parentExecutionId: c.parentExecutionId } : {}) };
+    if (cause === 'engine') return this.logger.error(ids, message);
+    this.logger.warn({ ...ids, err: new ValidationError(message) }, 'workflow result rejected');
   }
 
   private engineFailure(c: ExecSnapshot['context'], message: string): ExecutionEvent {

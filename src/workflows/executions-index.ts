@@ -235,6 +235,15 @@ export class ExecutionsIndex extends ProjectionHandle {
     return views.filter((v): v is ExecutionRecordView => v !== undefined);
   }
 
+  /** How many top-level executions of each workflow the index holds (from its counters: no scan). */
+  executionsPerWorkflow(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [bucket, n] of Object.entries(this.counts)) {
+      if (n > 0 && bucket.endsWith('|*') && bucket !== '*|*') out.set(bucket.slice(0, -2), n);
+    }
+    return out;
+  }
+
   /** Ids of every execution in `status` (boot-time recovery). */
   async idsWithStatus(status: ExecutionStatus): Promise<string[]> {
     const ids: string[] = [];

@@ -29,6 +29,7 @@ import type { LogRecord } from '../log/types.js';
 import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
 import { claimable } from '../cluster/ownership.js';
+import { warnUnconfigured } from './unconfigured.js';
 
 const TAGS = ['Workflows'];
 const record = z.record(z.string(), z.unknown());
@@ -343,6 +344,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     async start() {
       engine.feeds.start();
       await index.start();
+      warnUnconfigured(index, engine, logger, ctx.dataDir);
       // on a shared store, only what this node may own: others' running executions stay theirs
       const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
       const recovered = await engine.recover(running);

@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
+import { suggestName } from '../shared/did-you-mean.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
 import { AgentRunnerMissingError, type WorkflowAgentRunner } from './agent-bridge.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
@@ -54,6 +55,8 @@ export interface StepRunEnv {
   isResume: boolean;
   initData: unknown;
   stepResults: Record<string, { output?: unknown }>;
+  /** the ids of the execution's top-level steps: the ids `getStepResult` accepts */
+  stepIds: readonly string[];
   workflowState: Record<string, unknown>;
   context: Record<string, unknown>;
   userId?: string;
@@ -96,6 +99,19 @@ function childController(parent: AbortSignal): { controller: AbortController; di
   return { controller, dispose: () => parent.removeEventListener('abort', onAbort) };
 }
 
+/**
+ * The recorded output of a top-level step (undefined while it has not run, or when it was skipped).
+ * An id that is no top-level step of the workflow is a mistake (a typo, or a nested step, whose
+ * output is not recorded on its own): an error naming it and the ids that exist, rather than an
+ * `undefined` that surfaces far from its cause.
+ */
+function stepResult<T>(env: StepRunEnv, stepId: string): T | undefined {
+  if (!env.stepIds.includes(stepId)) {
+    throw new Error(`getStepResult('${stepId}'): workflow '${env.workflowId}' has no top-level step '${stepId}'; ${suggestName(String(stepId), env.stepIds, 'its top-level steps')}`);
+  }
+  return env.stepResults[stepId]?.output as T | undefined;
+}
+
 function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): StepContext {
   const { env } = rs;
   let logger: Logger | undefined;
@@ -106,7 +122,7 @@ function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: Ab
     suspend(reason?: string, suspendData?: unknown): never {
       throw new SuspendSignal(reason ?? DEFAULT_SUSPEND_REASON, suspendData);
     },
-    getStepResult: <T>(stepId: string) => env.stepResults[stepId]?.output as T | undefined,
+    getStepResult: <T>(stepId: string) => stepResult<T>(env, stepId),
     getInitData: <T>() => env.initData as T,
     get workflowState() {
       return rs.workflowState;

@@ -1,5 +1,5 @@
 /**
- * Operators see failures: a workflow step that throws, a tool that throws (called directly or by an agent's model)
+ * Operators see failures: a workflow step that throws, a workflow whose result fails its result schema, a tool that throws (called directly or by an agent's model)
  * and an agent run that fails each write one log line (warn: the user's code or model failed, not the server), with
  * the ids that locate it, into the server's log, `GET /api/logs` and `WS /ws/logs`. An unexpected error of a route
  * is one error line, not two. No line of the server's log carries a key twice.
@@ -41,6 +41,11 @@ const failingChild = createWorkflow(
     },
   }),
 );
+const strict = createWorkflow(
+  { id: 'strict', name: 'Strict', result: z.object({ total: z.number() }) },
+  andThen({ id: 'almost', execute: () => ({ total: 'twelve' }) }),
+);
+
 const nest = createWorkflow({ id: 'nest', name: 'Nest' }, andWorkflow({ id: 'sub', workflow: failingChild }));
 
 const brokenTool = createTool({
@@ -84,7 +89,7 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
     t = await startTestServer(
       {
-        workflows: [flaky, nest],
+        workflows: [flaky, nest, strict],
         agents: [unlucky, offline],
         tools: [brokenTool],
         routes: [
@@ -128,6 +133,23 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     expect(await warnings(`executionId=${executionId}`)).toEqual([
       expect.objectContaining({ msg: 'workflow step failed', workflowId: 'failing-child', parentExecutionId: executionId, stepId: 'deep', error: expect.objectContaining({ message: 'deep trouble' }) }),
     ]);
+  });
+
+  it('logs an execution that ends in error for a result-schema mismatch once at warn with the workflow, execution and cause', async () => {
+    const r = await api(`${t.url}/workflows/strict/execute`, { method: 'POST', json: { input: {} } });
+    expect(r.status).toBe(500);
+    expect(r.body.cause).toMatch(/^Workflow result does not match its result schema/);
+    const executionId = r.body.executionId;
+    expect(await warnings(`executionId=${executionId}`)).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'workflow result rejected',
+        workflowId: 'strict',
+        executionId,
+        error: expect.objectContaining({ type: 'ValidationError', message: expect.stringContaining('Workflow result does not match its result schema: total:') }),
+      }),
+    ]);
+    expect(lines.filter((l) => l.includes(executionId) && JSON.parse(l).level >= 40)).toHaveLength(1);
   });
 
   it('writes every key of a line once, a step logger and a nested step logger included', async () => {

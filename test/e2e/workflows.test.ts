@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
-import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
+import { TEST_AGENTS, TEST_WORKFLOWS, agentStep, release } from '../workflows/fixtures.js';
 import { until } from '../helpers/until.js';
 
 let t: TestServer;
@@ -15,7 +15,7 @@ const exec = (id: string, input: unknown, options?: Record<string, unknown>) => 
 const stateOf = async (wf: string, id: string) => (await get(`/workflows/${wf}/executions/${id}/state`)).body.data;
 
 beforeAll(async () => {
-  t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS] });
+  t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow, ...TEST_WORKFLOWS, agentStep], agents: TEST_AGENTS });
 });
 afterAll(async () => {
   await t.close();

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { andAgent, andAll, andRace, andTap, andThen, andWhen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { sleep } from '../../examples/workflows/echo.workflow.js';
+import { createAgent } from '../../src/agents/define-agent.js';
 
 export const failing = createWorkflow(
   { id: 'failing', name: 'Failing', input: z.object({ n: z.number() }) },
@@ -133,4 +134,8 @@ export const twoApprovals = createWorkflow(
   }),
 );
 
-export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, agentStep, branching, gated, twoApprovals];
+/** Without `agentStep`: a server with it must also configure its agent (TEST_AGENTS), or it refuses to start. */
+export const TEST_WORKFLOWS = [failing, flaky, stateful, parent, branching, gated, twoApprovals];
+
+/** The agent `agentStep` names. */
+export const TEST_AGENTS = [createAgent({ id: 'assistant', name: 'Assistant', instructions: 'Answer briefly.' })];
