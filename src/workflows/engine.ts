@@ -346,6 +346,20 @@ export class WorkflowEngine {
   }
 
   /**
+   * After an event store outage: continues the `running` executions whose actor is gone (a refused
+   * append dropped it) or idle, as boot recovery does; an execution whose step still runs in this
+   * process goes on by itself (its outcome is appended when the step ends).
+   */
+  async resumeAfterOutage(executionIds: readonly string[]): Promise<number> {
+    if (this.stopping) return 0;
+    const idle = executionIds.filter((id) => {
+      const live = this.host.peek<WorkflowExecutionMachine>(executionStream(id));
+      return !(live && !live.poisoned && live.scratch.step);
+    });
+    return this.recover(idle);
+  }
+
+  /**
    * Graceful stop: no new step starts; in-flight steps finish and are recorded (a failure is not: it
    * may be the stop's doing, the step runs again after the restart); runs stay `running`.
    */
