@@ -25,7 +25,7 @@ import os from 'node:os';
 import pg from 'pg';
 import { DatabaseUnavailableError } from './unavailable.js';
 import { AppError } from '../../errors.js';
-import { StoreHealth, backoff, type StoreFaultError } from '../store-health.js';
+import { StoreFaultError, StoreHealth, backoff } from '../store-health.js';
 import { pgStoreFault } from './pg-health.js';
 import { assertStreamId, isStreamId } from '../key-codec.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
@@ -274,10 +274,14 @@ class PgLog implements PgEventLog {
     return this.health.fault() ?? this.health.failWith(err);
   }
 
+  /**
+   * The tail lost its LISTEN session or a read failed. A connection error is not reported here: the
+   * LISTEN session reconnects by itself, and a real outage is seen by the poll (its query goes
+   * through the guarded pool) and logged once by the health change. Other errors are worth a warning.
+   */
   private reportTailError(err: unknown): void {
-    // a store fault is one line, from the health change; other tail errors are worth a warning each
-    if (pgStoreFault(err) !== undefined || !this.health.ok) this.noteFault(err);
-    else process.emitWarning(`PostgreSQL log tail: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning');
+    if (pgStoreFault(err) !== undefined || err instanceof StoreFaultError || !this.health.ok) return;
+    process.emitWarning(`PostgreSQL log tail: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning');
   }
 
   private scheduleRecovery(): void {
