@@ -95,6 +95,8 @@ export interface LevelEventLog extends EventLog {
 }
 
 const FORMAT_KEY = stringKey(KeySpace.meta, 'format');
+/** free space wanted beyond the write-ahead logs before a failed database is reopened */
+const REOPEN_HEADROOM_BYTES = 1 << 20;
 /** written (synced) after a reopen: the database takes writes again */
 const PROBE_KEY = stringKey(KeySpace.meta, 'probe');
 const FORMAT = '1';
@@ -175,7 +177,6 @@ class LevelLog implements LevelEventLog {
   /** set while the database is closed and reopened after a failure: reads wait for it */
   private reopening: Promise<void> | undefined;
   private recoveryTimer: NodeJS.Timeout | undefined;
-  private readonly writeBufferSize: number;
 
   constructor(
     readonly location: string,
@@ -189,7 +190,6 @@ class LevelLog implements LevelEventLog {
     // a finished stream is rarely appended to again; a small cache keeps memory flat over millions of streams
     this.maxCachedStreams = opts.maxCachedStreams ?? 10_000;
     this.health = new StoreHealth('level', this.clock);
-    this.writeBufferSize = opts.writeBufferSize ?? 4 * 1024 * 1024;
     this.committer = new GroupCommitter<AppendEntry>(db, (b) => this.onCommit(b), (err) => this.onWriteFailed(err));
     this.hub = new SubscriptionHub(
       { head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) },
@@ -574,8 +574,8 @@ class LevelLog implements LevelEventLog {
   private async tryRecover(attempt: number): Promise<void> {
     if (this.closing) return;
     try {
-      // LevelDB rewrites its write-ahead logs into a table when it opens: that much room, and more
-      await probeDirectory(this.location, this.writeBufferSize);
+      // LevelDB rewrites its write-ahead logs into a table when it opens: that much room, and a margin
+      await probeDirectory(this.location, REOPEN_HEADROOM_BYTES);
       this.reopening = this.reopen();
       await this.reopening;
     } catch (err) {
