@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventLog, LogRecord } from '../log/types.js';
+import { StoreFaultError } from '../log/store-health.js';
 import { EventRejectedError, type Actor, type ActorHost, type ActorKind, type EventBuilder } from '../runtime/actor-host.js';
 import {
   WORKFLOW_EXECUTION_KIND,
@@ -124,6 +125,8 @@ export class WorkflowEngine {
   dispatch(actor: ExecActor, event: ExecutionEvent | EventBuilder<WorkflowExecutionMachine>): void {
     actor.send(event as never).catch((err) => {
       if (err instanceof EventRejectedError) return;
+      // refused by a store fault: logged once by the store's change of state; the run resumes when it is back
+      if (err instanceof StoreFaultError) return;
       this.logger.error({ err, stream: actor.stream }, 'workflow execution event failed');
     });
   }
