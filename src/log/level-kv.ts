@@ -19,12 +19,14 @@ export class LevelKv extends OverlayKv {
   }
 
   protected async readStored(key: string): Promise<string | undefined> {
-    await this.reopening()?.catch(() => undefined);
+    const reopening = this.reopening();
+    if (reopening) await reopening.catch(() => undefined);
     return this.db.get(stringKey(KeySpace.kv, key));
   }
 
   protected async readStoredRange(gte: string, lt: string, reverse: boolean, limit: number): Promise<Array<[string, string]>> {
-    await this.reopening()?.catch(() => undefined);
+    const reopening = this.reopening();
+    if (reopening) await reopening.catch(() => undefined);
     const rows = await this.db.iterator({ gte: stringKey(KeySpace.kv, gte), lt: stringKey(KeySpace.kv, lt), reverse, limit: limit === Infinity ? -1 : limit }).all();
     return rows.map(([k, v]) => [decodeStringKey(k), v]);
   }

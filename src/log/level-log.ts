@@ -380,7 +380,7 @@ class LevelLog implements LevelEventLog {
     assertName(name, 'checkpoint name');
     const cached = this.checkpoints.get(name);
     if (cached !== undefined) return cached;
-    await this.ready();
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const stored = await this.db.get(stringKey(KeySpace.checkpoint, name));
     const value = stored === undefined ? 0 : Number(stored);
     // A setCheckpoint issued while reading wins over the older stored value.
@@ -391,7 +391,7 @@ class LevelLog implements LevelEventLog {
   async streamHead(stream: string): Promise<number> {
     this.readable();
     if (!isStreamId(stream)) return 0;
-    await this.ready();
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const st = await this.loadStream(stream);
     // An append already accepted for this stream counts once it is durable: the head reported
     // is then both what `expectedStreamSeq` must name and readable with readStream. Appends
@@ -407,7 +407,7 @@ class LevelLog implements LevelEventLog {
     const from = Math.max(1, Math.ceil(fromSeq));
     const to = Math.min(this.durableHead, Math.floor(toSeq));
     if (from > to || limit <= 0) return [];
-    await this.ready();
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const values = await this.db.values({ gte: recordKey(from), lte: recordKey(to), limit: Math.min(limit, to - from + 1), ...SCAN }).all();
     return values.map(decodeRecord);
   }
@@ -415,7 +415,7 @@ class LevelLog implements LevelEventLog {
   async readStream(stream: string, fromStreamSeq = 1, toStreamSeq = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
     this.readable();
     if (!isStreamId(stream)) return [];
-    await this.ready();
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const st = await this.loadStream(stream);
     const from = Math.max(1, Math.ceil(fromStreamSeq));
     const to = Math.min(st.durable, Math.floor(toStreamSeq));
@@ -470,7 +470,7 @@ class LevelLog implements LevelEventLog {
   async listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>> {
     this.readable();
     assertName(prefix, 'stream prefix');
-    await this.ready();
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const lo = stringKey(KeySpace.stream, prefix);
     // Skip-scan backwards: read the last index entry of a stream (its head), then seek just
     // before that stream's first key; one seek per stream instead of one step per append.
