@@ -67,7 +67,7 @@ describe('a full disk under the LevelDB log', () => {
     }, 'a write to meet the full disk', 30_000);
     expect(full.status).toBe(507);
     expect(full.body.error).toMatch(/^Insufficient storage: /);
-    expect(await storeOf()).toMatchObject({ kind: 'level', state: 'full', reason: expect.any(String) });
+    expect(await storeOf()).toMatchObject({ kind: 'level', state: 'full', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), reason: expect.any(String) });
     // refused at once while full
     const again = await execute('while-full');
     expect(again.status).toBe(507);
