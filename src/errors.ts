@@ -26,6 +26,10 @@ export const ERROR_STATUS = {
   EXECUTION_FAILED: 500,
   NOT_IMPLEMENTED: 501,
   UNAVAILABLE: 503,
+  /** the event store cannot take writes now (database unreachable, write error); the server retries on its own */
+  STORE_UNAVAILABLE: 503,
+  /** the event store's disk is full; writes resume on their own once space is freed */
+  INSUFFICIENT_STORAGE: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

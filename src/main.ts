@@ -137,6 +137,11 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   useLogErrorSerializer(logger);
   const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
   const log = options.log ?? (await openLog(cluster, dataDir, logger));
+  // one line per change of the store's state, never one per refused request
+  const stopLoggingStore = log.health?.onChange((s, previous) => {
+    if (s.state === 'ok') logger.info({ store: s }, `event store is ok again (it was ${previous.state} since ${previous.since})`);
+    else logger.error({ store: s }, `event store ${s.state === 'full' ? 'is full' : 'is unavailable'}: ${s.reason ?? 'unknown reason'}; writes are refused until it recovers`);
+  });
   const inbox = await openInbox(cluster, options.log, log);
   const host = new ActorHost(log);
   let port = 0;
@@ -251,6 +256,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
       server.close();
       await inbox?.close();
       await log.close();
+      stopLoggingStore?.();
     })());
 
   return {

@@ -23,6 +23,7 @@ import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
 import { AppError } from '../errors.js';
+import { StoreFaultError } from '../log/store-health.js';
 
 export const DELTA_FLUSH_MS = 50;
 
@@ -179,7 +180,8 @@ export class AgentRun implements RunEffect {
     return this.actor!.send(event).then(
       () => undefined,
       (err: unknown) => {
-        this.deps.logger.error({ err, stream: this.stream, type: event.type }, 'recording an agent run event failed');
+        // a store fault is logged once, by the store's change of state
+        if (!(err instanceof StoreFaultError)) this.deps.logger.error({ err, stream: this.stream, type: event.type }, 'recording an agent run event failed');
         throw err;
       },
     );

@@ -6,6 +6,8 @@
  * - forwarding: a command (any non-GET route) refused because another live node owns its stream
  *   is sent to that node through the database inbox and answered with the owner's answer.
  * The owner runs forwarded commands with the same handlers, barrier included, forwarding excluded.
+ * While the store is failed the barrier cannot be passed (503), except by the status route, which
+ * answers from this node's memory and is where an operator sees the fault.
  */
 import { toFailure } from '../errors.js';
 import type { RequestContext, RouteDef, RouteResult } from '../contract/routes.js';
@@ -21,6 +23,8 @@ export interface ClusterRoutes {
 }
 
 const FORWARD_TIMEOUT_MS = 30_000;
+/** routes that answer from the node's memory and must answer during a store outage */
+const WITHOUT_STORE = new Set(['GET /observability/status']);
 
 export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined): ClusterRoutes | undefined {
   const pgLog = log as Partial<PgEventLog>;
@@ -33,8 +37,11 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined): C
   const wrap = (route: RouteDef): RouteDef => {
     if (route.auth === 'documentation') return route;
     const handler = route.handler;
-    const withBarrier: RouteDef['handler'] = async (ctx) => (await catchUp(), handler(ctx));
-    local.set(`${route.method} ${route.path}`, withBarrier);
+    const key = `${route.method} ${route.path}`;
+    const withBarrier: RouteDef['handler'] = WITHOUT_STORE.has(key)
+      ? async (ctx) => (log.health?.ok === false ? undefined : await catchUp(), handler(ctx))
+      : async (ctx) => (await catchUp(), handler(ctx));
+    local.set(key, withBarrier);
     if (!inbox || route.method === 'GET') return { ...route, handler: withBarrier };
     return {
       ...route,

@@ -42,6 +42,8 @@ const ANSWERS = 'eventloom_inbox_done';
 /** requests older than this are stale: their sender gave up */
 const STALE_MS = 60_000;
 
+const QUERY_TIMEOUT_MS = 5_000;
+
 export class CommandInbox {
   private readonly pool: pg.Pool;
   private listener: pg.Client | undefined;
@@ -59,7 +61,8 @@ export class CommandInbox {
     private readonly connectionString: string,
     private readonly opts: InboxOptions,
   ) {
-    this.pool = new pg.Pool({ connectionString, max: 2, application_name: 'eventloom-inbox' });
+    // bounded queries: a poll sent to a server cut off by the network must not hold the inbox forever
+    this.pool = new pg.Pool({ connectionString, max: 2, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true, application_name: 'eventloom-inbox' });
     this.pool.on('error', () => undefined);
     this.pollMs = opts.pollMs ?? 200;
     this.timeoutMs = opts.timeoutMs ?? 15_000;

@@ -8,6 +8,7 @@
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import type { PgEventLog } from '../log/pg/pg-log.js';
+import { StoreFaultError } from '../log/store-health.js';
 import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
 import type { WorkflowsModule } from '../workflows/module.js';
 import type { AgentsModule } from '../agents/module.js';
@@ -53,9 +54,12 @@ export function takeoverModule(ctx: ServerContext, deps: TakeoverDeps): ServerMo
   }
 
   const tick = () => {
-    if (sweeping || stopped) return;
+    // while the store is failed nothing can be claimed; the store's own log line says why
+    if (sweeping || stopped || ctx.log.health?.ok === false) return;
     sweeping = sweep()
-      .catch((err: unknown) => logger.warn({ err }, 'takeover sweep failed'))
+      .catch((err: unknown) => {
+        if (!(err instanceof StoreFaultError)) logger.warn({ err }, 'takeover sweep failed');
+      })
       .finally(() => (sweeping = undefined));
   };
 

@@ -12,23 +12,15 @@
  * fsync in flight and then for its own, two fsyncs on the path to its answer. A batch that receives
  * an append, or `idle()` (close), writes at once.
  *
- * On a failed batch write the committer fails for good: the batch's writers and every queued
- * writer are rejected with `LogFailedError`, and no later write is accepted. The sequences assigned
- * to the lost batch are never visible to readers (the durable head did not move), and reopening
- * the directory recovers the last durable state.
+ * A failed batch write puts the committer in a failed state (store-health.ts) until the log
+ * recovers the database: the appends of the lost batch and of the queued one are rejected with the
+ * log's `StoreFaultError`, and later appends are refused at once. kv and checkpoint writes are not
+ * lost: they are what projections folded from records already durable, so they are kept (with
+ * their writers still waiting) and written by the first batch after the recovery. The sequences
+ * assigned to the lost appends are never visible to readers (the durable head did not move).
  */
 import type { ClassicLevel } from 'classic-level';
-import { LogClosedError } from './types.js';
-
-/** The log cannot write any more because a batch write failed; `cause` is the storage error. */
-export class LogFailedError extends LogClosedError {
-  constructor(cause: unknown) {
-    super();
-    this.name = 'LogFailedError';
-    this.message = `The event log failed and accepts no more writes: ${(cause as Error)?.message ?? String(cause)}`;
-    (this as { cause?: unknown }).cause = cause;
-  }
-}
+import type { StoreFaultError } from './store-health.js';
 
 export interface CommitStats {
   /** synced batch writes performed */
@@ -53,35 +45,55 @@ interface Waiter {
   resolve(value: unknown): void;
   reject(err: unknown): void;
   value: unknown;
+  /** waits on kept writes only (kv, checkpoints): carried over a failed write, not rejected */
+  kept: boolean;
 }
 
-/** The batch being filled; `T` is what the log attaches per append to finish it on commit. */
+/**
+ * The batch being filled; `T` is what the log attaches per append to finish it on commit. While
+ * the store is failed there is no database batch (`batch` undefined): only kept writes collect.
+ */
 export class PendingBatch<T> {
   readonly waiters: Waiter[] = [];
   /** per-append payloads handed back to `onCommit`, in append order */
   readonly appends: T[] = [];
+  /** kv and checkpoint writes in order (undefined value: a delete), written again after a failed write */
+  readonly kept: Array<[Buffer, string | undefined]> = [];
   ops = 0;
   /** holds an append (or a write someone waits on): written on the next turn, never lingers */
   urgent = false;
   records = 0;
   kvWrites = 0;
   checkpointWrites = 0;
-  constructor(readonly batch: Batch) {}
+  constructor(readonly batch: Batch | undefined) {}
 
+  /** A record or index entry of an append (never while the store is failed: appends are refused). */
   put(key: Buffer, value: string): void {
-    this.batch.put(key, value);
+    this.batch!.put(key, value);
     this.ops++;
   }
 
-  del(key: Buffer): void {
-    this.batch.del(key);
+  /** A kv or checkpoint write (`undefined`: delete), kept until it is durable. */
+  keep(key: Buffer, value: string | undefined): void {
+    this.kept.push([key, value]);
+    if (this.batch) {
+      if (value === undefined) this.batch.del(key);
+      else this.batch.put(key, value);
+    }
     this.ops++;
   }
 
   /** A promise settled with `value` when this batch is durable. */
   wait<V>(value: V): Promise<V> {
     return new Promise<V>((resolve, reject) => {
-      this.waiters.push({ resolve: resolve as (v: unknown) => void, reject, value });
+      this.waiters.push({ resolve: resolve as (v: unknown) => void, reject, value, kept: false });
+    });
+  }
+
+  /** `wait` for a kept write: a failed write carries it to the batch after the recovery. */
+  waitKept<V>(value: V): Promise<V> {
+    return new Promise<V>((resolve, reject) => {
+      this.waiters.push({ resolve: resolve as (v: unknown) => void, reject, value, kept: true });
     });
   }
 }
@@ -94,7 +106,7 @@ export class GroupCommitter<T> {
   private writing = false;
   private scheduled = false;
   private lingering: ReturnType<typeof setTimeout> | undefined;
-  private failure: LogFailedError | undefined;
+  private failure: StoreFaultError | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly stats: CommitStats = {
     batches: 0,
@@ -110,11 +122,12 @@ export class GroupCommitter<T> {
     private readonly db: ClassicLevel<Buffer, string>,
     /** Runs synchronously after a batch is durable, before its writers' promises settle. */
     private readonly onCommit: (batch: PendingBatch<T>) => void,
-    /** Runs once when a batch write fails (the log closes itself). */
-    private readonly onFail: (err: LogFailedError) => void,
+    /** Runs when a batch write fails: the log enters its fault state and returns the error appends meet. */
+    private readonly onFail: (err: unknown) => StoreFaultError,
   ) {}
 
-  get failed(): LogFailedError | undefined {
+  /** The error appends meet while the store is failed (undefined when writes are accepted). */
+  get failed(): StoreFaultError | undefined {
     return this.failure;
   }
 
@@ -123,10 +136,10 @@ export class GroupCommitter<T> {
    * `deferrable` writes only (kv, checkpoints) may linger, see the header).
    */
   current(deferrable = false): PendingBatch<T> {
-    if (this.failure) throw this.failure;
+    if (this.failure && !deferrable) throw this.failure;
     let b = this.open;
     if (!b) {
-      b = new PendingBatch<T>(this.db.batch());
+      b = new PendingBatch<T>(this.failure ? undefined : this.db.batch());
       this.open = b;
     }
     if (!deferrable) b.urgent = true;
@@ -136,7 +149,8 @@ export class GroupCommitter<T> {
 
   /** Resolves once nothing is queued or being written (used by close). */
   idle(): Promise<void> {
-    if (!this.open && !this.writing) return Promise.resolve();
+    // while failed nothing can be written: kept writes wait for a recovery that `abandon` ends
+    if ((!this.open || this.failure) && !this.writing) return Promise.resolve();
     if (this.open) {
       this.open.urgent = true;
       this.schedule();
@@ -147,7 +161,7 @@ export class GroupCommitter<T> {
   /** Arranges the open batch's write: next turn when urgent, else after the linger. */
   private schedule(): void {
     const b = this.open;
-    if (!b || this.writing || this.scheduled) return;
+    if (!b || this.writing || this.scheduled || this.failure) return;
     if (b.urgent) {
       if (this.lingering !== undefined) {
         clearTimeout(this.lingering);
@@ -173,10 +187,10 @@ export class GroupCommitter<T> {
       this.lingering = undefined;
     }
     const b = this.open;
-    if (!b || this.writing) return;
+    if (!b || this.writing || this.failure) return;
     this.open = undefined;
     this.writing = true;
-    b.batch.write({ sync: true }).then(
+    b.batch!.write({ sync: true }).then(
       () => this.committed(b),
       (err: unknown) => this.fail(err, b),
     );
@@ -209,21 +223,52 @@ export class GroupCommitter<T> {
 
   private fail(err: unknown, b: PendingBatch<T>): void {
     this.writing = false;
-    const failure = new LogFailedError(err);
+    const failure = this.onFail(err);
     this.failure = failure;
     if (this.lingering !== undefined) {
       clearTimeout(this.lingering);
       this.lingering = undefined;
     }
     const queued = this.open;
-    this.open = undefined;
-    for (const w of b.waiters) w.reject(failure);
-    if (queued) {
-      for (const w of queued.waiters) w.reject(failure);
-      void queued.batch.close().catch(() => {});
+    // the kept writes of the lost batch, then the queued one, in issue order, wait for the recovery
+    const held = new PendingBatch<T>(undefined);
+    for (const batch of queued ? [b, queued] : [b]) {
+      for (const w of batch.waiters) {
+        if (w.kept) held.waiters.push(w);
+        else w.reject(failure);
+      }
+      for (const [key, value] of batch.kept) held.keep(key, value);
+      held.kvWrites += batch.kvWrites;
+      held.checkpointWrites += batch.checkpointWrites;
     }
+    if (queued) void queued.batch?.close().catch(() => {});
+    this.open = held;
     this.notifyIdle();
-    this.onFail(failure);
+  }
+
+  /**
+   * The log reopened its database and a probe write succeeded: writes are accepted again, and the
+   * kept writes carried over the failure go out with the first batch.
+   */
+  recovered(): void {
+    this.failure = undefined;
+    const held = this.open;
+    this.open = undefined;
+    if (!held || held.waiters.length === 0) return;
+    const b = this.current(true);
+    for (const [key, value] of held.kept) b.keep(key, value);
+    b.waiters.push(...held.waiters);
+    b.kvWrites += held.kvWrites;
+    b.checkpointWrites += held.checkpointWrites;
+    b.urgent = true;
+    this.schedule();
+  }
+
+  /** The log closes while failed: writers still waiting for a recovery get `err`. */
+  abandon(err: unknown): void {
+    const held = this.open;
+    this.open = undefined;
+    for (const w of held?.waiters ?? []) w.reject(err);
   }
 
   private notifyIdle(): void {

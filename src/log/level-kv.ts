@@ -12,24 +12,29 @@ export class LevelKv extends OverlayKv {
     private readonly db: ClassicLevel<Buffer, string>,
     private readonly writable: () => PendingBatch<unknown>,
     readable: () => void,
+    /** the reopening of the database after a store fault, when one is under way */
+    private readonly reopening: () => Promise<void> | undefined,
   ) {
     super(readable);
   }
 
-  protected readStored(key: string): Promise<string | undefined> {
+  protected async readStored(key: string): Promise<string | undefined> {
+    const reopening = this.reopening();
+    if (reopening) await reopening.catch(() => undefined);
     return this.db.get(stringKey(KeySpace.kv, key));
   }
 
   protected async readStoredRange(gte: string, lt: string, reverse: boolean, limit: number): Promise<Array<[string, string]>> {
+    const reopening = this.reopening();
+    if (reopening) await reopening.catch(() => undefined);
     const rows = await this.db.iterator({ gte: stringKey(KeySpace.kv, gte), lt: stringKey(KeySpace.kv, lt), reverse, limit: limit === Infinity ? -1 : limit }).all();
     return rows.map(([k, v]) => [decodeStringKey(k), v]);
   }
 
   protected write(key: string, json: string | undefined): Promise<void> {
     const batch = this.writable();
-    if (json === undefined) batch.del(stringKey(KeySpace.kv, key));
-    else batch.put(stringKey(KeySpace.kv, key), json);
+    batch.keep(stringKey(KeySpace.kv, key), json);
     batch.kvWrites++;
-    return batch.wait<void>(undefined);
+    return batch.waitKept<void>(undefined);
   }
 }

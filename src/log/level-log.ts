@@ -17,10 +17,18 @@
  * Opening checks for damage first (open-check.ts): damaged tables or write-ahead logs refuse to
  * open with a LogDamagedError, acknowledged records lost from the tail are warned about; after each
  * group commit the durable head is written to the acknowledged-head mark (acked-mark.ts).
+ *
+ * A failed write (disk full, an I/O error) is a state, not the end (store-health.ts): LevelDB keeps
+ * such an error and refuses every later write until the database is reopened, so the log refuses
+ * appends with a 503/507 `StoreFaultError`, keeps serving reads from the open database, and probes
+ * with backoff (space on the device, a synced file write) before it closes and reopens the database
+ * and makes one synced write through it; then it takes writes again (level-recovery.ts).
  */
 import { ClassicLevel } from 'classic-level';
 import { AckedMark } from './acked-mark.js';
-import { GroupCommitter, LogFailedError, type CommitStats, type PendingBatch } from './group-commit.js';
+import { GroupCommitter, type CommitStats, type PendingBatch } from './group-commit.js';
+import { probeDirectory } from './level-recovery.js';
+import { StoreHealth, backoff, type StoreFaultError } from './store-health.js';
 import {
   KeySpace,
   assertStreamId,
@@ -50,7 +58,7 @@ import {
   type Subscription,
 } from './types.js';
 
-export { LogFailedError } from './group-commit.js';
+export { StoreFaultError } from './store-health.js';
 
 export interface LevelLogOptions {
   /** Clock for records appended without `at` (default `Date.now`). */
@@ -97,6 +105,10 @@ export interface LevelEventLog extends EventLog {
 }
 
 const FORMAT_KEY = stringKey(KeySpace.meta, 'format');
+/** free space wanted beyond the write-ahead logs before a failed database is reopened */
+const REOPEN_HEADROOM_BYTES = 1 << 20;
+/** written (synced) after a reopen: the database takes writes again */
+const PROBE_KEY = stringKey(KeySpace.meta, 'probe');
 const FORMAT = '1';
 const RECORD_LO = recordKey(0);
 const RECORD_HI = recordKey(Number.MAX_SAFE_INTEGER);
@@ -175,6 +187,10 @@ class LevelLog implements LevelEventLog {
   private closed = false;
   private closePromise: Promise<void> | undefined;
   readonly kv: LevelKv;
+  readonly health: StoreHealth;
+  /** set while the database is closed and reopened after a failure: reads wait for it */
+  private reopening: Promise<void> | undefined;
+  private recoveryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly location: string,
@@ -188,12 +204,13 @@ class LevelLog implements LevelEventLog {
     this.clock = opts.clock ?? Date.now;
     // a finished stream is rarely appended to again; a small cache keeps memory flat over millions of streams
     this.maxCachedStreams = opts.maxCachedStreams ?? 10_000;
-    this.committer = new GroupCommitter<AppendEntry>(db, (b) => this.onCommit(b), () => void this.close());
+    this.health = new StoreHealth('level', this.clock);
+    this.committer = new GroupCommitter<AppendEntry>(db, (b) => this.onCommit(b), (err) => this.onWriteFailed(err));
     this.hub = new SubscriptionHub(
       { head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) },
       opts.onSubscriberError,
     );
-    this.kv = new LevelKv(db, () => this.writable(), () => this.readable());
+    this.kv = new LevelKv(db, () => this.writable(), () => this.readable(), () => this.reopening);
   }
 
   stats(): LogStats {
@@ -208,14 +225,21 @@ class LevelLog implements LevelEventLog {
 
   /** The batch to write into, or a throw when writes are no longer accepted. */
   private writable(): PendingBatch<AppendEntry> {
-    if (this.committer.failed) throw this.committer.failed;
+    // while the store is failed, kv and checkpoint writes are kept for the batch after the recovery
     if (this.closing) throw new LogClosedError();
     // kv and checkpoint writes: nobody answers a client on their durability, so they may wait for an append's fsync
     return this.committer.current(true);
   }
 
   private readable(): void {
-    if (this.closed) throw this.committer.failed ?? new LogClosedError();
+    if (this.closed) throw new LogClosedError();
+  }
+
+  /** Reads issued while the database is being reopened wait for it (a failed reopen: the store's error). */
+  private async ready(): Promise<void> {
+    const reopening = this.reopening;
+    if (reopening) await reopening.catch(() => undefined);
+    if (this.db.status !== 'open' && !this.closing) throw this.health.fault() ?? new LogClosedError();
   }
 
   append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult> {
@@ -360,9 +384,9 @@ class LevelLog implements LevelEventLog {
     assertCheckpoint(name, seq);
     const batch = this.writable();
     this.checkpoints.set(name, seq);
-    batch.put(stringKey(KeySpace.checkpoint, name), String(seq));
+    batch.keep(stringKey(KeySpace.checkpoint, name), String(seq));
     batch.checkpointWrites++;
-    return batch.wait<void>(undefined);
+    return batch.waitKept<void>(undefined);
   }
 
   // ---- reads --------------------------------------------------------------------------------
@@ -372,6 +396,7 @@ class LevelLog implements LevelEventLog {
     assertName(name, 'checkpoint name');
     const cached = this.checkpoints.get(name);
     if (cached !== undefined) return cached;
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const stored = await this.db.get(stringKey(KeySpace.checkpoint, name));
     const value = stored === undefined ? 0 : Number(stored);
     // A setCheckpoint issued while reading wins over the older stored value.
@@ -382,6 +407,7 @@ class LevelLog implements LevelEventLog {
   async streamHead(stream: string): Promise<number> {
     this.readable();
     if (!isStreamId(stream)) return 0;
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const st = await this.loadStream(stream);
     // An append already accepted for this stream counts once it is durable: the head reported
     // is then both what `expectedStreamSeq` must name and readable with readStream. Appends
@@ -397,6 +423,7 @@ class LevelLog implements LevelEventLog {
     const from = Math.max(1, Math.ceil(fromSeq));
     const to = Math.min(this.durableHead, Math.floor(toSeq));
     if (from > to || limit <= 0) return [];
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const values = await this.db.values({ gte: recordKey(from), lte: recordKey(to), limit: Math.min(limit, to - from + 1), ...SCAN }).all();
     return values.map(decodeRecord);
   }
@@ -404,6 +431,7 @@ class LevelLog implements LevelEventLog {
   async readStream(stream: string, fromStreamSeq = 1, toStreamSeq = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
     this.readable();
     if (!isStreamId(stream)) return [];
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const st = await this.loadStream(stream);
     const from = Math.max(1, Math.ceil(fromStreamSeq));
     const to = Math.min(st.durable, Math.floor(toStreamSeq));
@@ -458,6 +486,7 @@ class LevelLog implements LevelEventLog {
   async listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>> {
     this.readable();
     assertName(prefix, 'stream prefix');
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
     const lo = stringKey(KeySpace.stream, prefix);
     // Skip-scan backwards: read the last index entry of a stream (its head), then seek just
     // before that stream's first key; one seek per stream instead of one step per append.
@@ -525,10 +554,77 @@ class LevelLog implements LevelEventLog {
     // Appends accepted before close() may still be waiting for their stream's head.
     while (this.gate) await this.gate;
     await this.committer.idle();
+    if (this.recoveryTimer) clearTimeout(this.recoveryTimer);
+    await this.reopening?.catch(() => undefined);
+    // kept writes still waiting for a recovery are lost with the process: their folds run again at the next start
+    this.committer.abandon(this.committer.failed ?? new LogClosedError());
     this.closed = true;
     this.hub.closeAll();
     this.acked.close();
     await this.db.close();
+  }
+
+  // ---- store faults -------------------------------------------------------------------------
+
+  /**
+   * A batch write failed: the sequences handed to the lost appends go back (they never became
+   * visible), cached stream heads fall back to what is durable, and the recovery starts.
+   */
+  private onWriteFailed(err: unknown): StoreFaultError {
+    const wasOk = this.health.ok;
+    const fault = this.health.failWith(err);
+    this.assignedSeq = this.durableHead;
+    for (const st of this.streams.values()) st.assigned = st.durable;
+    if (wasOk) this.scheduleRecovery(0);
+    return fault;
+  }
+
+  private scheduleRecovery(attempt: number): void {
+    if (this.closing) return;
+    this.recoveryTimer = setTimeout(() => {
+      this.recoveryTimer = undefined;
+      void this.tryRecover(attempt);
+    }, backoff(attempt));
+    this.recoveryTimer.unref();
+  }
+
+  private async tryRecover(attempt: number): Promise<void> {
+    if (this.closing) return;
+    try {
+      // LevelDB rewrites its write-ahead logs into a table when it opens: that much room, and a margin
+      await probeDirectory(this.location, REOPEN_HEADROOM_BYTES);
+      this.reopening = this.reopen();
+      await this.reopening;
+    } catch (err) {
+      if (this.closing) return;
+      this.health.failWith(err);
+      this.scheduleRecovery(attempt + 1);
+      return;
+    } finally {
+      this.reopening = undefined;
+    }
+  }
+
+  /** Closes and reopens the database, proves it takes a synced write, and takes writes again. */
+  private async reopen(): Promise<void> {
+    if (this.db.status === 'open') await this.db.close();
+    await this.db.open();
+    await this.db.put(PROBE_KEY, String(this.clock()), { sync: true });
+    // a batch whose fsync failed may have reached the write-ahead log all the same: what is on disk counts
+    const last = await this.db.keys({ gte: RECORD_LO, lte: RECORD_HI, reverse: true, limit: 1 }).all();
+    const head = last.length ? readSeq(last[0], 1) : 0;
+    if (this.closing) return;
+    if (head > this.durableHead) {
+      const landed = (await this.db.values({ gte: recordKey(this.durableHead + 1), lte: recordKey(head), ...SCAN }).all()).map(decodeRecord);
+      this.durableHead = head;
+      this.acked.write(head);
+      if (this.hub.live.size > 0) this.hub.publish(landed);
+    }
+    this.assignedSeq = this.durableHead;
+    // heads cached before the failure may miss what landed: they reload from the index
+    this.streams.clear();
+    this.committer.recovered();
+    this.health.set('ok');
   }
 }
 

@@ -3,6 +3,8 @@
  * passes the same contract suite in test/contract/event-log.contract.ts.
  */
 
+import type { StoreHealth } from './store-health.js';
+
 /** A committed record. `seq` is global and gap-free; `streamSeq` is 1-based within `stream`. */
 export interface LogRecord<T = unknown> {
   seq: number;
@@ -100,6 +102,8 @@ export interface EventLog {
   setCheckpoint(name: string, seq: number): Promise<void>;
   /** Key/value side store for persisted projections (values are JSON). Written with the next group commit. */
   readonly kv: KeyValueStore;
+  /** The store's health (absent: a log that cannot fail, e.g. in memory). */
+  readonly health?: StoreHealth;
   /** Finishes pending appends, then closes. Idempotent. */
   close(): Promise<void>;
 }

@@ -16,6 +16,7 @@
 import path from 'node:path';
 import type { ModuleFactory, ServerContext, ServerModule } from '../contract/server-module.js';
 import type { LevelEventLog } from '../log/level-log.js';
+import { StoreHealth } from '../log/store-health.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
 import { LEVELS, type LevelName } from './log-entry.js';
@@ -134,6 +135,11 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     guard,
     logStats: levelLog && (() => levelLog.stats()),
     logHead: () => ctx.log.head(),
+    storeStatus: (() => {
+      // a log without health (in memory) cannot fail: always ok since the server started
+      const health = ctx.log.health ?? new StoreHealth('memory');
+      return () => health.status();
+    })(),
     node: ctx.node,
     live: () => describeLiveRuns(live.getSnapshot().context),
   });

@@ -11,6 +11,7 @@ import type { LogRecordStore } from './log-records.js';
 import { buildTree, type Span } from './span-types.js';
 import { topicsFor, type SlowClientGuard } from './feeds.js';
 import type { LogStats } from '../log/level-log.js';
+import type { StoreStatus } from '../log/store-health.js';
 import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from './query-schemas.js';
 
 export interface ObservabilityRouteDeps {
@@ -24,6 +25,8 @@ export interface ObservabilityRouteDeps {
   logStats?: () => LogStats;
   /** the log's durable head */
   logHead: () => number;
+  /** the health of the store under the log: `{ kind, state, since, reason? }` (the console's indicator reads this shape) */
+  storeStatus: () => StoreStatus;
   /** this node's id, the store under its log and, on a shared store, what it owns */
   node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory'; owns?: () => Promise<{ executions: number; agentRuns: number }> };
   /** executions and agent runs in flight */
@@ -72,7 +75,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
   const routes: RouteDef[] = [
     route({
       path: '/observability/status',
-      summary: 'Observability status: storage, counts, WebSocket availability, the event log (head, LevelDB memory, table files) and process memory',
+      summary: 'Observability status: storage, counts, WebSocket availability, the event store\'s health, the event log (head, LevelDB memory, table files) and process memory',
       handler: async () => ({
         kind: 'json',
         data: {
@@ -88,7 +91,9 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           spanCount: store.spanCount,
           logCount: logs.size,
           resumableStream: { enabled: true, store: 'event-log', storeDisplayName: STORE_NAMES[deps.node.store] },
-          node: { id: deps.node.nodeId, store: deps.node.store, ...(deps.node.owns ? { owns: await deps.node.owns() } : {}) },
+          store: deps.storeStatus(),
+          // what this node owns is read from the store: unknown while the store is failed
+          node: { id: deps.node.nodeId, store: deps.node.store, ...(deps.node.owns ? await deps.node.owns().then((owns) => ({ owns }), () => ({})) : {}) },
           ...runtimeStatus(deps),
           message: deps.exportTarget
             ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}`

@@ -16,6 +16,7 @@
  */
 import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
+import { StoreFaultError, type StoreHealth } from '../log/store-health.js';
 import { encodeKvValue } from '../log/kv-codec.js';
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 
@@ -101,6 +102,8 @@ export class ProjectionRunner {
   private subscription: RxSubscription | undefined;
   private failure: unknown;
   private stopped = false;
+  /** a fold was refused by a store fault: records queue up until the store is back */
+  private parked = false;
   private readonly persisted: boolean;
   private readonly source: (afterSeq: number) => Observable<LogRecord>;
   private readonly schedule: (run: () => void) => void;
@@ -191,7 +194,7 @@ export class ProjectionRunner {
     this.subscription = this.source(afterSeq).subscribe({
       next: (record) => {
         this.queue.push(record);
-        if (!this.folding && !this.scheduled) {
+        if (!this.folding && !this.scheduled && !this.parked) {
           this.scheduled = true;
           this.schedule(() => {
             this.scheduled = false;
@@ -200,6 +203,17 @@ export class ProjectionRunner {
         }
       },
       error: (err) => this.fail(err),
+    });
+  }
+
+  /** Folds the queue again once the store's health is back to ok (nothing of the refused fold was written). */
+  private foldWhenHealthy(health: StoreHealth): void {
+    this.parked = true;
+    const off = health.onChange((s) => {
+      if (s.state !== 'ok') return;
+      off();
+      this.parked = false;
+      if (!this.folding && !this.scheduled && !this.stopped) void this.fold();
     });
   }
 
@@ -218,12 +232,23 @@ export class ProjectionRunner {
     const def = this.definition;
     try {
       while (this.next < this.queue.length && this.failure === undefined && !this.stopped) {
+        const start = this.next;
         const end = def.unit === 'record' ? this.next + 1 : this.queue.length;
         const batch = this.queue.slice(this.next, end);
         this.next = end;
         const accepted = batch.filter((r) => def.accepts(r));
         const writes = new ProjectionWrites();
-        if (accepted.length > 0) await def.apply(accepted, writes, this.log.kv);
+        if (accepted.length > 0) {
+          try {
+            await def.apply(accepted, writes, this.log.kv);
+          } catch (err) {
+            // the store is failed (a read of the model refused): fold the same records again once it is back
+            if (!(err instanceof StoreFaultError) || !this.log.health) throw err;
+            this.next = start;
+            this.foldWhenHealthy(this.log.health);
+            return;
+          }
+        }
         if (this.stopped) return;
         this.commit(writes, batch[batch.length - 1].seq, accepted.length > 0);
         if (this.next >= COMPACT_AT && this.next * 2 > this.queue.length) {

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventLog, LogRecord } from '../log/types.js';
+import { StoreFaultError } from '../log/store-health.js';
 import { EventRejectedError, type Actor, type ActorHost, type ActorKind, type EventBuilder } from '../runtime/actor-host.js';
 import {
   WORKFLOW_EXECUTION_KIND,
@@ -134,6 +135,8 @@ export class WorkflowEngine {
   dispatch(actor: ExecActor, event: ExecutionEvent | EventBuilder<WorkflowExecutionMachine>): void {
     actor.send(event as never).catch((err) => {
       if (err instanceof EventRejectedError) return;
+      // refused by a store fault: logged once by the store's change of state; the run resumes when it is back
+      if (err instanceof StoreFaultError) return;
       this.logger.error({ err, stream: actor.stream }, 'workflow execution event failed');
     });
   }
@@ -372,6 +375,20 @@ export class WorkflowEngine {
       });
     }
     return recovered;
+  }
+
+  /**
+   * After an event store outage: continues the `running` executions whose actor is gone (a refused
+   * append dropped it) or idle, as boot recovery does; an execution whose step still runs in this
+   * process goes on by itself (its outcome is appended when the step ends).
+   */
+  async resumeAfterOutage(executionIds: readonly string[]): Promise<number> {
+    if (this.stopping) return 0;
+    const idle = executionIds.filter((id) => {
+      const live = this.host.peek<WorkflowExecutionMachine>(executionStream(id));
+      return !(live && !live.poisoned && live.scratch.step);
+    });
+    return this.recover(idle);
   }
 
   /**

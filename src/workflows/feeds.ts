@@ -50,11 +50,16 @@ export class ExecutionFeeds {
   stop(reason: Error | ((stream: string) => Error | undefined) = new Error('Workflow feeds stopped')): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+    this.answerWaits(typeof reason === 'function' ? reason : () => reason);
+    this.pendingWaits.clear();
+  }
+
+  /** Ends the settle waits for which `reason` gives an error (the feeds keep following the log). */
+  answerWaits(reason: (stream: string) => Error | undefined): void {
     for (const [reject, stream] of [...this.pendingWaits]) {
-      const err = typeof reason === 'function' ? reason(stream) : reason;
+      const err = reason(stream);
       if (err) reject(err);
     }
-    this.pendingWaits.clear();
   }
 
   /** The streams that settle waits (execute, resume calls) are waiting on. */

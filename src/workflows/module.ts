@@ -26,6 +26,7 @@ import {
 } from './commands.js';
 import { executionIdOf, executionStream, isChildExecutionId } from './events.js';
 import type { LogRecord } from '../log/types.js';
+import type { StoreFaultError } from '../log/store-health.js';
 import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
 import { claimable } from '../cluster/ownership.js';
@@ -316,6 +317,15 @@ export function shutdownAnswer(stream: string): AppError {
   return new AppError('UNAVAILABLE', `Server is shutting down: execution ${executionId} has not finished and resumes after the restart`, { executionId });
 }
 
+/**
+ * The answer of a call waiting for an execution when the event store fails (503, or 507 when the disk
+ * is full): the execution stays `running` in the log and resumes when the store is back.
+ */
+export function storeFaultAnswer(stream: string, fault: StoreFaultError): AppError {
+  const executionId = executionIdOf(stream);
+  return new AppError(fault.code, `${fault.message}: execution ${executionId} has not finished and resumes when the store is back`, { executionId });
+}
+
 export interface WorkflowsModuleDeps {
   /** the runner of andAgent steps, read when a step runs (the agents module may be absent) */
   agentRunner(): WorkflowAgentRunner | undefined;
@@ -326,6 +336,18 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
   const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), agentRunner: deps.agentRunner });
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
   let left = false;
+  let stopWatchingStore: (() => void) | undefined;
+  // the store is back: executions whose actor a refused append dropped continue from their last durable step
+  const resumeAfterOutage = async () => {
+    try {
+      const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
+      const resumed = await engine.resumeAfterOutage(running);
+      if (resumed > 0) logger.info({ resumed }, 'resumed running workflow executions after the event store came back');
+    } catch (err) {
+      // the store failed again meanwhile: its next recovery runs this again
+      logger.warn({ err }, 'resuming workflow executions after the event store came back failed');
+    }
+  };
   // at shutdown (steps done, or the grace period over): name what the next start recovers, answer waiting calls
   const leave = () => {
     if (left) return;
@@ -349,8 +371,18 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
       const recovered = await engine.recover(running);
       if (running.length > 0) logger.info({ running: running.length, recovered }, 'recovered running workflow executions');
+      stopWatchingStore = ctx.log.health?.onChange((status, previous) => {
+        if (status.state !== 'ok' && previous.state === 'ok') {
+          // appends are refused now: the calls waiting for an execution get their answer, as at shutdown
+          const fault = ctx.log.health!.fault()!;
+          engine.feeds.answerWaits((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : storeFaultAnswer(stream, fault)));
+        } else if (status.state === 'ok') {
+          void resumeAfterOutage();
+        }
+      });
     },
     async stop() {
+      stopWatchingStore?.();
       await engine.stop();
       leave();
       index.stop();

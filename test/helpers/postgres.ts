@@ -24,6 +24,10 @@ export interface PgCluster {
   dir: string;
   /** Creates an empty database and returns its URL. */
   createDatabase(name?: string): Promise<string>;
+  /** Stops the server at once (`pg_ctl stop -m immediate`, as a crash would), keeping its data: an outage. */
+  crash(): void;
+  /** Starts a crashed server again on the same port and data. */
+  restart(): void;
   /** Stops the server (fast) and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -130,9 +134,10 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
     throw err;
   }
   let port = 0;
+  let opts = '';
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
-    const opts = [
+    opts = [
       `-p ${port}`,
       `-k ${dir}`,
       '-c listen_addresses=127.0.0.1',
@@ -157,10 +162,19 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
   const url = `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`;
   let dbCount = 0;
   let stopped = false;
+  let crashed = false;
   return {
     url,
     port,
     dir,
+    crash() {
+      run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']);
+      crashed = true;
+    },
+    restart() {
+      run('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', path.join(dir, 'server.log'), '-o', opts]);
+      crashed = false;
+    },
     async createDatabase(name = `t${++dbCount}_${process.pid}`) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -175,7 +189,7 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
       if (stopped) return;
       stopped = true;
       try {
-        run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']);
+        if (!crashed) run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']);
       } finally {
         running.delete(data);
         rmSync(dir, { recursive: true, force: true });

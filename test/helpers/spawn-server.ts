@@ -28,11 +28,15 @@ export interface SpawnTarget {
    * grandchild (`npm start`: npm → sh → eventloom): `process.kill(-child.pid, signal)` reaches them all.
    */
   detached?: boolean;
+  /** a command the node process runs under, e.g. `['ip', 'netns', 'exec', 'ns1']` for a network namespace */
+  wrapper?: string[];
 }
 
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, nodeArgs: string[] = [], target: SpawnTarget = {}): Promise<SpawnedServer> {
   const entry = target.entry ? [target.entry] : ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts')];
-  const child = spawn(process.execPath, [...nodeArgs, ...entry, 'start', ...args], {
+  const argv = [process.execPath, ...nodeArgs, ...entry, 'start', ...args];
+  const [command, ...commandArgs] = target.wrapper ? [...target.wrapper, ...argv] : argv;
+  const child = spawn(command, commandArgs, {
     cwd: target.cwd ?? ROOT,
     env: { ...process.env, NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,7 +7,8 @@ import { ClassicLevel } from 'classic-level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { recordKey, stringKey, KeySpace } from '../../src/log/key-codec.js';
-import { LogFailedError, openLevelLog, type LevelEventLog } from '../../src/log/level-log.js';
+import { openLevelLog, type LevelEventLog } from '../../src/log/level-log.js';
+import { StoreFaultError } from '../../src/log/store-health.js';
 import { LogClosedError, LogLockedError, StreamConflictError } from '../../src/log/types.js';
 import { runEventLogContract } from '../contract/event-log.contract.js';
 import { until } from '../helpers/until.js';
@@ -206,35 +207,53 @@ describe('level log', () => {
     await log.close();
   });
 
-  it('fails for good when a batch write fails, without exposing the lost sequences', async () => {
+  it('treats a failed batch write as a state: appends get the store fault, reads go on, and it recovers by itself without losing kv writes', async () => {
     const dir = freshDir();
     const log = await openLevelLog(dir);
+    const changes: string[] = [];
+    log.health!.onChange((s) => changes.push(s.state));
     await log.append('s', [{ type: 't', data: 1 }]);
     await log.kv.put('kept', 1);
+    let failing = true;
     const db = log.db as unknown as { batch: () => { write: (o: unknown) => Promise<void> } };
     const realBatch = db.batch.bind(db);
     db.batch = () => {
       const b = realBatch();
-      b.write = async () => {
-        throw new Error('No space left on device');
+      const write = b.write.bind(b);
+      b.write = async (o: unknown) => {
+        if (failing) throw new Error('IO error: 000005.log: No space left on device');
+        return write(o);
       };
       return b;
     };
-    const failed = await Promise.allSettled([log.append('s', [{ type: 't', data: 2 }]), log.append('u', [{ type: 't', data: 3 }]), log.kv.put('lost', 1)]);
+    const pendingKv = log.kv.put('carried', 2);
+    const failed = await Promise.allSettled([log.append('s', [{ type: 't', data: 2 }]), log.append('u', [{ type: 't', data: 3 }])]);
     for (const f of failed) {
       expect(f.status).toBe('rejected');
-      expect((f as PromiseRejectedResult).reason).toBeInstanceOf(LogFailedError);
+      const reason = (f as PromiseRejectedResult).reason;
+      expect(reason).toBeInstanceOf(StoreFaultError);
+      expect(reason.status).toBe(507);
+      expect(reason.message).toMatch(/^Insufficient storage: /);
     }
-    expect((failed[0] as PromiseRejectedResult).reason.message).toContain('No space left on device');
+    expect(log.health!.status()).toMatchObject({ kind: 'level', state: 'full' });
+    // the lost sequences never show, committed reads still answer, new appends are refused at once
     expect(log.head()).toBe(1);
-    await expect(log.append('s', [{ type: 't', data: 4 }])).rejects.toBeInstanceOf(LogClosedError);
+    expect((await log.readStream('s')).map((r) => r.data)).toEqual([1]);
+    expect(await log.kv.get('kept')).toBe(1);
+    await expect(log.append('s', [{ type: 't', data: 4 }])).rejects.toBeInstanceOf(StoreFaultError);
+
+    failing = false;
+    await until(() => log.health!.ok, 'the log to recover', 10_000);
+    await pendingKv;
+    const r = await log.append('s', [{ type: 't', data: 5 }], { expectedStreamSeq: 1 });
+    expect(r).toMatchObject({ lastSeq: 2, lastStreamSeq: 2 });
+    expect(changes).toEqual(['full', 'ok']);
     await log.close();
 
     const reopened = await openLevelLog(dir);
-    expect(reopened.head()).toBe(1);
+    expect(reopened.head()).toBe(2);
     expect(await reopened.kv.get('kept')).toBe(1);
-    expect(await reopened.kv.get('lost')).toBeUndefined();
-    expect((await reopened.append('s', [{ type: 't', data: 5 }])).lastSeq).toBe(2);
+    expect(await reopened.kv.get('carried')).toBe(2);
     expect(await checkLogIntegrity(reopened)).toEqual({ ok: true, records: 2, problems: [] });
     await reopened.close();
   });

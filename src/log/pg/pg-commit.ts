@@ -8,13 +8,17 @@
  * per node keeps this node's appends in call order.
  *
  * A batch the server rejected (an SQL error, the statement rolled back) fails its writers and the
- * log goes on. A batch whose outcome is unknown (the connection broke) fails the committer for
- * good, as a failed LevelDB write does: the caller cannot know whether its records are in the log,
- * so the node must restart and read the log again.
+ * log goes on. A batch that could not be sent or whose outcome is unknown (no connection, the
+ * connection broke, a timeout) puts the store in its fault state (store-health.ts): its appends and
+ * the queued ones are rejected with the `StoreFaultError` (an append whose outcome was unknown may
+ * still be in the log: the node reads the log, never its own memory, to learn it), later appends
+ * are refused at once, and kv and checkpoint writes are kept for the first batch after the log's
+ * recovery (they are upserts of what projections folded from durable records).
  */
 import type pg from 'pg';
 import { AppError } from '../../errors.js';
-import { LogFailedError } from '../group-commit.js';
+import type { StoreFaultError } from '../store-health.js';
+import { pgStoreFault } from './pg-health.js';
 import { StreamConflictError, type NewRecord } from '../types.js';
 import type { CommitStats } from '../group-commit.js';
 
@@ -99,6 +103,14 @@ export class WriterConnection {
 
   constructor(private readonly open: () => pg.Client) {}
 
+  /** Drops the session after a fault (a timed-out query leaves it waiting for a reply that may never come). */
+  discard(): void {
+    const c = this.client;
+    this.client = undefined;
+    this.broken = true;
+    void c?.end().catch(() => undefined);
+  }
+
   async get(): Promise<pg.Client> {
     if (this.client && !this.broken) return this.client;
     void this.client?.end().catch(() => undefined);
@@ -122,14 +134,11 @@ export class WriterConnection {
   }
 }
 
-/** SQLSTATE classes after which the statement's outcome is unknown or the session is gone. */
-const AMBIGUOUS = /^(08|57|58|53|XX)/;
-
 export class PgCommitter {
   private open: PgBatch | undefined;
   private writing = false;
   private scheduled = false;
-  private failure: LogFailedError | undefined;
+  private failure: StoreFaultError | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly stats: PgCommitStats = { batches: 0, appends: 0, records: 0, kvWrites: 0, checkpointWrites: 0, maxBatchAppends: 0 };
 
@@ -140,18 +149,20 @@ export class PgCommitter {
     private readonly fencing: () => Fencing | undefined,
     /** Runs after a batch committed, before its writers' promises settle. */
     private readonly onCommit: (appends: CommittedAppend[]) => void,
-    private readonly onFail: (err: LogFailedError) => void,
+    /** The store failed: the log enters its fault state and returns the error appends meet. */
+    private readonly onFail: (err: unknown) => StoreFaultError,
   ) {}
 
-  get failed(): LogFailedError | undefined {
+  /** The error appends meet while the store is failed (undefined when writes are accepted). */
+  get failed(): StoreFaultError | undefined {
     return this.failure;
   }
 
-  /** The batch collecting this tick's writes. */
-  current(): PgBatch {
-    if (this.failure) throw this.failure;
+  /** The batch collecting this tick's writes; while failed, only kv and checkpoint writes (`kept`) collect. */
+  current(kept = false): PgBatch {
+    if (this.failure && !kept) throw this.failure;
     this.open ??= new PgBatch();
-    if (!this.scheduled && !this.writing) {
+    if (!this.scheduled && !this.writing && !this.failure) {
       this.scheduled = true;
       setImmediate(this.flush);
     }
@@ -159,14 +170,14 @@ export class PgCommitter {
   }
 
   idle(): Promise<void> {
-    if (!this.open && !this.writing) return Promise.resolve();
+    if ((!this.open || this.failure) && !this.writing) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private readonly flush = (): void => {
     this.scheduled = false;
     const b = this.open;
-    if (!b || this.writing) return;
+    if (!b || this.writing || this.failure) return;
     this.open = undefined;
     this.writing = true;
     void this.write(b);
@@ -210,11 +221,9 @@ export class PgCommitter {
     try {
       client = await this.connection.get();
     } catch (err) {
-      // no connection, nothing sent: this batch fails, the next one tries again
+      // no connection, nothing sent: the store is unavailable until the log's probe reconnects
       this.writing = false;
-      for (const a of b.appends) a.reject(err);
-      for (const w of b.writes) w.reject(err);
-      this.next();
+      this.fail(err, b);
       return;
     }
     let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null; fenced: string | null }>;
@@ -233,13 +242,13 @@ export class PgCommitter {
       rows = res.rows;
     } catch (err) {
       this.writing = false;
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && !AMBIGUOUS.test(code)) {
+      if (pgStoreFault(err) === undefined) {
         // the server refused the statement and rolled it back: only this batch fails
         for (const a of b.appends) a.reject(err);
         for (const w of b.writes) w.reject(err);
         this.next();
       } else {
+        this.connection.discard();
         this.fail(err, b);
       }
       return;
@@ -280,7 +289,7 @@ export class PgCommitter {
   }
 
   private next(): void {
-    if (this.open) {
+    if (this.open && !this.failure) {
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(this.flush);
@@ -293,15 +302,35 @@ export class PgCommitter {
   }
 
   private fail(err: unknown, b: PgBatch): void {
-    const failure = new LogFailedError(err);
+    const failure = this.onFail(err);
     this.failure = failure;
     const queued = this.open;
-    this.open = undefined;
+    // kv and checkpoint writes wait for the recovery; a later write of a key wins, as in one batch
+    const held = new PgBatch();
     for (const batch of queued ? [b, queued] : [b]) {
       for (const a of batch.appends) a.reject(failure);
-      for (const w of batch.writes) w.reject(failure);
+      for (const [k, v] of batch.kv) held.kv.set(k, v);
+      for (const [k, v] of batch.checkpoints) held.checkpoints.set(k, v);
+      held.writes.push(...batch.writes);
     }
+    this.open = held.writes.length > 0 ? held : undefined;
     this.next();
-    this.onFail(failure);
+  }
+
+  /** The log reconnected and re-checked its lease: writes are accepted again, kept ones go out first. */
+  recovered(): void {
+    this.failure = undefined;
+    if (this.open && !this.scheduled && !this.writing) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  /** The log closes while failed: writers still waiting for a recovery get `err`. */
+  abandon(err: unknown): void {
+    const held = this.open;
+    this.open = undefined;
+    for (const w of held?.writes ?? []) w.reject(err);
+    for (const a of held?.appends ?? []) a.reject(err);
   }
 }

@@ -32,6 +32,8 @@ export class InOrderDelivery {
     /** records with `after < seq <= upto`, at most `limit`, in order */
     private readonly read: (after: number, upto: number, limit: number) => Promise<LogRecord[]>,
     private readonly stopped: () => boolean,
+    /** a read of other nodes' records failed (the log decides whether that is a store fault or worth a warning) */
+    private readonly onReadError: (err: unknown) => void,
   ) {
     this.delivered = head;
     this.target = head;
@@ -102,7 +104,7 @@ export class InOrderDelivery {
         this.advance(fresh, fresh[fresh.length - 1].seq);
       }
     } catch (err) {
-      if (!this.stopped()) process.emitWarning(`PostgreSQL log tail read failed: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning');
+      if (!this.stopped()) this.onReadError(err);
     } finally {
       this.pumping = false;
     }

@@ -5,6 +5,8 @@
  * a new epoch: streams other nodes claimed meanwhile stay theirs, and this node's appends to them
  * are refused inside the commit. A process whose node id another process registered since stays
  * fenced for good. Stream ownership queries (claim, takeover candidates, counts) live here too.
+ * A renewal that fails because the database is out of reach is the store's fault state, reported
+ * once through `onError` (the log's health), not a warning per attempt.
  */
 import type pg from 'pg';
 import type { Fencing } from './pg-commit.js';
@@ -21,10 +23,11 @@ export class NodeLease {
     readonly nodeId: string,
     private readonly leaseMs: number,
     private epoch: number,
+    private readonly onError: (err: unknown) => void,
   ) {}
 
-  static async register(pool: pg.Pool, nodeId: string, leaseMs: number): Promise<NodeLease> {
-    return new NodeLease(pool, nodeId, leaseMs, await registerNode(pool, nodeId, leaseMs));
+  static async register(pool: pg.Pool, nodeId: string, leaseMs: number, onError: (err: unknown) => void): Promise<NodeLease> {
+    return new NodeLease(pool, nodeId, leaseMs, await registerNode(pool, nodeId, leaseMs), onError);
   }
 
   get fencing(): Fencing {
@@ -37,8 +40,17 @@ export class NodeLease {
   }
 
   private async renew(): Promise<void> {
-    if (this.stopped || this.superseded) return;
     try {
+      await this.renewNow();
+    } catch (err) {
+      if (!this.stopped) this.onError(err);
+    }
+  }
+
+  /** One renewal now (registering again when the lease lapsed); throws when the database cannot be reached. */
+  async renewNow(): Promise<void> {
+    if (this.stopped || this.superseded) return;
+    {
       const outcome = await renewLease(this.pool, this.nodeId, this.epoch, this.leaseMs);
       if (outcome === 'renewed' || this.stopped) return;
       if (outcome === 'superseded') {
@@ -49,8 +61,6 @@ export class NodeLease {
       const before = this.epoch;
       this.epoch = await registerNode(this.pool, this.nodeId, this.leaseMs);
       process.emitWarning(`The lease of node ${this.nodeId} lapsed (epoch ${before}); registered again as epoch ${this.epoch}`, 'EventLogLeaseWarning');
-    } catch (err) {
-      if (!this.stopped) process.emitWarning(`Renewing the lease of node ${this.nodeId} failed: ${(err as Error)?.message ?? String(err)}`, 'EventLogLeaseWarning');
     }
   }
 

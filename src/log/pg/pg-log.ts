@@ -13,12 +13,20 @@
  * Reads (`readStream`, `readGlobal`, `streamHead`, `listStreams`) query the database, so a write
  * acknowledged by any node is visible to the next read on every node. kv and checkpoints belong
  * to this node's scope (each node folds the log into its own read models).
+ *
+ * Losing the database is a state, not the end (store-health.ts, pg-health.ts): the first failed
+ * commit, read, poll or lease renewal that shows the server unreachable puts the store in its fault
+ * state; appends and reads are then refused at once with a 503 `StoreFaultError` while a probe
+ * reconnects with backoff, re-checks the lease (registering again under a new epoch when it lapsed,
+ * so streams another node took over stay fenced) and only then takes writes again. Every query has
+ * a client-side timeout, so a partitioned server cannot hold a request or a commit forever.
  */
 import os from 'node:os';
 import pg from 'pg';
 import { DatabaseUnavailableError } from './unavailable.js';
 import { AppError } from '../../errors.js';
-import { LogFailedError } from '../group-commit.js';
+import { StoreFaultError, StoreHealth, backoff } from '../store-health.js';
+import { pgStoreFault } from './pg-health.js';
 import { assertStreamId, isStreamId } from '../key-codec.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
 import { makeRecord, serializeData } from '../record-codec.js';
@@ -104,14 +112,16 @@ export interface PgEventLog extends EventLog {
 
 /** how long a request waits for its node to catch up with the database head */
 const CATCH_UP_TIMEOUT_MS = 10_000;
+/** client-side bound of every query: a server cut off by the network never answers */
+const QUERY_TIMEOUT_MS = 5_000;
 
 /** Connects, creates or migrates the schema, and starts the tail. */
 export async function openPgLog(connectionString: string, opts: PgLogOptions = {}): Promise<PgEventLog> {
   const connectionTimeoutMillis = opts.connectTimeoutMs ?? 5000;
-  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 4, connectionTimeoutMillis, application_name: 'eventloom' });
+  const pool = new pg.Pool({ connectionString, max: opts.poolSize ?? 4, connectionTimeoutMillis, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true, application_name: 'eventloom' });
   // an idle pooled connection that the server dropped must not crash the process; the next query reconnects
   pool.on('error', () => undefined);
-  const writer = new WriterConnection(() => new pg.Client({ connectionString, connectionTimeoutMillis, application_name: 'eventloom-writer' }));
+  const writer = new WriterConnection(() => new pg.Client({ connectionString, connectionTimeoutMillis, query_timeout: QUERY_TIMEOUT_MS, keepAlive: true, application_name: 'eventloom-writer' }));
   let log: PgLog | undefined;
   try {
     if (opts.readOnly) {
@@ -123,7 +133,7 @@ export async function openPgLog(connectionString: string, opts: PgLogOptions = {
       await migrate(pool);
     }
     const head = await readHead(pool);
-    const lease = opts.lease && !opts.readOnly ? await NodeLease.register(pool, opts.lease.nodeId, opts.lease.leaseMs) : undefined;
+    const lease = opts.lease && !opts.readOnly ? await NodeLease.register(pool, opts.lease.nodeId, opts.lease.leaseMs, (err) => log?.noteFault(err)) : undefined;
     log = new PgLog(connectionString, pool, writer, head, lease, opts);
     await log.start();
     return log;
@@ -145,6 +155,11 @@ async function readHead(pool: pg.Pool): Promise<number> {
 class PgLog implements PgEventLog {
   readonly scope: string;
   readonly kv: PgKv;
+  readonly health: StoreHealth;
+  /** `pool` whose query errors that are store faults become the store's `StoreFaultError` */
+  private readonly pool: pg.Pool;
+  private recoveryTimer: NodeJS.Timeout | undefined;
+  private recoveryAttempt = 0;
   private readonly clock: () => number;
   private readonly hub: SubscriptionHub;
   private readonly delivery: InOrderDelivery;
@@ -159,7 +174,7 @@ class PgLog implements PgEventLog {
 
   constructor(
     connectionString: string,
-    private readonly pool: pg.Pool,
+    private readonly rawPool: pg.Pool,
     private readonly writer: WriterConnection,
     head: number,
     private readonly lease: NodeLease | undefined,
@@ -168,19 +183,22 @@ class PgLog implements PgEventLog {
     this.scope = opts.scope ?? `${os.hostname()}-${process.pid}`;
     assertName(this.scope, 'scope');
     this.clock = opts.clock ?? Date.now;
+    this.health = new StoreHealth('pg', this.clock);
+    this.pool = guardedPool(rawPool, (err) => this.storeError(err));
+    const pool = this.pool;
     this.hub = new SubscriptionHub(
       { head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) },
       opts.onSubscriberError ?? reportSubscriberError,
     );
-    this.delivery = new InOrderDelivery(head, this.hub, (after, upto, limit) => this.readRange(after, upto, limit), () => this.closed);
-    this.committer = new PgCommitter(writer, this.scope, () => this.ownership(), (c) => this.onCommit(c), () => void this.close());
-    this.kv = new PgKv(pool, this.scope, () => this.writable(), () => this.readable());
+    this.delivery = new InOrderDelivery(head, this.hub, (after, upto, limit) => this.readRange(after, upto, limit), () => this.closed, (err) => this.reportTailError(err));
+    this.committer = new PgCommitter(writer, this.scope, () => this.ownership(), (c) => this.onCommit(c), (err) => this.noteFault(err));
+    this.kv = new PgKv(pool, this.scope, () => this.writable(true), () => this.readable());
     this.tail = new LogTail({
       connectionString,
       pollMs: opts.pollMs ?? 250,
       onHead: (seq) => this.delivery.noteHead(seq),
       readHead: () => readHead(pool),
-      onError: (err) => process.emitWarning(`PostgreSQL log tail: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning'),
+      onError: (err) => this.reportTailError(err),
     });
   }
 
@@ -223,15 +241,78 @@ class PgLog implements PgEventLog {
 
   // ---- writes -------------------------------------------------------------------------------
 
-  private writable(): PgBatch {
+  /** The batch to write into; `kept` (kv, checkpoints): also while the store is failed, for the batch after the recovery. */
+  private writable(kept = false): PgBatch {
     if (this.opts.readOnly) throw new LogClosedError();
-    if (this.committer.failed) throw this.committer.failed;
     if (this.closing) throw new LogClosedError();
-    return this.committer.current();
+    if (!kept) {
+      const fault = this.health.fault();
+      if (fault) throw fault;
+    }
+    return this.committer.current(kept);
   }
 
+  /** Reads are refused at once while the store is failed (each would wait for a connection that fails). */
   private readable(): void {
-    if (this.closed) throw this.committer.failed ?? new LogClosedError();
+    if (this.closed) throw new LogClosedError();
+    const fault = this.health.fault();
+    if (fault) throw fault;
+  }
+
+  // ---- store faults -------------------------------------------------------------------------
+
+  /** A query's error as callers see it: a store fault becomes the store's 503/507, others stay. */
+  private storeError(err: unknown): unknown {
+    return pgStoreFault(err) === undefined ? err : this.noteFault(err);
+  }
+
+  /** The store failed (seen by a commit, a read, the tail or the lease): enter the fault state, start probing. */
+  noteFault(err: unknown): StoreFaultError {
+    const f = pgStoreFault(err) ?? { state: 'unavailable' as const, reason: (err as Error)?.message || String(err) };
+    this.health.set(f.state, f.reason);
+    this.scheduleRecovery();
+    return this.health.fault() ?? this.health.failWith(err);
+  }
+
+  /**
+   * The tail lost its LISTEN session or a read failed. A connection error is not reported here: the
+   * LISTEN session reconnects by itself, and a real outage is seen by the poll (its query goes
+   * through the guarded pool) and logged once by the health change. Other errors are worth a warning.
+   */
+  private reportTailError(err: unknown): void {
+    if (pgStoreFault(err) !== undefined || err instanceof StoreFaultError || !this.health.ok) return;
+    process.emitWarning(`PostgreSQL log tail: ${(err as Error)?.message ?? String(err)}`, 'EventLogTailWarning');
+  }
+
+  private scheduleRecovery(): void {
+    if (this.closing || this.recoveryTimer || this.health.ok) return;
+    this.recoveryTimer = setTimeout(() => void this.tryRecover(), backoff(this.recoveryAttempt++));
+    this.recoveryTimer.unref();
+  }
+
+  /** Reconnects the writer, reads the head, re-checks the lease; then writes are accepted again. */
+  private async tryRecover(): Promise<void> {
+    try {
+      const client = await this.writer.get();
+      await client.query('SELECT 1').catch((err: unknown) => {
+        this.writer.discard();
+        throw err;
+      });
+      const head = await readHead(this.rawPool);
+      await this.lease?.renewNow();
+      if (this.closing) return;
+      this.recoveryTimer = undefined;
+      this.recoveryAttempt = 0;
+      this.committer.recovered();
+      this.health.set('ok');
+      this.delivery.noteHead(head);
+    } catch (err) {
+      this.recoveryTimer = undefined;
+      if (this.closing) return;
+      const f = pgStoreFault(err) ?? { state: 'unavailable' as const, reason: (err as Error)?.message || String(err) };
+      this.health.set(f.state, f.reason);
+      this.scheduleRecovery();
+    }
   }
 
   append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult> {
@@ -428,9 +509,11 @@ class PgLog implements PgEventLog {
 
   private async shutdown(): Promise<void> {
     this.closing = true;
+    if (this.recoveryTimer) clearTimeout(this.recoveryTimer);
     await this.committer.idle();
+    this.committer.abandon(this.committer.failed ?? new LogClosedError());
     // own commits still waiting for a gap to be read are delivered before subscribers stop
-    for (let i = 0; i < 200 && this.delivery.waiting > 0 && !this.committer.failed; i++) {
+    for (let i = 0; i < 200 && this.delivery.waiting > 0 && this.health.ok; i++) {
       void this.delivery.pump();
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -438,14 +521,23 @@ class PgLog implements PgEventLog {
     this.hub.closeAll();
     await this.tail.stop();
     // a node stopping on purpose lets the others claim its streams at once
-    await this.lease?.stop(!this.committer.failed);
-    if (this.opts.dropScopeOnClose && !this.committer.failed) {
+    await this.lease?.stop(this.health.ok);
+    if (this.opts.dropScopeOnClose && this.health.ok) {
       await this.pool.query('DELETE FROM el_kv WHERE scope = $1', [this.scope]).catch(() => undefined);
       await this.pool.query('DELETE FROM el_checkpoints WHERE scope = $1', [this.scope]).catch(() => undefined);
     }
     await this.writer.end().catch(() => undefined);
-    await this.pool.end().catch(() => undefined);
+    await this.rawPool.end().catch(() => undefined);
   }
+}
+
+/** `pool` with `query` errors passed through `map` (the rest of the pool as is). */
+function guardedPool(pool: pg.Pool, map: (err: unknown) => unknown): pg.Pool {
+  const query = (...args: unknown[]) =>
+    (pool.query as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
+      throw map(err);
+    });
+  return new Proxy(pool, { get: (target, key, receiver) => (key === 'query' ? query : Reflect.get(target, key, receiver)) });
 }
 
 const built = new WeakMap<CommittedAppend, LogRecord[]>();
@@ -463,4 +555,4 @@ function recordsOf(c: CommittedAppend): LogRecord[] {
 
 function noop(): void {}
 
-export { LogFailedError };
+export { StoreFaultError } from '../store-health.js';
