@@ -19,7 +19,7 @@ import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
-import { EXECUTION_STREAM_PREFIX, executionIdOf } from './events.js';
+import { EXECUTION_STREAM_PREFIX, executionIdOf, executionStream } from './events.js';
 
 export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
 const P = 'wfx/';
@@ -108,8 +108,25 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
     return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) < 0;
   }
 
+  /**
+   * The counts, and the current summaries of running executions: a stored one can lag its stream
+   * (steps since its last status change were folded in memory only), so the records between it and
+   * the checkpoint are folded in again; the ones after the checkpoint are the runner's to fold.
+   */
   async load(kv: KeyValueStore): Promise<void> {
     this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
+    this.running.clear();
+    if (!this.counts['*|running']) return;
+    const checkpoint = await this.log.getCheckpoint(this.name);
+    for (const id of await scanIds(kv, 'running')) {
+      const view = await kv.get<ExecutionRecordView>(`${P}r/${id}`);
+      if (!view) continue;
+      for (const rec of await this.log.readStream(executionStream(id), view.lastSequence + 1)) {
+        if (rec.seq > checkpoint) break;
+        applyRecord(view, rec, 'execution');
+      }
+      this.running.set(id, view);
+    }
   }
 
   reset(): void {
@@ -150,7 +167,12 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
       if (old && sameRow(old, doc)) continue;
       if (old) {
         for (const k of indexKeys(old)) writes.del(k);
-        for (const b of bucketKeys(old)) this.counts[b] = (this.counts[b] ?? 1) - 1;
+        for (const b of bucketKeys(old)) {
+          // an empty bucket is dropped, so the stored counts do not depend on how records were batched
+          const n = (this.counts[b] ?? 1) - 1;
+          if (n > 0) this.counts[b] = n;
+          else delete this.counts[b];
+        }
       }
       for (const k of indexKeys(doc)) writes.put(k, doc);
       for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
@@ -236,16 +258,21 @@ export class ExecutionsIndex extends ProjectionHandle {
   }
 
   /** Ids of every execution in `status` (boot-time recovery). */
-  async idsWithStatus(status: ExecutionStatus): Promise<string[]> {
-    const ids: string[] = [];
-    const prefix = `${P}s/${status}${SEP}`;
-    let upper = `${prefix}~`;
-    for (;;) {
-      const rows = await this.log.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
-      for (const [, d] of rows) ids.push(d.id);
-      if (rows.length < CHUNK) break;
-      upper = rows[rows.length - 1][0];
-    }
-    return ids.reverse();
+  idsWithStatus(status: ExecutionStatus): Promise<string[]> {
+    return scanIds(this.log.kv, status);
   }
+}
+
+/** Ids of every execution in `status`, oldest first. */
+async function scanIds(kv: KeyValueStore, status: ExecutionStatus): Promise<string[]> {
+  const ids: string[] = [];
+  const prefix = `${P}s/${status}${SEP}`;
+  let upper = `${prefix}~`;
+  for (;;) {
+    const rows = await kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
+    for (const [, d] of rows) ids.push(d.id);
+    if (rows.length < CHUNK) break;
+    upper = rows[rows.length - 1][0];
+  }
+  return ids.reverse();
 }
