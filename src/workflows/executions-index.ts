@@ -16,6 +16,7 @@
  * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { invalidRequest } from '../errors.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
@@ -76,6 +77,20 @@ export function matches(d: IndexDoc, f: ExecutionsFilter): boolean {
   if (f.userId !== undefined && d.userId !== f.userId) return false;
   if (f.metadata) for (const [k, v] of Object.entries(f.metadata)) if (!deepEqual(d.metadata?.[k], v)) return false;
   return true;
+}
+
+/**
+ * A page cursor: the sort position (`<createdAt, 15 digits>/<id>`) of the last row of a page,
+ * base64url-encoded so clients treat it as opaque. Every index's keys end with that position, so
+ * one cursor works whatever the filter.
+ */
+export const cursorOf = (d: IndexDoc): string => Buffer.from(`${ts(d.createdAt)}/${d.id}`, 'utf8').toString('base64url');
+
+/** The sort position of a cursor; throws a 400 naming the parameter when it is not one. */
+export function decodeCursor(cursor: string): string {
+  const pos = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!/^\d{15}\/[^/]/.test(pos)) throw invalidRequest('cursor: not a cursor of this list (use nextCursor of a previous page)');
+  return pos;
 }
 
 /** The slim row of the secondary keys (what filters read). */
@@ -220,32 +235,58 @@ export class ExecutionsIndex extends ProjectionHandle {
     return `${P}t/`;
   }
 
-  /** One page of matching executions (createdAt desc, id desc) and the number of all matches. */
-  async query(f: ExecutionsFilter, limit: number, offset: number): Promise<{ docs: IndexDoc[]; total: number }> {
+  /**
+   * One page of matching executions (createdAt desc, id desc), the number of all matches and, when
+   * more follow, the cursor of the next page. A cursor is a position in the index (after the last
+   * row of the previous page), so a page costs a range read of `limit` rows wherever it is; an
+   * `offset` counts rows from the start (or from the cursor). `total` of a workflow/status filter is
+   * the fold's counter; a time range or user/metadata filter counts the rows of its range.
+   */
+  async query(f: ExecutionsFilter, limit: number, offset: number, cursor?: string): Promise<{ docs: IndexDoc[]; total: number; nextCursor?: string }> {
     const prefix = this.prefixFor(f);
     const gte = prefix + ts(f.from ?? 0);
     const lt = prefix + (f.to !== undefined ? ts(f.to + 1) : '~');
-    const residual = f.userId !== undefined || (f.metadata && Object.keys(f.metadata).length > 0) || f.from !== undefined || f.to !== undefined;
+    const at = cursor === undefined ? undefined : prefix + decodeCursor(cursor);
+    const start = at !== undefined && at < lt ? at : lt;
+    const residual = f.userId !== undefined || (f.metadata && Object.keys(f.metadata).length > 0);
     if (!residual) {
-      const total = Math.max(0, this.counts[`${f.workflowId ?? '*'}|${f.status ?? '*'}`] ?? 0);
-      if (offset >= total) return { docs: [], total };
-      const rows = await this.log.kv.range<IndexDoc>({ gte, lt, reverse: true, limit: offset + limit });
-      return { docs: rows.slice(offset).map(([, d]) => d), total };
+      const ranged = f.from !== undefined || f.to !== undefined;
+      const total = ranged ? await this.countRange(gte, lt) : Math.max(0, this.counts[`${f.workflowId ?? '*'}|${f.status ?? '*'}`] ?? 0);
+      const rows = await this.log.kv.range<IndexDoc>({ gte, lt: start, reverse: true, limit: offset + limit + 1 });
+      const docs = rows.slice(offset, offset + limit).map(([, d]) => d);
+      return { docs, total, ...(rows.length > offset + limit ? { nextCursor: cursorOf(docs[docs.length - 1]) } : {}) };
     }
     const docs: IndexDoc[] = [];
     let total = 0;
+    let skipped = 0;
+    let more = false;
     let upper = lt;
     for (;;) {
       const rows = await this.log.kv.range<IndexDoc>({ gte, lt: upper, reverse: true, limit: CHUNK });
-      for (const [, d] of rows) {
+      for (const [k, d] of rows) {
         if (!matches(d, f)) continue;
-        if (total >= offset && docs.length < limit) docs.push(d);
         total++;
+        if (k >= start) continue;
+        if (skipped < offset) skipped++;
+        else if (docs.length < limit) docs.push(d);
+        else more = true;
       }
       if (rows.length < CHUNK) break;
       upper = rows[rows.length - 1][0];
     }
-    return { docs, total };
+    return { docs, total, ...(more ? { nextCursor: cursorOf(docs[docs.length - 1]) } : {}) };
+  }
+
+  /** Rows in `[gte, lt)` of one index, counted without decoding them in JS beyond the key. */
+  private async countRange(gte: string, lt: string): Promise<number> {
+    let n = 0;
+    let upper = lt;
+    for (;;) {
+      const rows = await this.log.kv.range({ gte, lt: upper, reverse: true, limit: CHUNK });
+      n += rows.length;
+      if (rows.length < CHUNK) return n;
+      upper = rows[rows.length - 1][0];
+    }
   }
 
   /**
