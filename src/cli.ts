@@ -1,6 +1,6 @@
 /**
  * `eventloom <command>`: `start` (the default) runs the server; `init [dir]` scaffolds a project;
- * `export`, `import`, `replay` and `repair` are the offline tools of src/cli/tools.ts. Each command is one
+ * `export`, `import`, `replay`, `repair` and `rebuild` are the offline tools of src/cli/tools.ts. Each command is one
  * entry of COMMANDS (or of the tools' table) and parses its own arguments.
  *
  * `eventloom start [--port n] [--host addr] [--data dir] [--config file] [--default-private]

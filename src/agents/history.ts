@@ -11,6 +11,7 @@
  * Checkpoint `agent-history` = last global sequence applied and flushed.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { invalidRequest } from '../errors.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from './history-entry.js';
 
@@ -31,6 +32,15 @@ interface Count {
 export interface HistoryPage {
   entries: HistoryEntry[];
   pagination: { page: number; limit: number; total: number; totalPages: number };
+  /** the `cursor` of the next page; absent on the last one */
+  nextCursor?: string;
+}
+
+/** The entry position (16-digit start sequence) of a history cursor; a 400 naming the parameter otherwise. */
+function decodeHistoryCursor(cursor: string): string {
+  const pos = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!/^\d{16}$/.test(pos)) throw invalidRequest('cursor: not a cursor of this history (use nextCursor of a previous page)');
+  return pos;
 }
 
 export interface AgentHistoryOptions {
@@ -144,15 +154,25 @@ export class AgentHistoryProjection extends ProjectionHandle {
     return rows.map(([k]) => k.slice(`${P}/r/`.length));
   }
 
-  /** One page of an agent's history, newest first. `page` is 0-based. */
-  async page(agentId: string, page: number, limit: number): Promise<HistoryPage> {
+  /**
+   * One page of an agent's history, newest first. `page` is 0-based and counts pages of `limit`
+   * from the newest entry (or from the cursor); a cursor (the `nextCursor` of the previous page:
+   * the position after its last entry) makes a page one range read of `limit` entries wherever it is.
+   */
+  async page(agentId: string, page: number, limit: number, cursor?: string): Promise<HistoryPage> {
     await this.waitFor(this.log.head());
     const prefix = agentPrefix(agentId);
-    const rows = await this.log.kv.range<StoredHistoryEntry>({ gte: prefix, lt: `${prefix.slice(0, -1)}0`, reverse: true, limit: (page + 1) * limit });
+    const end = `${prefix.slice(0, -1)}0`;
+    const at = cursor === undefined ? end : prefix + decodeHistoryCursor(cursor);
+    const skip = page * limit;
+    const rows = await this.log.kv.range<StoredHistoryEntry>({ gte: prefix, lt: at < end ? at : end, reverse: true, limit: skip + limit + 1 });
     const total = (await this.definition.loadCount(this.log.kv, agentId)).total;
+    const shown = rows.slice(skip, skip + limit);
+    const last = shown[shown.length - 1];
     return {
-      entries: rows.slice(page * limit).map(([, v]) => v.entry),
+      entries: shown.map(([, v]) => v.entry),
       pagination: { page, limit, total, totalPages: Math.ceil(total / limit) },
+      ...(rows.length > skip + limit ? { nextCursor: Buffer.from(last[0].slice(prefix.length), 'utf8').toString('base64url') } : {}),
     };
   }
 }

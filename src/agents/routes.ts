@@ -75,6 +75,13 @@ function parsePaging(query: Record<string, unknown>): { page: number; limit: num
 
 const tags = ['Agents'];
 
+/** The history page's shape for the OpenAPI document (entries as stored). */
+const historyPage = z.object({
+  entries: z.array(z.record(z.string(), z.unknown())),
+  pagination: z.object({ page: z.number(), limit: z.number(), total: z.number(), totalPages: z.number() }),
+  nextCursor: z.string().optional().describe('pass as `cursor` for the next page; absent on the last page'),
+});
+
 export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
   // the list and details, encoded once per registry state (contract/encoded-answers.ts)
   const answers = new EncodedAnswers();
@@ -201,11 +208,12 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Agent run history (newest first)',
       tags,
-      query: z.object({ page: z.string().optional(), limit: z.string().optional() }),
+      query: z.object({ page: z.string().optional(), limit: z.string().optional(), cursor: z.string().min(1).optional().describe('`nextCursor` of the previous page') }),
+      response: historyPage,
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const { page, limit } = parsePaging(ctx.query);
-        return ok(await deps.history.page(agent.id, page, limit));
+        return ok(await deps.history.page(agent.id, page, limit, (ctx.query as { cursor?: string }).cursor));
       },
     },
     {

@@ -1,5 +1,5 @@
 /**
- * The offline tools of the `eventloom` command: `export`, `import`, `replay`, `repair`. None starts a server.
+ * The offline tools of the `eventloom` command: `export`, `import`, `replay`, `repair`, `rebuild`. None starts a server.
  * Exit codes: 0 success, 1 a failure or (replay) a divergence, 2 a usage error.
  */
 import { CliError } from './cli-error.js';
@@ -29,12 +29,17 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
     const m = await import('./repair.js');
     return { run: m.repairCommand, usage: m.REPAIR_USAGE };
   },
+  rebuild: async () => {
+    const m = await import('./rebuild.js');
+    return { run: m.rebuildCommand, usage: m.REBUILD_USAGE };
+  },
 };
 
 export const TOOLS_USAGE = `       eventloom export  (--data <dir>) [--out <file>] [--execution <id> | --run <id> | --workflow <id> --status <s> --since <iso>]
        eventloom import  <file.jsonl>... --data <dir>
        eventloom replay  (--data <dir> | <file.jsonl>...) [--config <file>] [--execution <id>] [--workflow <id>] [--live] [--json]
        eventloom repair  --data <dir> [--json]
+       eventloom rebuild --data <dir>
        eventloom <tool> --help for details`;
 
 export const isToolCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);

@@ -75,6 +75,8 @@ export interface RouteDef {
   body?: ZodType;
   /** zod schema of `data` on success, for the OpenAPI document */
   response?: ZodType;
+  /** zod object schema of the envelope fields beside `data` (paging: total, nextCursor...), for the OpenAPI document */
+  meta?: ZodType;
   /** what a success answers with, for the OpenAPI document (default json) */
   produces?: 'json' | 'sse' | 'html' | 'bare-json';
   /** status of a success, for the OpenAPI document (default 200) */

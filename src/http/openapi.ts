@@ -79,7 +79,11 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: OpenApiOptions):
           'application/json': {
             schema: {
               type: 'object',
-              properties: { success: { const: true }, data: r.response ? jsonSchema(r.response, 'output') : {} },
+              properties: {
+                success: { const: true },
+                data: r.response ? jsonSchema(r.response, 'output') : {},
+                ...(r.meta ? ((jsonSchema(r.meta, 'output') as { properties?: Record<string, unknown> }).properties ?? {}) : {}),
+              },
               required: ['success', 'data'],
             },
           },

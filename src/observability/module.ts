@@ -1,8 +1,8 @@
 /**
  * The logs and observability module: installs the log capture on the server's pino logger (register it FIRST so
- * every other module's logs are captured), projects execution and agent-run records into spans (subscribed in
- * `start()` from the last 250,000 records, so the span store is rebuilt from the log on every boot; a trace whose
- * first records are older than that shows without its root), links log lines to their
+ * every other module's logs are captured), projects execution and agent-run records into spans (a start loads the span
+ * store's snapshot and folds only the records after it; without a snapshot it folds the last 250,000 records, and a
+ * trace whose first records are older than that shows without its root), links log lines to their
  * trace and span, feeds `/ws/logs` and `/ws/observability`, optionally exports finished spans over OTLP, and serves
  * the logs, observability and system routes.
  *
@@ -31,6 +31,7 @@ import { TraceProjection } from './traces.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './live-runs.js';
 import { SPAN_CAPACITY, TraceStore } from './traces-store.js';
+import { loadSpanSnapshot, saveSpanSnapshot, SNAPSHOT_EVERY } from './span-snapshot.js';
 import { logsRoutes } from './logs-routes.js';
 import { observabilityRoutes } from './routes.js';
 import { systemRoutes } from './system-routes.js';
@@ -41,7 +42,7 @@ export interface ObservabilityConfig {
   maxSpans?: number;
   maxLogRecords?: number;
   envFile?: string;
-  /** how many of the most recent records are replayed on boot to rebuild the spans (default 250,000) */
+  /** without a span snapshot, how many of the most recent records a start folds into the spans (default 250,000) */
   replayRecords?: number;
   /** queued bytes past which a feed client is closed with 1013 (default 1 MiB) */
   slowClientBytes?: number;
@@ -97,13 +98,19 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     linker.push(log);
   });
 
-  // spans are an in-memory read model: the runner replays the recent part of the log on every boot
+  // spans are an in-memory read model saved as a snapshot (span-snapshot.ts): a start loads it and
+  // folds the records after it; without one, only the recent part of the log is folded
+  let resumeAfter = 0;
+  let savedSeq = 0;
+  const save = () => {
+    savedSeq = traces.lastSeq;
+    return saveSpanSnapshot(ctx.log.kv, traces).catch((err) => logger.warn({ err }, 'span snapshot not saved'));
+  };
   const spans = new ProjectionRunner(
     ctx.log,
     {
       name: 'spans',
-      // the store keeps the last 10,000 spans: replaying more than the recent part of a long log only churns
-      startAfter: (head) => Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS)),
+      startAfter: () => resumeAfter,
       accepts: () => true,
       apply(records) {
         for (const record of records) {
@@ -117,6 +124,7 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
       },
       committed() {
         if (linker.pending) linker.flush();
+        if (traces.lastSeq - savedSeq >= SNAPSHOT_EVERY) void save();
       },
     },
     { onError: (err) => logger.error({ err }, 'span projection stopped') },
@@ -159,8 +167,22 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     routes: [...logs.routes, ...obs.routes, ...system],
     wsRoutes: [...logs.wsRoutes, ...obs.wsRoutes],
     async start() {
-      traces.liveAfter = ctx.log.head();
-      traces.lastSeq = Math.max(0, traces.liveAfter - (section.replayRecords ?? REPLAY_RECORDS));
+      const head = ctx.log.head();
+      traces.liveAfter = head;
+      // the store keeps the last 10,000 spans: folding more than the recent part of a long log only churns
+      const tail = Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS));
+      const restored = await loadSpanSnapshot(ctx.log.kv, traces, head).catch((err) => {
+        logger.warn({ err }, 'span snapshot unreadable: folding the recent log instead');
+        return undefined;
+      });
+      if (restored !== undefined && restored >= tail) {
+        resumeAfter = savedSeq = restored;
+      } else {
+        // no snapshot, or one older than the tail a fresh fold would read: the tail costs less
+        store.clear();
+        traces.loadStreams([]);
+        resumeAfter = savedSeq = traces.lastSeq = tail;
+      }
       // the span store is complete for everything committed before boot once start() returns
       await spans.start();
       await liveRuns.start();
@@ -168,6 +190,7 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     },
     async stop() {
       await spans.stop();
+      await save();
       await liveRuns.stop();
       linker.stop();
       guard.stop();

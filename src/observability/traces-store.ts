@@ -20,6 +20,12 @@ export interface TraceInfo {
   spanIds: Set<string>;
 }
 
+export interface StoreDump {
+  spans: Span[];
+  traceOrder: Array<[traceId: string, order: number]>;
+  order: number;
+}
+
 export class TraceStore {
   private readonly spans = new Map<string, Span>();
   private readonly traces = new Map<string, TraceInfo>();
@@ -102,6 +108,27 @@ export class TraceStore {
     if (!t) return;
     t.spanIds.delete(spanId);
     if (t.spanIds.size === 0) this.traces.delete(s.traceId);
+  }
+
+  /** What a snapshot keeps: the spans held, oldest first (the eviction order), and each trace's list order. */
+  dump(): StoreDump {
+    const spans: Span[] = [];
+    for (let i = this.fifoHead; i < this.fifo.length; i++) {
+      const s = this.fifo[i];
+      if (this.spans.get(s.spanId) === s) spans.push(s);
+    }
+    return { spans, traceOrder: [...this.traces.values()].map((t) => [t.traceId, t.order]), order: this.order };
+  }
+
+  /** Replaces the content with a dump's: the same spans, eviction order and trace order as when it was taken. */
+  load(d: StoreDump): void {
+    this.clear();
+    for (const s of d.spans) this.add(s);
+    for (const [traceId, order] of d.traceOrder) {
+      const t = this.traces.get(traceId);
+      if (t) t.order = order;
+    }
+    this.order = d.order;
   }
 
   clear(): void {

@@ -38,6 +38,18 @@ export interface StreamSpans {
   memo?: Map<string, unknown>;
 }
 
+/** A stream's state as plain data (maps as entry lists). */
+export interface StreamDump {
+  stream: string;
+  traceId: string;
+  rootSpanId: string;
+  entity: RootEntity;
+  rootOpen: boolean;
+  open?: Array<[string, string]>;
+  counts?: Array<[string, number]>;
+  memo?: Array<[string, unknown]>;
+}
+
 export interface SpanChange {
   type: SpanEventType;
   span: Span;
@@ -127,6 +139,37 @@ export class TraceProjection {
     if (!handler) return;
     const data = record.data && typeof record.data === 'object' && !Array.isArray(record.data) ? (record.data as Record<string, unknown>) : {};
     handler(this.ops(record, data));
+  }
+
+  /** The per-stream states, oldest first, as plain data (a snapshot's part). */
+  dumpStreams(): StreamDump[] {
+    return [...this.streams.values()].map((st) => ({
+      stream: st.stream,
+      traceId: st.traceId,
+      rootSpanId: st.rootSpanId,
+      entity: st.entity,
+      rootOpen: st.rootOpen,
+      ...(st.open ? { open: [...st.open] } : {}),
+      ...(st.counts ? { counts: [...st.counts] } : {}),
+      ...(st.memo ? { memo: [...st.memo] } : {}),
+    }));
+  }
+
+  /** Replaces the per-stream states with dumped ones. */
+  loadStreams(dump: readonly StreamDump[]): void {
+    this.streams.clear();
+    for (const d of dump) {
+      this.streams.set(d.stream, {
+        stream: d.stream,
+        traceId: d.traceId,
+        rootSpanId: d.rootSpanId,
+        entity: d.entity,
+        rootOpen: d.rootOpen,
+        ...(d.open ? { open: new Map(d.open) } : {}),
+        ...(d.counts ? { counts: new Map(d.counts) } : {}),
+        ...(d.memo ? { memo: new Map(d.memo) } : {}),
+      });
+    }
   }
 
   /** The state of a stream (for linking log lines), or what its ids would be. */

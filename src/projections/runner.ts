@@ -12,7 +12,9 @@
  *   share the log's group commit and a crash leaves the read model exactly at its checkpoint;
  * - **read your writes**: `waitFor(seq)` resolves once every record up to `seq` is folded (the
  *   key/value store shows issued writes to readers at once);
- * - **rebuild**: clear the model's key range and fold the whole log again.
+ * - **rebuild**: clear the model's key range and fold the whole log again; done by itself on start
+ *   when the model's `version` differs from the one its stored rows were written with, so a start
+ *   otherwise never folds history again (the model resumes from its checkpoint).
  */
 import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
@@ -66,7 +68,15 @@ export interface ProjectionDefinition {
    * persisted model starts after its checkpoint.
    */
   readonly startAfter?: (head: number) => number;
+  /**
+   * Version of the stored rows' shape (default 1). A persisted model whose stored version differs
+   * is rebuilt on start: the only start that folds the whole log again.
+   */
+  readonly version?: number;
 }
+
+/** kv key of the version a persisted model's rows were written with (no model's range holds it). */
+export const projectionVersionKey = (name: string): string => `projection-version/${name}`;
 
 const afterThisTurn = (run: () => void): void => void setImmediate(run);
 
@@ -128,7 +138,8 @@ export class ProjectionRunner {
   /** Loads the checkpoint and the model's state, then follows the log; resolves once caught up with the head at the call. */
   async start(): Promise<void> {
     const head = this.log.head();
-    const after = this.persisted ? await this.log.getCheckpoint(this.definition.name) : this.definition.startAfter!(head);
+    let after = this.persisted ? await this.log.getCheckpoint(this.definition.name) : this.definition.startAfter!(head);
+    if (this.persisted) after = await this.checkVersion(after);
     await this.definition.load?.(this.log.kv);
     this.stopped = false;
     this.failure = undefined;
@@ -163,12 +174,41 @@ export class ProjectionRunner {
     return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
   }
 
+  /**
+   * The position to resume after: the checkpoint, or 0 with the model cleared when its rows were
+   * written by another version of it (rows written before versions were kept count as version 1).
+   */
+  private async checkVersion(checkpoint: number): Promise<number> {
+    const want = this.definition.version ?? 1;
+    const key = projectionVersionKey(this.definition.name);
+    const stored = await this.log.kv.get<number>(key);
+    let after = checkpoint;
+    if (checkpoint > 0 && (stored ?? 1) !== want) {
+      await this.clear();
+      after = 0;
+    }
+    if (stored !== want) await this.log.kv.put(key, want);
+    return after;
+  }
+
   /** Clears the model (its key range, its checkpoint, its memory) and folds the whole log again. */
   async rebuild(): Promise<void> {
     this.unfollow();
     await this.idle();
     this.queue = [];
     this.next = 0;
+    await this.clear();
+    if (this.persisted) await this.log.kv.put(projectionVersionKey(this.definition.name), this.definition.version ?? 1);
+    await this.definition.load?.(this.log.kv);
+    this.applied = this.checkpointed = 0;
+    this.failure = undefined;
+    this.stopped = false;
+    this.follow(0);
+    await this.waitFor(this.log.head());
+  }
+
+  /** Forgets the model's memory, deletes its key range and moves its checkpoint to 0. */
+  private async clear(): Promise<void> {
     this.definition.reset?.();
     const range = this.definition.keyRange;
     if (range) {
@@ -182,12 +222,6 @@ export class ProjectionRunner {
       }
     }
     if (this.persisted) await this.log.setCheckpoint(this.definition.name, 0);
-    await this.definition.load?.(this.log.kv);
-    this.applied = this.checkpointed = 0;
-    this.failure = undefined;
-    this.stopped = false;
-    this.follow(0);
-    await this.waitFor(this.log.head());
   }
 
   private follow(afterSeq: number): void {

@@ -16,10 +16,11 @@
  * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { invalidRequest } from '../errors.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
-import { EXECUTION_STREAM_PREFIX, executionIdOf } from './events.js';
+import { EXECUTION_STREAM_PREFIX, executionIdOf, executionStream } from './events.js';
 
 export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
 const P = 'wfx/';
@@ -78,6 +79,20 @@ export function matches(d: IndexDoc, f: ExecutionsFilter): boolean {
   return true;
 }
 
+/**
+ * A page cursor: the sort position (`<createdAt, 15 digits>/<id>`) of the last row of a page,
+ * base64url-encoded so clients treat it as opaque. Every index's keys end with that position, so
+ * one cursor works whatever the filter.
+ */
+export const cursorOf = (d: IndexDoc): string => Buffer.from(`${ts(d.createdAt)}/${d.id}`, 'utf8').toString('base64url');
+
+/** The sort position of a cursor; throws a 400 naming the parameter when it is not one. */
+export function decodeCursor(cursor: string): string {
+  const pos = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!/^\d{15}\/[^/]/.test(pos)) throw invalidRequest('cursor: not a cursor of this list (use nextCursor of a previous page)');
+  return pos;
+}
+
 /** The slim row of the secondary keys (what filters read). */
 function indexDocOf(v: ExecutionRecordView): IndexDoc {
   return { id: v.id, workflowId: v.workflowId, status: v.status, createdAt: Date.parse(v.createdAt), ...(v.userId !== undefined ? { userId: v.userId } : {}), metadata: v.metadata };
@@ -108,8 +123,25 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
     return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) < 0;
   }
 
+  /**
+   * The counts, and the current summaries of running executions: a stored one can lag its stream
+   * (steps since its last status change were folded in memory only), so the records between it and
+   * the checkpoint are folded in again; the ones after the checkpoint are the runner's to fold.
+   */
   async load(kv: KeyValueStore): Promise<void> {
     this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
+    this.running.clear();
+    if (!this.counts['*|running']) return;
+    const checkpoint = await this.log.getCheckpoint(this.name);
+    for (const id of await scanIds(kv, 'running')) {
+      const view = await kv.get<ExecutionRecordView>(`${P}r/${id}`);
+      if (!view) continue;
+      for (const rec of await this.log.readStream(executionStream(id), view.lastSequence + 1)) {
+        if (rec.seq > checkpoint) break;
+        applyRecord(view, rec, 'execution');
+      }
+      this.running.set(id, view);
+    }
   }
 
   reset(): void {
@@ -150,7 +182,12 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
       if (old && sameRow(old, doc)) continue;
       if (old) {
         for (const k of indexKeys(old)) writes.del(k);
-        for (const b of bucketKeys(old)) this.counts[b] = (this.counts[b] ?? 1) - 1;
+        for (const b of bucketKeys(old)) {
+          // an empty bucket is dropped, so the stored counts do not depend on how records were batched
+          const n = (this.counts[b] ?? 1) - 1;
+          if (n > 0) this.counts[b] = n;
+          else delete this.counts[b];
+        }
       }
       for (const k of indexKeys(doc)) writes.put(k, doc);
       for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
@@ -198,32 +235,58 @@ export class ExecutionsIndex extends ProjectionHandle {
     return `${P}t/`;
   }
 
-  /** One page of matching executions (createdAt desc, id desc) and the number of all matches. */
-  async query(f: ExecutionsFilter, limit: number, offset: number): Promise<{ docs: IndexDoc[]; total: number }> {
+  /**
+   * One page of matching executions (createdAt desc, id desc), the number of all matches and, when
+   * more follow, the cursor of the next page. A cursor is a position in the index (after the last
+   * row of the previous page), so a page costs a range read of `limit` rows wherever it is; an
+   * `offset` counts rows from the start (or from the cursor). `total` of a workflow/status filter is
+   * the fold's counter; a time range or user/metadata filter counts the rows of its range.
+   */
+  async query(f: ExecutionsFilter, limit: number, offset: number, cursor?: string): Promise<{ docs: IndexDoc[]; total: number; nextCursor?: string }> {
     const prefix = this.prefixFor(f);
     const gte = prefix + ts(f.from ?? 0);
     const lt = prefix + (f.to !== undefined ? ts(f.to + 1) : '~');
-    const residual = f.userId !== undefined || (f.metadata && Object.keys(f.metadata).length > 0) || f.from !== undefined || f.to !== undefined;
+    const at = cursor === undefined ? undefined : prefix + decodeCursor(cursor);
+    const start = at !== undefined && at < lt ? at : lt;
+    const residual = f.userId !== undefined || (f.metadata && Object.keys(f.metadata).length > 0);
     if (!residual) {
-      const total = Math.max(0, this.counts[`${f.workflowId ?? '*'}|${f.status ?? '*'}`] ?? 0);
-      if (offset >= total) return { docs: [], total };
-      const rows = await this.log.kv.range<IndexDoc>({ gte, lt, reverse: true, limit: offset + limit });
-      return { docs: rows.slice(offset).map(([, d]) => d), total };
+      const ranged = f.from !== undefined || f.to !== undefined;
+      const total = ranged ? await this.countRange(gte, lt) : Math.max(0, this.counts[`${f.workflowId ?? '*'}|${f.status ?? '*'}`] ?? 0);
+      const rows = await this.log.kv.range<IndexDoc>({ gte, lt: start, reverse: true, limit: offset + limit + 1 });
+      const docs = rows.slice(offset, offset + limit).map(([, d]) => d);
+      return { docs, total, ...(rows.length > offset + limit ? { nextCursor: cursorOf(docs[docs.length - 1]) } : {}) };
     }
     const docs: IndexDoc[] = [];
     let total = 0;
+    let skipped = 0;
+    let more = false;
     let upper = lt;
     for (;;) {
       const rows = await this.log.kv.range<IndexDoc>({ gte, lt: upper, reverse: true, limit: CHUNK });
-      for (const [, d] of rows) {
+      for (const [k, d] of rows) {
         if (!matches(d, f)) continue;
-        if (total >= offset && docs.length < limit) docs.push(d);
         total++;
+        if (k >= start) continue;
+        if (skipped < offset) skipped++;
+        else if (docs.length < limit) docs.push(d);
+        else more = true;
       }
       if (rows.length < CHUNK) break;
       upper = rows[rows.length - 1][0];
     }
-    return { docs, total };
+    return { docs, total, ...(more ? { nextCursor: cursorOf(docs[docs.length - 1]) } : {}) };
+  }
+
+  /** Rows in `[gte, lt)` of one index, counted without decoding them in JS beyond the key. */
+  private async countRange(gte: string, lt: string): Promise<number> {
+    let n = 0;
+    let upper = lt;
+    for (;;) {
+      const rows = await this.log.kv.range({ gte, lt: upper, reverse: true, limit: CHUNK });
+      n += rows.length;
+      if (rows.length < CHUNK) return n;
+      upper = rows[rows.length - 1][0];
+    }
   }
 
   /**
@@ -245,16 +308,21 @@ export class ExecutionsIndex extends ProjectionHandle {
   }
 
   /** Ids of every execution in `status` (boot-time recovery). */
-  async idsWithStatus(status: ExecutionStatus): Promise<string[]> {
-    const ids: string[] = [];
-    const prefix = `${P}s/${status}${SEP}`;
-    let upper = `${prefix}~`;
-    for (;;) {
-      const rows = await this.log.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
-      for (const [, d] of rows) ids.push(d.id);
-      if (rows.length < CHUNK) break;
-      upper = rows[rows.length - 1][0];
-    }
-    return ids.reverse();
+  idsWithStatus(status: ExecutionStatus): Promise<string[]> {
+    return scanIds(this.log.kv, status);
   }
+}
+
+/** Ids of every execution in `status`, oldest first. */
+async function scanIds(kv: KeyValueStore, status: ExecutionStatus): Promise<string[]> {
+  const ids: string[] = [];
+  const prefix = `${P}s/${status}${SEP}`;
+  let upper = `${prefix}~`;
+  for (;;) {
+    const rows = await kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
+    for (const [, d] of rows) ids.push(d.id);
+    if (rows.length < CHUNK) break;
+    upper = rows[rows.length - 1][0];
+  }
+  return ids.reverse();
 }

@@ -73,6 +73,14 @@ const attachQuery = z.object({
     .optional(),
 });
 
+/** The envelope fields beside `data` of the executions list. */
+const pageMeta = z.object({
+  total: z.number().describe('executions matching the filters'),
+  limit: z.number(),
+  offset: z.number(),
+  nextCursor: z.string().optional().describe('pass as `cursor` for the next page; absent on the last page'),
+});
+
 const STATUSES = ['running', 'suspended', 'completed', 'cancelled', 'error'] as const;
 const ALIASES: Record<string, (typeof STATUSES)[number]> = { success: 'completed', pending: 'running' };
 const isoTime = z
@@ -80,6 +88,8 @@ const isoTime = z
   .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp')
   .transform((s) => Date.parse(s));
 const executionsQuery = z.object({
+  /** keyset paging: `nextCursor` of the previous page */
+  cursor: z.string().min(1).optional(),
   workflowId: z.string().optional(),
   status: z
     .string()
@@ -158,6 +168,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       summary: 'List workflow executions (filters, one global page across workflows); rows carry the execution-level events, all events with include=events',
       tags: TAGS,
       query: executionsQuery,
+      meta: pageMeta,
       handler: async (ctx) => {
         const q = ctx.query as z.infer<typeof executionsQuery>;
         if (q.workflowId !== undefined && !engine.workflows.has(q.workflowId)) throw notFound(`Workflow ${q.workflowId} not found`);
@@ -165,13 +176,13 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         const offset = q.offset ?? 0;
         const filter: ExecutionsFilter = { workflowId: q.workflowId, status: q.status, from: q.from, to: q.to, userId: q.userId, metadata: metadataFilter(q.metadata, ctx.rawQuery) };
         await index.waitFor(engine.log.head());
-        const page = await index.query(filter, limit, offset);
+        const page = await index.query(filter, limit, offset, q.cursor);
         // summary rows come from the index alone; every event means reading each row's stream
         const views =
           q.include === 'events'
             ? await Promise.all(page.docs.map(async (d) => foldExecution(await engine.log.readStream(executionStream(d.id)))))
             : await index.summaries(page.docs);
-        return ok(views.map(toExecutionRecord), 200, { total: page.total, limit, offset });
+        return ok(views.map(toExecutionRecord), 200, { total: page.total, limit, offset, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
       },
     },
     {

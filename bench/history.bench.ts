@@ -1,0 +1,202 @@
+/**
+ * `npm run bench:history`: what history costs a server. For logs of 10,000 and 100,000 echo
+ * executions (and 1,000,000 with BENCH_HISTORY_MAX=1000000), written straight through the log API
+ * in big batches (the records of one real execution, copied under new ids), it measures on the real
+ * CLI (bin/eventloom.mjs, SIGTERM between runs):
+ * - restart → first answer of `GET /workflows/executions?limit=1`, beside an empty-log start of the
+ *   same run (the read models resume from their checkpoints; the first start after the fill, which
+ *   folds the whole fill once, is reported apart);
+ * - RSS 2 s after that first answer;
+ * - page latency (p50 of 20) of the first, middle and last page by cursor, and of `offset` at n/2;
+ * - disk bytes per execution.
+ * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openLevelLog } from '../src/log/level-log.js';
+import type { NewRecord } from '../src/log/types.js';
+import { printMachineInfo } from './lib/machine-info.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const MAX = Number(process.env.BENCH_HISTORY_MAX ?? 100_000);
+const RESTARTS = Number(process.env.BENCH_HISTORY_RESTARTS ?? 3);
+const SIZES = [10_000, 100_000, 1_000_000].filter((n) => n <= MAX);
+const LIMIT = 20;
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  firstAnswerMs: number;
+}
+
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function diskBytes(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? diskBytes(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).size;
+  return n;
+}
+
+/** Starts the CLI on `data` and waits for the first 200 of the executions list. */
+async function start(data: string, timeoutMs = 600_000): Promise<Server> {
+  for (let attempt = 1; ; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--data', data], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn' },
+    });
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    while (!exited && performance.now() - t0 < timeoutMs) {
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/workflows/executions?limit=1`);
+        await r.arrayBuffer();
+        if (r.status === 200 && !exited) return { child, port, firstAnswerMs: performance.now() - t0 };
+      } catch {
+        /* not listening yet */
+      }
+      await sleep(2);
+    }
+    child.kill('SIGKILL');
+    if (attempt === 3) throw new Error(exited ? 'server exited before answering' : 'server did not answer in time');
+  }
+}
+
+async function stop(s: Server): Promise<void> {
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await exited;
+}
+
+const get = async (s: Server, query: string) => {
+  const t0 = performance.now();
+  const r = await fetch(`http://127.0.0.1:${s.port}/workflows/executions?${query}`);
+  const body = (await r.json()) as { total: number; nextCursor?: string; data: unknown[] };
+  if (r.status !== 200) throw new Error(`GET ?${query}: ${r.status}`);
+  return { ms: performance.now() - t0, body };
+};
+
+async function pageMs(s: Server, query: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 20; i++) times.push((await get(s, query)).ms);
+  return p50(times);
+}
+
+/** The records of one real echo execution, as the template of the fill. */
+async function template(): Promise<{ id: string; records: NewRecord[] }> {
+  const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-template-'));
+  try {
+    const s = await start(data, 60_000);
+    const r = await fetch(`http://127.0.0.1:${s.port}/workflows/echo/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { text: 'bench' } }) });
+    const body = (await r.json()) as { data?: { executionId?: string; id?: string } };
+    await stop(s);
+    const log = await openLevelLog(path.join(data, 'log'));
+    const streams = await log.listStreams('exec:');
+    const stream = streams.find((x) => !x.stream.slice(5).includes('/'))!.stream;
+    const records = (await log.readStream(stream)).map((rec) => ({ type: rec.type, data: rec.data, at: rec.at, ...(rec.kind ? { kind: rec.kind } : {}) }));
+    await log.close();
+    void body;
+    return { id: stream.slice(5), records };
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+/** Appends `n` copies of the template under new ids and times, many executions in flight per batch. */
+async function fill(data: string, n: number, t: { id: string; records: NewRecord[] }): Promise<number> {
+  const log = await openLevelLog(path.join(data, 'log'));
+  const json = JSON.stringify(t.records);
+  const base = Date.now() - n;
+  const t0 = performance.now();
+  const BATCH = 2000;
+  for (let i = 0; i < n; i += BATCH) {
+    const pending: Promise<unknown>[] = [];
+    for (let j = i; j < Math.min(n, i + BATCH); j++) {
+      const id = `h${String(j).padStart(8, '0')}`;
+      const records = (JSON.parse(json.split(t.id).join(id)) as NewRecord[]).map((rec) => {
+        const d = rec.data as Record<string, unknown>;
+        if (typeof d?.createdAt === 'number') d.createdAt = base + j;
+        return { ...rec, at: base + j };
+      });
+      pending.push(log.append(`exec:${id}`, records));
+    }
+    await Promise.all(pending);
+  }
+  await log.close();
+  return performance.now() - t0;
+}
+
+const info = printMachineInfo('eventloom history: restart, memory and pages against the length of the log');
+void info;
+console.log(`(a machine shared with other work: figures vary with its load; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+const t = await template();
+console.log(`template: ${t.records.length} records per echo execution\n`);
+
+const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-empty-'));
+const rows: string[][] = [];
+try {
+  for (const n of SIZES) {
+    const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-'));
+    try {
+      const fillMs = await fill(data, n, t);
+      const first = await start(data);
+      const catchUpMs = first.firstAnswerMs;
+      await stop(first);
+      const restarts: number[] = [];
+      const empties: number[] = [];
+      const rss: number[] = [];
+      const emptyRss: number[] = [];
+      let s: Server | undefined;
+      for (let i = 0; i < RESTARTS; i++) {
+        // alternated with the empty-log start, so both see the same load
+        const e = await start(emptyDir);
+        empties.push(e.firstAnswerMs);
+        await sleep(2000);
+        emptyRss.push(rssMiB(e.child.pid!));
+        await stop(e);
+        s = await start(data);
+        restarts.push(s.firstAnswerMs);
+        await sleep(2000);
+        rss.push(rssMiB(s.child.pid!));
+        if (i < RESTARTS - 1) await stop(s);
+      }
+      const srv = s!;
+      const total = (await get(srv, 'limit=1')).body.total;
+      if (total !== n) throw new Error(`the list shows ${total} executions, ${n} were written`);
+      const half = Math.floor(n / 2);
+      const middle = (await get(srv, `limit=${LIMIT}&offset=${half - LIMIT}`)).body.nextCursor!;
+      const last = (await get(srv, `limit=${LIMIT}&offset=${n - 2 * LIMIT}`)).body.nextCursor!;
+      const firstPage = await pageMs(srv, `limit=${LIMIT}`);
+      const middlePage = await pageMs(srv, `limit=${LIMIT}&cursor=${middle}`);
+      const lastPage = await pageMs(srv, `limit=${LIMIT}&cursor=${last}`);
+      const offsetPage = await pageMs(srv, `limit=${LIMIT}&offset=${half}`);
+      await stop(srv);
+      const bytes = diskBytes(data);
+      console.log(`${n} executions: fill ${(fillMs / 1000).toFixed(1)} s; first start after the fill (folds it once) ${(catchUpMs / 1000).toFixed(1)} s`);
+      rows.push([
+        n.toLocaleString('en'),
+        `${p50(empties).toFixed(0)} ms`,
+        `${p50(restarts).toFixed(0)} ms`,
+        `${p50(emptyRss).toFixed(0)} MiB`,
+        `${p50(rss).toFixed(0)} MiB`,
+        `${firstPage.toFixed(1)} / ${middlePage.toFixed(1)} / ${lastPage.toFixed(1)} ms`,
+        `${offsetPage.toFixed(1)} ms`,
+        `${(bytes / 1024 / 1024).toFixed(0)} MiB (${Math.round(bytes / n)} B/exec)`,
+      ]);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }
+} finally {
+  rmSync(emptyDir, { recursive: true, force: true });
+}
+const head = ['executions', 'empty-log start', 'restart → first answer', 'RSS 2 s (empty)', 'RSS 2 s', `page p50 by cursor: first / middle / last (limit ${LIMIT})`, 'offset n/2', 'disk'];
+console.log(`\n| ${head.join(' | ')} |\n|${head.map(() => '--:').join('|')}|`);
+for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+console.log(`\n(p50 of ${RESTARTS} restarts each; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
