@@ -12,6 +12,7 @@ import { observabilityModule } from './observability/module.js';
 import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
+import { a2aModule } from './protocols/a2a/module.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
@@ -30,6 +31,7 @@ export function defaultModules(): ModuleFactory[] {
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
     (ctx) => toolsModule(ctx, { agents, mcp }),
     (ctx) => (workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner })),
+    (ctx) => a2aModule(ctx, { agents }),
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];
