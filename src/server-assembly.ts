@@ -10,9 +10,10 @@ import { agentsModule, type AgentsModule } from './agents/module.js';
 import { memoryModule } from './memory/module.js';
 import { observabilityModule } from './observability/module.js';
 import { mcpModule, type McpModule } from './mcp/module.js';
-import { toolsModule } from './tools/module.js';
+import { toolsModule, type ToolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
 import { a2aModule } from './protocols/a2a/module.js';
+import { mcpServerModule } from './protocols/mcp-server/module.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
@@ -24,14 +25,16 @@ export function defaultModules(): ModuleFactory[] {
   let agents: AgentsModule | undefined;
   let mcp: McpModule | undefined;
   let workflows: WorkflowsModule | undefined;
+  let tools: ToolsModule | undefined;
   return [
     observabilityModule,
     (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
     (ctx) => (agents = agentsModule(ctx)),
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
-    (ctx) => toolsModule(ctx, { agents, mcp }),
+    (ctx) => (tools = toolsModule(ctx, { agents, mcp })),
     (ctx) => (workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner })),
     (ctx) => a2aModule(ctx, { agents }),
+    (ctx) => mcpServerModule(ctx, { agents, tools, workflows }),
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];

@@ -136,6 +136,8 @@ const SPEC_ROUTES: ReadonlyArray<readonly [SpecMethod, string, AuthClass]> = [
   ['POST', '/agents/:id/object', 'execution'],
   ['POST', '/agents/:id/stream-object', 'execution'],
   ['POST', '/a2a/:id', 'execution'],
+  ['POST', '/mcp', 'execution'],
+  ['GET', '/mcp', 'execution'],
   ['GET', '/agents/:id/chat/:conversationId/stream', 'execution'],
   ['GET', '/tools', 'management'],
   ['POST', '/tools/:name/execute', 'execution'],
