@@ -95,9 +95,17 @@ describe('MCP server', () => {
   });
 
   it('answers GET /mcp with 405: the server is stateless and has no server-initiated stream', async () => {
-    const r = await fetch(`${t.url}/mcp`, { headers: { accept: 'text/event-stream' } });
+    const r = await api(`${t.url}/mcp`, { headers: { accept: 'text/event-stream' } });
     expect(r.status).toBe(405);
     expect(r.headers.get('allow')).toBe('POST');
+    expect(r.body).toEqual({ success: false, error: 'Method not allowed: this MCP server is stateless and sends no server-initiated messages; POST requests to /mcp' });
+  });
+
+  it('answers a body that is not a JSON-RPC message with a 400 naming the problem', async () => {
+    const r = await api(`${t.url}/mcp`, { method: 'POST', json: { hello: 'world' } });
+    expect(r.status).toBe(400);
+    expect(r.body.success).toBe(false);
+    expect(r.body.error).toMatch(/^Invalid MCP request: /);
   });
 });
 

@@ -217,7 +217,9 @@ function untilStarted(log: EventLog, runId: string, head: number, done: Promise<
 function taskStreamWriter(sink: SseSink, id: RpcId, onEnd: () => void) {
   let view: RunView | undefined;
   let chunks = 0;
-  const send = (result: unknown) => sink.send(encodeSseFrame(undefined, undefined, rpcResult(id, result)));
+  let index = 0;
+  // `event:` names the stream response's kind and `id:` counts frames, as every stream of the server does
+  const send = (result: Record<string, unknown>) => sink.send(encodeSseFrame(Object.keys(result)[0], ++index, rpcResult(id, result)));
   const ids = (v: RunView) => ({ taskId: v.stored.entry.id, contextId: contextOf(v) });
   return {
     /** the task as known when the stream starts (a subscription's first event) */

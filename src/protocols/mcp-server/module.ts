@@ -5,7 +5,8 @@
  * becomes a web `Request`, the transport's `Response` becomes the route's answer, so the SDK does
  * all of the protocol (initialize, version negotiation, JSON-RPC errors) and the edge all of HTTP
  * (routing, auth, body limits). Responses are JSON (`enableJsonResponse`): a call answers once.
- * `GET /mcp` answers 405, which the transport defines as "no server-initiated stream here".
+ * `GET /mcp` answers 405, which the transport defines as "no server-initiated stream here". Requests
+ * the transport refuses (not a JSON-RPC message, ...) get the edge's failure envelope with a 4xx.
  */
 import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -13,7 +14,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerContext, ServerModule } from '../../contract/server-module.js';
 import { userIdentity, type RequestContext, type RouteDef, type RouteResult } from '../../contract/routes.js';
-import { AppError } from '../../errors.js';
+import { AppError, toFailure, type ErrorCode as AppErrorCode } from '../../errors.js';
 import { VERSION } from '../../version.js';
 import { mcpTools, type McpCatalogDeps, type McpCaller } from './catalog.js';
 
@@ -30,6 +31,8 @@ export function mcpServerModule(ctx: ServerContext, deps: McpServerDeps): Server
       auth: 'execution',
       summary: 'MCP server (Streamable HTTP, stateless): the configured tools, each agent and each workflow as MCP tools',
       tags,
+      // JSON-RPC responses, without the envelope
+      produces: 'bare-json',
       handler: (rctx) => handleMcp(catalog, rctx),
     },
     {
@@ -38,13 +41,10 @@ export function mcpServerModule(ctx: ServerContext, deps: McpServerDeps): Server
       auth: 'execution',
       summary: 'MCP server: no server-initiated event stream (405, as the Streamable HTTP transport defines)',
       tags,
-      handler: () => ({
-        kind: 'body',
-        status: 405,
-        contentType: 'application/json',
-        headers: { Allow: 'POST' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: this MCP server is stateless and sends no server-initiated messages; POST requests to /mcp' } }),
-      }),
+      handler: () => {
+        const failure = toFailure(new AppError('METHOD_NOT_ALLOWED', 'Method not allowed: this MCP server is stateless and sends no server-initiated messages; POST requests to /mcp'));
+        return { kind: 'body', status: failure.status, contentType: 'application/json', headers: { Allow: 'POST' }, body: JSON.stringify(failure.body) };
+      },
     },
   ];
   return { name: 'mcp-server', routes };
@@ -73,6 +73,19 @@ function buildServer(deps: McpCatalogDeps, caller: McpCaller, logger: Logger): S
   return server;
 }
 
+const TRANSPORT_FAILURES: Record<number, AppErrorCode> = { 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 413: 'BODY_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
+
+/** The message of the transport's JSON-RPC error answer. */
+function transportError(body: string): string {
+  try {
+    const m = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    if (typeof m === 'string' && m !== '') return m;
+  } catch {
+    /* not JSON */
+  }
+  return 'the MCP transport refused it';
+}
+
 async function handleMcp(deps: McpCatalogDeps, ctx: RequestContext): Promise<RouteResult> {
   const caller: McpCaller = { headers: ctx.headers, signal: ctx.signal };
   const identity = ctx.user && userIdentity(ctx.user);
@@ -83,10 +96,14 @@ async function handleMcp(deps: McpCatalogDeps, ctx: RequestContext): Promise<Rou
   try {
     const headers = new Headers();
     for (const [k, v] of Object.entries(ctx.headers)) headers.set(k, v);
+    // every answer is JSON (enableJsonResponse), so a client that accepts only JSON is served too
+    headers.set('accept', 'application/json, text/event-stream');
     // the edge parsed the body already; the transport takes it as `parsedBody`
     const request = new Request(`${ctx.origin}${ctx.path}`, { method: 'POST', headers });
     const response = await transport.handleRequest(request, { parsedBody: ctx.body });
     const body = await response.text();
+    // the transport refused the request itself (not a JSON-RPC message, ...): the edge's failure envelope
+    if (response.status >= 400) throw new AppError(TRANSPORT_FAILURES[response.status] ?? 'BAD_REQUEST', `Invalid MCP request: ${transportError(body)}`);
     const out: Record<string, string> = {};
     response.headers.forEach((v, k) => {
       if (k !== 'content-type' && k !== 'content-length') out[k] = v;
