@@ -18,7 +18,8 @@ import { mcpServerModule } from './protocols/mcp-server/module.js';
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
  * dependencies. Observability comes first: it installs the log capture before other modules create
- * their child loggers. Memory lists the agents at request time, so it may come before them. Takeover
+ * their child loggers. Memory lists the agents at request time, so it may come before them. The A2A
+ * and MCP servers come after the domains they expose. Takeover
  * (several nodes on PostgreSQL) comes last.
  */
 export function defaultModules(): ModuleFactory[] {

@@ -14,6 +14,7 @@ import { createDemoModel } from '../../src/agents/models/demo-model.js';
 import { agentMemory } from '../../src/memory/agent-memory.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
+import { readSse, type SseFrame } from '../helpers/sse.js';
 
 const echo = createAgent({ id: 'echo', name: 'Echo', instructions: 'Echo.', memory: agentMemory() });
 // slow enough that a cancel or a restart lands while it streams
@@ -157,6 +158,18 @@ describe('A2A server', () => {
     const ghost = await rpc({ jsonrpc: '2.0', id: 6, method: 'GetTask', params: { id: 'x' } }, 'ghost');
     expect(ghost.status).toBe(404);
     expect(ghost.body).toEqual({ success: false, error: 'Agent ghost not found' });
+  });
+
+  it('answers the wire format of the README example, and streams SSE frames with event and id lines', async () => {
+    const sent = await api(`${t.url}/a2a/echo`, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hello' }] } } } });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { task: { status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'response', parts: [{ text: expect.any(String) }] }] } } });
+    const res = await fetch(`${t.url}/a2a/echo`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'Hello again' }] } } }) });
+    const frames: SseFrame[] = [];
+    for await (const f of readSse(res)) frames.push(f);
+    expect(frames[0]).toMatchObject({ event: 'task', id: '1' });
+    expect(frames.at(-1)).toMatchObject({ event: 'statusUpdate', id: String(frames.length) });
+    expect(frames.every((f) => f.json?.jsonrpc === '2.0' && f.json?.id === 's')).toBe(true);
   });
 
   it('reads and subscribes to tasks after a restart: a finished task is unchanged, a task the restart interrupted shows how it ended', async () => {
