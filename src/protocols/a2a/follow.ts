@@ -60,3 +60,24 @@ export function untilTerminal(log: EventLog, runId: string, from: { view: RunVie
     });
   });
 }
+
+/**
+ * The run's view once `run.started` is durable (the task exists from then on). A run whose start
+ * could not be recorded ends without records: that is an internal error, never a wait forever.
+ */
+export function untilStarted(log: EventLog, runId: string, head: number, done: Promise<void>): Promise<RunView> {
+  return new Promise<RunView>((resolve, reject) => {
+    const f = followRun(log, runId, head, 0, (r) => {
+      const v = foldRun(undefined, r);
+      if (!v) return;
+      f.stop();
+      resolve(v);
+    });
+    void done.then(async () => {
+      const { view } = await readRun(log, runId);
+      f.stop();
+      if (view) resolve(view);
+      else reject(new Error('The run could not be started'));
+    });
+  });
+}

@@ -18,11 +18,11 @@ import type { TextOptions } from '../../agents/request-schema.js';
 import { runRawStream } from '../../agents/ops-stream.js';
 import { AgentRun } from '../../agents/run-session.js';
 import { runStream } from '../../../machines/agent-run.machine.js';
-import { encodeSseFrame } from '../../feeds/sse-encoder.js';
-import type { EventLog, LogRecord } from '../../log/types.js';
+import type { EventLog } from '../../log/types.js';
 import { invalidParams, parseRpcRequest, rpcAnswer, rpcError, RpcError, rpcResult, RPC_ERRORS, taskNotFound, type RpcId } from './rpc.js';
-import { answerParts, contextOf, foldRun, isTerminal, responseArtifact, taskStatus, toTask, type RunView } from './task-view.js';
-import { followRun, readRun, untilTerminal } from './follow.js';
+import { isTerminal, taskStatus, toTask, type RunView } from './task-view.js';
+import { readRun, untilStarted, untilTerminal } from './follow.js';
+import { streamRun } from './task-stream.js';
 
 /** The user a run records when the caller has no identity (no JWT auth) and names none in the metadata. */
 export const A2A_DEFAULT_USER = 'a2a';
@@ -189,91 +189,11 @@ async function sendMessage(deps: HandlerDeps, ctx: RequestContext, agent: Agent,
   return rpcAnswer(rpcResult(id, { task: toTask(view, p.configuration?.historyLength) }));
 }
 
-/**
- * The run's view once `run.started` is durable (the task exists from then on). A run whose start
- * could not be recorded ends without records: that is an internal error, never a wait forever.
- */
-function untilStarted(log: EventLog, runId: string, head: number, done: Promise<void>): Promise<RunView> {
-  return new Promise<RunView>((resolve, reject) => {
-    const f = followRun(log, runId, head, 0, (r) => {
-      const v = foldRun(undefined, r);
-      if (!v) return;
-      f.stop();
-      resolve(v);
-    });
-    void done.then(async () => {
-      const { view } = await readRun(log, runId);
-      f.stop();
-      if (view) resolve(view);
-      else reject(new RpcError(RPC_ERRORS.INTERNAL_ERROR, 'The run could not be started'));
-    });
-  });
-}
-
-/**
- * Writes a run's progress as A2A stream responses: the task once, then the answer as appended
- * artifact chunks, then (on the terminal record) the whole answer and the final status; then ends.
- */
-function taskStreamWriter(sink: SseSink, id: RpcId, onEnd: () => void) {
-  let view: RunView | undefined;
-  let chunks = 0;
-  let index = 0;
-  // `event:` names the stream response's kind and `id:` counts frames, as every stream of the server does
-  const send = (result: Record<string, unknown>) => sink.send(encodeSseFrame(Object.keys(result)[0], ++index, rpcResult(id, result)));
-  const ids = (v: RunView) => ({ taskId: v.stored.entry.id, contextId: contextOf(v) });
-  return {
-    /** the task as known when the stream starts (a subscription's first event) */
-    start(v: RunView) {
-      view = v;
-      chunks = v.streamed === '' ? 0 : 1;
-      send({ task: toTask(v) });
-      if (isTerminal(v)) onEnd();
-    },
-    record(r: LogRecord) {
-      const before = view;
-      view = foldRun(view, r);
-      if (!view) return;
-      if (!before) return this.start(view);
-      if (r.type === 'run.text-delta') {
-        const text = String((r.data as { text?: unknown }).text ?? '');
-        send({ artifactUpdate: { ...ids(view), artifact: responseArtifact([{ text }]), append: chunks++ > 0, lastChunk: false } });
-        return;
-      }
-      if (!isTerminal(view)) return;
-      const parts = answerParts(view);
-      if (parts.length > 0) send({ artifactUpdate: { ...ids(view), artifact: responseArtifact(parts), append: false, lastChunk: true } });
-      send({ statusUpdate: { ...ids(view), status: taskStatus(view) } });
-      onEnd();
-    },
-  };
-}
-
-function streamRun(deps: HandlerDeps, id: RpcId, runId: string, from: { head: number; view?: RunView }): RouteResult {
-  return {
-    kind: 'sse',
-    start: (sink) => {
-      let follower: { stop(): void } | undefined;
-      let ended = false;
-      const end = () => {
-        ended = true;
-        follower?.stop();
-        sink.end();
-      };
-      const writer = taskStreamWriter(sink, id, end);
-      if (from.view) writer.start(from.view);
-      if (ended) return;
-      follower = followRun(deps.log, runId, from.head, from.view?.streamSeq ?? 0, (r) => writer.record(r));
-      // the client left: stop following (the run itself goes on, and can be subscribed to again)
-      sink.onClose(() => follower?.stop());
-    },
-  };
-}
-
 async function sendStreamingMessage(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, p: SendParams): Promise<RouteResult> {
   const { runId, head, done } = await startRun(deps, ctx, agent, p);
   // the stream opens with the task, so it opens once the task exists (or answers the error)
   const view = await untilStarted(deps.log, runId, head, done);
-  return streamRun(deps, id, runId, { head, view });
+  return streamRun(deps.log, id, runId, { head, view });
 }
 
 /**
@@ -283,7 +203,7 @@ async function sendStreamingMessage(deps: HandlerDeps, ctx: RequestContext, agen
  */
 async function subscribeToTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, taskId: string): Promise<RouteResult> {
   const from = await loadTask(deps, ctx, agent, taskId);
-  return streamRun(deps, id, taskId, from);
+  return streamRun(deps.log, id, taskId, from);
 }
 
 async function cancelTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, taskId: string): Promise<RouteResult> {
