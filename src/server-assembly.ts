@@ -11,31 +11,37 @@ import { agentsModule, type AgentsModule } from './agents/module.js';
 import { memoryModule } from './memory/module.js';
 import { observabilityModule } from './observability/module.js';
 import { mcpModule, type McpModule } from './mcp/module.js';
-import { toolsModule } from './tools/module.js';
+import { toolsModule, type ToolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
+import { a2aModule } from './protocols/a2a/module.js';
+import { mcpServerModule } from './protocols/mcp-server/module.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
  * dependencies. Observability comes first: it installs the log capture before other modules create
- * their child loggers. Memory lists the agents at request time, so it may come before them. Takeover
+ * their child loggers. Memory lists the agents at request time, so it may come before them. The A2A
+ * and MCP servers come after the domains they expose. Takeover
  * (several nodes on PostgreSQL) comes last.
  */
 export function defaultModules(): ModuleFactory[] {
   let agents: AgentsModule | undefined;
   let mcp: McpModule | undefined;
   let workflows: WorkflowsModule | undefined;
+  let tools: ToolsModule | undefined;
   return [
     observabilityModule,
     (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
     (ctx) => (agents = agentsModule(ctx)),
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
-    (ctx) => toolsModule(ctx, { agents, mcp }),
+    (ctx) => (tools = toolsModule(ctx, { agents, mcp })),
     (ctx) => {
       workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner });
       // an andAgent step naming an agent that does not exist stops the start, not a run halfway
       checkAgentReferences(workflows.engine.workflows.values(), agents?.registry.list().map((a) => a.id) ?? []);
       return workflows;
     },
+    (ctx) => a2aModule(ctx, { agents }),
+    (ctx) => mcpServerModule(ctx, { agents, tools, workflows }),
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];

@@ -72,16 +72,20 @@ export function agentDetail(agent: Agent, registry: AgentRegistry, env: Describe
 }
 
 /**
- * The agent card for discovery. eventloom does not serve the A2A JSON-RPC transport (`message/send`,
- * `message/stream`), so the card names no `url` and claims no streaming: an A2A client finds no endpoint rather than
- * one that answers 404. The agent's own routes (`POST /agents/:id/text`, `/stream`) are the way to call it.
+ * The agent card for discovery (A2A v1.0): the agent's JSON-RPC endpoint `POST /a2a/<id>` under the
+ * origin the client used, as the contract's `url` and as the card's one supported interface, so an
+ * A2A client (`ClientFactory.createFromUrl`) finds it. Streaming is served (`SendStreamingMessage`,
+ * `SubscribeToTask`); push notifications are not.
  */
-export function agentCard(agent: Agent, version: string): Record<string, unknown> {
+export function agentCard(agent: Agent, version: string, origin: string): Record<string, unknown> {
+  const url = `${origin}/a2a/${encodeURIComponent(agent.id)}`;
   return {
     name: agent.id,
     description: agentDescription(agent),
+    url,
     version,
-    capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },
+    supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
     defaultInputModes: ['text'],
     defaultOutputModes: ['text'],
     skills: agent.tools.map((t) => ({ id: t.name, name: t.name, description: t.description, tags: ['tool'] })),

@@ -222,8 +222,8 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       auth: 'management',
       summary: 'Agent card (agent-to-agent discovery)',
       tags,
-      pathOnly: true,
-      handler: (ctx) => answers.answer(`card:${ctx.params.id}`, registry, () => agentCard(findAgent(deps, ctx.params.id), deps.version)),
+      // not cached: the card names the endpoint under the origin the client used
+      handler: (ctx) => ok(agentCard(findAgent(deps, ctx.params.id), deps.version, ctx.origin)),
     },
     {
       method: 'GET',
@@ -232,8 +232,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       summary: 'Agent card at the A2A discovery path (bare JSON)',
       tags,
       produces: 'bare-json',
-      pathOnly: true,
-      handler: (ctx) => answers.answer(`a2a:${ctx.params.id}`, registry, () => agentCard(findAgent(deps, ctx.params.id), deps.version), true),
+      handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version, ctx.origin) }),
     },
   ];
 }

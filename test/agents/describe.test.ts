@@ -78,10 +78,10 @@ describe('agent registry and shapes', () => {
     expect(agentDetail(described, registry, {}).tools).toEqual(['lookup']);
   });
 
-  it('builds the agent card with one skill per tool', () => {
-    const card = agentCard(described, '9.9.9');
-    expect(card).toMatchObject({ name: 'described', version: '9.9.9', capabilities: { streaming: false }, skills: [{ id: 'lookup', name: 'lookup', description: 'Looks things up', tags: ['tool'] }] });
-    // no A2A transport is served, so none is advertised
-    expect(card).not.toHaveProperty('url');
+  it('builds the agent card with one skill per tool and the A2A endpoint under the given origin', () => {
+    const card = agentCard(described, '9.9.9', 'https://agents.example');
+    expect(card).toMatchObject({ name: 'described', version: '9.9.9', capabilities: { streaming: true, pushNotifications: false }, skills: [{ id: 'lookup', name: 'lookup', description: 'Looks things up', tags: ['tool'] }] });
+    expect(card.url).toBe('https://agents.example/a2a/described');
+    expect(card.supportedInterfaces).toEqual([{ url: 'https://agents.example/a2a/described', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]);
   });
 });

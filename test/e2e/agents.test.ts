@@ -369,22 +369,21 @@ describe('history', () => {
 });
 
 describe('agent card', () => {
-  it('serves the card in the envelope and as bare JSON at the well-known path, advertising no A2A endpoint it does not serve', async () => {
+  it('serves the card in the envelope and as bare JSON at the well-known path, pointing at the A2A endpoint under the origin the client used', async () => {
     const card = (await api(url('/agents/assistant/card'), { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'agents.example' } })).body;
     expect(card.success).toBe(true);
-    // no `url`: the A2A JSON-RPC transport is not served (POST /a2a/:id is a 404), so the card does not point at it,
-    // and it claims no streaming
     expect(card.data).toEqual({
       name: 'assistant',
       description: 'A helpful assistant that can look up the weather',
+      url: 'https://agents.example/a2a/assistant',
       version: expect.any(String),
-      capabilities: { streaming: false, pushNotifications: false, stateTransitionHistory: false },
+      supportedInterfaces: [{ url: 'https://agents.example/a2a/assistant', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
       defaultInputModes: ['text'],
       defaultOutputModes: ['text'],
       skills: [{ id: 'getWeather', name: 'getWeather', description: 'Get the current weather for a city', tags: ['tool'] }],
     });
     const bare = await api(url('/.well-known/assistant/agent-card.json'), { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'agents.example' } });
     expect(bare.body).toEqual(card.data);
-    expect((await api(url('/a2a/assistant'), { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'message/send', params: {} } })).status).toBe(404);
   });
 });
