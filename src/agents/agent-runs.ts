@@ -141,13 +141,16 @@ export class AgentRuns {
     return () => signal.removeEventListener('abort', onAbort);
   }
 
-  /** Closes runs that a restart interrupted (their effect cannot be resumed: the caller is gone). */
+  /** Closes runs that a restart interrupted (their effect cannot be resumed: the caller is gone); runs waiting for approvals stay. */
   async closeInterrupted(runIds: string[]): Promise<number> {
     let closed = 0;
     for (const runId of runIds) {
       try {
-        await this.deps.host.send(this.kind, runStream(runId), { type: 'run.failed', error: 'Interrupted by a server restart before the run finished' });
-        closed++;
+        // a run waiting for an approval is not interrupted: its state is in the log, any node continues it
+        const res = await this.deps.host.send(this.kind, runStream(runId), (snapshot) =>
+          snapshot.value === 'awaitingApproval' ? [] : { type: 'run.failed', error: 'Interrupted by a server restart before the run finished' },
+        );
+        if (res.records.length > 0) closed++;
       } catch (err) {
         this.deps.logger.warn({ err, runId }, 'could not close an interrupted agent run');
       }

@@ -13,6 +13,7 @@ import { resolveCallOptions } from './call-options.js';
 import { agentCard, agentDetail, agentListItem, type DescribeEnv } from './describe.js';
 import { chatAsTextRequest, ChatRequest, ObjectRequest, TextRequest } from './request-schema.js';
 import { runText } from './ops-text.js';
+import { answerApproval, ApprovalAnswer } from './approvals.js';
 import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from './ops-stream.js';
 import { ResumableChats } from './resumable-chat.js';
 import { userIdentity } from '../contract/routes.js';
@@ -193,6 +194,19 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
         return { kind: 'sse', headers: conversationHeader(prepared), start: (sink) => runStreamObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal, sink) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/runs/:runId/approvals/:approvalId',
+      auth: 'execution',
+      summary: 'Approve or deny a tool call a run waits for; continues the run',
+      tags,
+      body: ApprovalAnswer,
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const { runId, approvalId } = ctx.params;
+        return ok(await answerApproval(deps.runs, { agent, runId, approvalId, answer: ctx.body, headers: ctx.headers, signal: ctx.signal }));
       },
     },
     {
