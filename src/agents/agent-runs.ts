@@ -122,6 +122,12 @@ export class AgentRuns {
     return new AgentRun(this.runDeps, started, prepared.toolContext.runId, MemoryWriter.for(prepared, this.deps.logger));
   }
 
+  /** A paused run, continued in this process (its `run.started` is recorded already). */
+  pausedRun(prepared: PreparedCall, started: AgentRunStarted): AgentRun {
+    const { runId, ...rest } = started;
+    return new AgentRun(this.runDeps, rest, runId, MemoryWriter.for(prepared, this.deps.logger));
+  }
+
   /** The trace of a run in flight in this process (a sub-agent's parent is: it waits for the delegation). */
   private traceOfRun(runId: unknown): string | undefined {
     if (typeof runId !== 'string') return undefined;

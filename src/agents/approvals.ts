@@ -9,7 +9,7 @@
  * survives a crash and can be answered on any node.
  */
 import { z } from 'zod';
-import type { ModelMessage } from 'ai';
+import type { ModelMessage, StepResult, ToolSet } from 'ai';
 import { AppError } from '../errors.js';
 import { EventRejectedError } from '../runtime/actor-host.js';
 import type { EventLog } from '../log/types.js';
@@ -17,8 +17,6 @@ import { runStream, type AgentRunStarted, type ApprovalDecision, type PendingApp
 import type { AgentRuns } from './agent-runs.js';
 import type { Agent } from './define-agent.js';
 import type { ResolvedCallOptions } from './call-options.js';
-import { AgentRun } from './run-session.js';
-import { MemoryWriter } from './memory-writer.js';
 import { continueText, type TextOutcome } from './ops-text.js';
 
 export const ApprovalAnswer = z.object({ approved: z.boolean(), reason: z.string().max(4000).optional() }).strict();
@@ -79,10 +77,9 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
   const paused = await readPausedRun(runs.deps.host.log, a.agent.id, a.runId, a.approvalId);
   const decision: ApprovalDecision = { approvalId: a.approvalId, approved: a.answer.approved };
   if (a.answer.reason !== undefined) decision.reason = a.answer.reason;
-  const { runId: _runId, ...started } = paused.started;
-  const options = started.options as unknown as ResolvedCallOptions;
-  const prepared = await runs.prepare({ agent: a.agent, input: started.input as string, options, headers: a.headers, runId: a.runId, signal: a.signal });
-  const run = new AgentRun(runs.runDeps, started, a.runId, MemoryWriter.for(prepared, runs.logger));
+  const options = paused.started.options as unknown as ResolvedCallOptions;
+  const prepared = await runs.prepare({ agent: a.agent, input: paused.started.input as string, options, headers: a.headers, runId: a.runId, signal: a.signal });
+  const run = runs.pausedRun(prepared, paused.started);
   let result: TextOutcome | null;
   try {
     result = await continueText(run, prepared, decision, { tail: paused.tail, decisions: [...paused.decisions, decision], approvals: paused.approvals }, options.output, a.signal);
@@ -92,4 +89,52 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
     throw err;
   }
   return result ?? stillPending(paused, a.runId, a.approvalId);
+}
+
+/** The tool calls of a step that wait for a decision (the SDK's `tool-approval-request` parts). */
+export function pendingApprovalsOfStep(step: StepResult<ToolSet> | undefined): PendingApproval[] {
+  const out: PendingApproval[] = [];
+  for (const part of step?.content ?? []) {
+    if (part.type === 'tool-approval-request') out.push({ approvalId: part.approvalId, toolCallId: part.toolCall.toolCallId, toolName: part.toolCall.toolName, args: part.toolCall.input });
+  }
+  return out;
+}
+
+/** A `/chat` request that answers a paused run: the run and the decisions its messages carry. */
+export interface ChatContinuation {
+  started: AgentRunStarted;
+  decisions: ApprovalDecision[];
+}
+
+type UiPart = { type?: unknown; state?: unknown; approval?: { id?: unknown; approved?: unknown; reason?: unknown } };
+
+/**
+ * The paused run a `/chat` request continues: its last assistant message names the run
+ * (`metadata.runId`, set when the run paused) and carries `addToolApprovalResponse`'s decisions
+ * (tool parts in state `approval-responded`) for calls that run still waits for. Anything else is
+ * an ordinary new chat run (the SDK then handles whatever the messages hold).
+ */
+export async function findChatContinuation(log: EventLog, agentId: string, input: unknown): Promise<ChatContinuation | undefined> {
+  if (!Array.isArray(input)) return undefined;
+  const last = [...input].reverse().find((m) => (m as { role?: unknown }).role === 'assistant') as { metadata?: { runId?: unknown }; parts?: UiPart[] } | undefined;
+  const runId = last?.metadata?.runId;
+  if (typeof runId !== 'string' || !Array.isArray(last?.parts)) return undefined;
+  const answers: ApprovalDecision[] = [];
+  for (const p of last.parts) {
+    if (p.state !== 'approval-responded' || typeof p.approval?.id !== 'string' || typeof p.approval.approved !== 'boolean') continue;
+    const d: ApprovalDecision = { approvalId: p.approval.id, approved: p.approval.approved };
+    if (typeof p.approval.reason === 'string') d.reason = p.approval.reason;
+    answers.push(d);
+  }
+  if (answers.length === 0) return undefined;
+  let paused: PausedRun;
+  try {
+    paused = await readPausedRun(log, agentId, runId, answers[0]!.approvalId);
+  } catch {
+    return undefined;
+  }
+  const decided = new Set(paused.decisions.map((d) => d.approvalId));
+  const waiting = new Set(paused.approvals.map((a) => a.approvalId).filter((id) => !decided.has(id)));
+  const decisions = answers.filter((d) => waiting.has(d.approvalId));
+  return decisions.length > 0 ? { started: paused.started, decisions } : undefined;
 }

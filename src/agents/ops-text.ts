@@ -12,6 +12,7 @@ import { aiSdk } from './ai-sdk.js';
 import type { AgentOperationType, AgentRunUsage, ApprovalDecision, PendingApproval } from '../../machines/agent-run.machine.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
+import { pendingApprovalsOfStep } from './approvals.js';
 import { endRunOnError, errorMessage, failRun, toRunUsage, type AgentRun } from './run-session.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
@@ -70,14 +71,8 @@ export type TextOutcome = TextResponse | AwaitingApprovalResponse;
 
 export const isAwaitingApproval = (r: unknown): r is AwaitingApprovalResponse => (r as { status?: unknown } | null)?.status === 'awaiting-approval';
 
-/** The tool calls of the last step that wait for a decision (the SDK's `tool-approval-request` parts). */
 export function pendingApprovalsOf(result: AnyResult): PendingApproval[] {
-  const last = result.steps.at(-1);
-  const out: PendingApproval[] = [];
-  for (const part of last?.content ?? []) {
-    if (part.type === 'tool-approval-request') out.push({ approvalId: part.approvalId, toolCallId: part.toolCall.toolCallId, toolName: part.toolCall.toolName, args: part.toolCall.input });
-  }
-  return out;
+  return pendingApprovalsOfStep(result.steps.at(-1));
 }
 
 /**
@@ -105,7 +100,7 @@ export async function runText(runs: AgentRuns, prepared: PreparedCall, input: un
 export async function continueText(run: AgentRun, prepared: PreparedCall, decision: ApprovalDecision, continuation: Continuation, output: TextRunOptions['output'], signal: AbortSignal | undefined): Promise<TextOutcome | null> {
   const unbind = signal ? bindAbort(signal, run, prepared) : noop;
   try {
-    return await run.resume(decision, textExecutor(prepared, output, continuation));
+    return await run.resume([decision], textExecutor(prepared, output, continuation));
   } finally {
     unbind();
   }

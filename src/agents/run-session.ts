@@ -157,20 +157,24 @@ export class AgentRun implements RunEffect {
   }
 
   /**
-   * Continues a run that waits for approvals: records `decision` and, when it was the last pending
+   * Continues a run that waits for approvals: records `decisions` and, when they answer the last pending
    * one, runs the executor as the actor's `generate` effect (as `start` does). Resolves with null
    * when other approvals are still pending. Rejects with the host's error when the run is not
    * waiting for that approval (EventRejectedError) or does not exist.
    */
-  resume<T>(decision: ApprovalDecision, executor: (run: AgentRun) => Promise<T>): Promise<T | null> {
+  resume<T>(decisions: ApprovalDecision[], executor: (run: AgentRun) => Promise<T>): Promise<T | null> {
     this.executor = executor;
     const result = new Promise<T | null>((resolve, reject) => {
       this.settle = { resolve: resolve as (v: unknown) => void, reject };
     });
     this.deps.sessions.set(this.stream, this);
-    const event: AgentRunEvent = { type: 'run.approval-answered', approvalId: decision.approvalId, approved: decision.approved };
-    if (decision.reason !== undefined) event.reason = decision.reason;
-    this.deps.host.send(this.deps.kind, this.stream, event).then(
+    const events = decisions.map((d) => {
+      const event: AgentRunEvent = { type: 'run.approval-answered', approvalId: d.approvalId, approved: d.approved };
+      if (d.reason !== undefined) event.reason = d.reason;
+      return event;
+    });
+    // all decisions in one append: either every one is accepted, or none is written
+    this.deps.host.send(this.deps.kind, this.stream, () => events).then(
       (res) => {
         if (this.actor) return; // the effect began: the executor settles the result
         this.deps.sessions.delete(this.stream);
