@@ -9,7 +9,7 @@
  * survives a crash and can be answered on any node.
  */
 import { z } from 'zod';
-import type { ModelMessage, StepResult, ToolSet } from 'ai';
+import type { ModelMessage } from 'ai';
 import { AppError } from '../errors.js';
 import { EventRejectedError } from '../runtime/actor-host.js';
 import type { EventLog } from '../log/types.js';
@@ -89,15 +89,6 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
     throw err;
   }
   return result ?? stillPending(paused, a.runId, a.approvalId);
-}
-
-/** The tool calls of a step that wait for a decision (the SDK's `tool-approval-request` parts). */
-export function pendingApprovalsOfStep(step: StepResult<ToolSet> | undefined): PendingApproval[] {
-  const out: PendingApproval[] = [];
-  for (const part of step?.content ?? []) {
-    if (part.type === 'tool-approval-request') out.push({ approvalId: part.approvalId, toolCallId: part.toolCall.toolCallId, toolName: part.toolCall.toolName, args: part.toolCall.input });
-  }
-  return out;
 }
 
 /** A `/chat` request that answers a paused run: the run and the decisions its messages carry. */

@@ -12,7 +12,7 @@ import { aiSdk } from './ai-sdk.js';
 import type { AgentOperationType, AgentRunUsage, ApprovalDecision, PendingApproval } from '../../machines/agent-run.machine.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
-import { pendingApprovalsOfStep } from './approvals.js';
+import { pendingApprovalsOfStep } from './approval-parts.js';
 import { endRunOnError, errorMessage, failRun, toRunUsage, type AgentRun } from './run-session.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
