@@ -7,7 +7,12 @@
  * - `run.text-delta`: text produced since the last delta record, batched (never one per token);
  * - `run.step`: a finished step (text, tool calls, tool results and errors, usage) that is followed
  *   by another step; the last step travels inside `run.finished`, so a one-step run costs two records;
- * - `run.finished` (→ completed), `run.failed` (→ failed), `run.aborted` (→ cancelled).
+ * - `run.finished` (→ completed), `run.failed` (→ failed), `run.aborted` (→ cancelled);
+ * - `run.approval-requested` (→ awaitingApproval): the model called tools that need a person's
+ *   approval (the step itself is the `run.step` before it); the record holds the pending calls and
+ *   the model messages produced so far, so any process can continue the run from the log;
+ * - `run.approval-answered`: one decision; the last pending one returns the run to `running`, whose
+ *   `generate` effect continues the conversation with the decisions (denied tools never run).
  *
  * Entering `running` emits the `generate` action: the `ai` SDK call is this actor's effect.
  */
@@ -67,10 +72,26 @@ export interface AgentRunStarted {
   traceId?: string;
 }
 
+/** A tool call waiting for a person's decision (the `ai` SDK's `tool-approval-request`). */
+export type PendingApproval = {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+};
+
+export type ApprovalDecision = {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+};
+
 export type AgentRunEvent =
   | { type: 'run.text-delta'; step: number; text: string }
   | { type: 'run.step'; step: RecordedStep }
   | { type: 'run.finished'; steps: RecordedStep[]; text: string; output?: unknown; usage: AgentRunUsage; finishReason: string }
+  | { type: 'run.approval-requested'; approvals: PendingApproval[]; messages: unknown[] }
+  | { type: 'run.approval-answered'; approvalId: string; approved: boolean; reason?: string }
   | { type: 'run.failed'; error: string }
   | { type: 'run.aborted'; reason: string };
 
@@ -80,6 +101,8 @@ export interface AgentRunContext {
   steps: number;
   /** `run.text-delta` records so far (an event must change something to be accepted: xstate's `can()`) */
   deltas: number;
+  /** approval ids still waiting for a decision */
+  pending: string[];
 }
 
 export const agentRunMachine = setup({
@@ -91,7 +114,7 @@ export const agentRunMachine = setup({
 }).createMachine({
   id: 'agent-run',
   // xstate also builds a throwaway initial snapshot without input (inert actor scopes): no throwing here
-  context: ({ input }) => ({ agentId: input?.agentId ?? '', operationType: input?.operationType ?? 'text', steps: 0, deltas: 0 }),
+  context: ({ input }) => ({ agentId: input?.agentId ?? '', operationType: input?.operationType ?? 'text', steps: 0, deltas: 0, pending: [] }),
   initial: 'running',
   states: {
     running: {
@@ -101,6 +124,29 @@ export const agentRunMachine = setup({
         'run.step': { actions: assign({ steps: ({ context }) => context.steps + 1 }) },
         'run.finished': { target: 'completed' },
         'run.failed': { target: 'failed' },
+        'run.aborted': { target: 'cancelled' },
+        'run.approval-requested': {
+          target: 'awaitingApproval',
+          guard: ({ event }) => event.approvals.length > 0,
+          actions: assign({ pending: ({ event }) => event.approvals.map((a) => a.approvalId) }),
+        },
+      },
+    },
+    awaitingApproval: {
+      on: {
+        'run.approval-answered': [
+          // the last decision: the run goes on (re-entering `running` runs `generate` again)
+          {
+            guard: ({ context, event }) => context.pending.length === 1 && context.pending[0] === event.approvalId,
+            target: 'running',
+            actions: assign({ pending: () => [] }),
+          },
+          {
+            guard: ({ context, event }) => context.pending.includes(event.approvalId),
+            actions: assign({ pending: ({ context, event }) => context.pending.filter((id) => id !== event.approvalId) }),
+          },
+        ],
+        // a cancelled pending run (the workflow that waited for it was cancelled)
         'run.aborted': { target: 'cancelled' },
       },
     },

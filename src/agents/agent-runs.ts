@@ -122,6 +122,12 @@ export class AgentRuns {
     return new AgentRun(this.runDeps, started, prepared.toolContext.runId, MemoryWriter.for(prepared, this.deps.logger));
   }
 
+  /** A paused run, continued in this process (its `run.started` is recorded already). */
+  pausedRun(prepared: PreparedCall, started: AgentRunStarted): AgentRun {
+    const { runId, ...rest } = started;
+    return new AgentRun(this.runDeps, rest, runId, MemoryWriter.for(prepared, this.deps.logger));
+  }
+
   /** The trace of a run in flight in this process (a sub-agent's parent is: it waits for the delegation). */
   private traceOfRun(runId: unknown): string | undefined {
     if (typeof runId !== 'string') return undefined;
@@ -141,13 +147,16 @@ export class AgentRuns {
     return () => signal.removeEventListener('abort', onAbort);
   }
 
-  /** Closes runs that a restart interrupted (their effect cannot be resumed: the caller is gone). */
+  /** Closes runs that a restart interrupted (their effect cannot be resumed: the caller is gone); runs waiting for approvals stay. */
   async closeInterrupted(runIds: string[]): Promise<number> {
     let closed = 0;
     for (const runId of runIds) {
       try {
-        await this.deps.host.send(this.kind, runStream(runId), { type: 'run.failed', error: 'Interrupted by a server restart before the run finished' });
-        closed++;
+        // a run waiting for an approval is not interrupted: its state is in the log, any node continues it
+        const res = await this.deps.host.send(this.kind, runStream(runId), (snapshot) =>
+          snapshot.value === 'awaitingApproval' ? [] : { type: 'run.failed', error: 'Interrupted by a server restart before the run finished' },
+        );
+        if (res.records.length > 0) closed++;
       } catch (err) {
         this.deps.logger.warn({ err, runId }, 'could not close an interrupted agent run');
       }

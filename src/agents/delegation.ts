@@ -11,7 +11,7 @@ import { AppError, formatIssues } from '../errors.js';
 import type { WorkflowAgentResult, WorkflowAgentRunOptions, WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import { newRunId, type AgentRuns } from './agent-runs.js';
 import { resolveCallOptions } from './call-options.js';
-import { runText } from './ops-text.js';
+import { isAwaitingApproval, runText } from './ops-text.js';
 import { runSubAgentStream } from './ops-stream.js';
 
 export function installSubAgentRunner(runs: AgentRuns): void {
@@ -37,6 +37,7 @@ export function createWorkflowAgentRunner(runs: AgentRuns): WorkflowAgentRunner 
       const metadata = o.origin ? { workflowId: o.origin.workflowId, executionId: o.origin.executionId, stepId: o.origin.stepId } : undefined;
       const output = o.schema ? { type: 'object' as const, schema: toJsonSchema(o.schema) } : undefined;
       const r = await runText(runs, prepared, prompt, o.signal, { operationType: 'workflow-step', metadata, output, traceId: o.origin?.traceId });
+      if (isAwaitingApproval(r)) throw new Error(`Agent ${agentId} is waiting for approval of ${r.pendingApprovals.map((a) => a.toolName).join(', ')} (run ${r.runId})`);
       const result: WorkflowAgentResult = { text: r.text, usage: { ...r.usage } };
       if (o.schema) {
         const parsed = o.schema.safeParse(r.output);

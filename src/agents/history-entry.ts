@@ -4,7 +4,7 @@
  * log order and persists the result; a stored entry carries the global sequence of the last record
  * it applied, so re-applying records after a crash (checkpoint behind the stored entries) is a no-op.
  */
-import type { AgentOperationType, AgentRunStarted, AgentRunUsage, RecordedStep } from '../../machines/agent-run.machine.js';
+import type { AgentOperationType, AgentRunStarted, AgentRunUsage, PendingApproval, RecordedStep } from '../../machines/agent-run.machine.js';
 import type { LogRecord } from '../log/types.js';
 import { iso } from '../shared/time.js';
 import { traceRefOf } from '../observability/span-types.js';
@@ -104,6 +104,18 @@ export function applyHistoryRecord(current: StoredHistoryEntry | undefined, reco
     case 'run.aborted': {
       const d = record.data as { reason: string };
       return { ...current, seq: record.seq, entry: { ...e, status: 'cancelled', endTime: iso(record.at), metadata: { ...e.metadata, abortReason: d.reason } } };
+    }
+    case 'run.approval-requested': {
+      const d = record.data as { approvals: PendingApproval[] };
+      return { ...current, seq: record.seq, entry: { ...e, metadata: { ...e.metadata, pendingApprovals: d.approvals } } };
+    }
+    case 'run.approval-answered': {
+      const d = record.data as { approvalId: string };
+      const pending = ((e.metadata?.pendingApprovals ?? []) as PendingApproval[]).filter((a) => a.approvalId !== d.approvalId);
+      const metadata = { ...e.metadata };
+      if (pending.length > 0) metadata.pendingApprovals = pending;
+      else delete metadata.pendingApprovals;
+      return { ...current, seq: record.seq, entry: { ...e, metadata } };
     }
     default:
       // run.text-delta and unknown types do not change the entry (the step records carry the text)

@@ -6,7 +6,8 @@
  * receives every part as it comes. Frames are written straight from the SDK stream (time to first
  * byte is the model's, not the log's); the last frames (from `finish`/`error`/`abort` on) and the
  * end of the stream wait until the run's terminal record and its memory saves are durable
- * (stream-end.ts).
+ * (stream-end.ts). Tool calls needing approval pause the run (approvals.ts); on `/chat` the
+ * request carrying `useChat`'s approval responses continues it.
  */
 import { randomUUID } from 'node:crypto';
 import { aiSdk } from './ai-sdk.js';
@@ -15,6 +16,8 @@ import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
 import { abortReason, errorMessage, toRunUsage, type AgentRun } from './run-session.js';
+import { pendingApprovalsOfStep } from './approval-parts.js';
+import type { ChatContinuation } from './approvals.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { STREAM_TERMINAL_TYPES, streamEnd } from './stream-end.js';
 import { FORWARDED_SUB_AGENT_PARTS, toRawPart } from './stream-parts.js';
@@ -39,6 +42,12 @@ function startStreamText(prepared: PreparedCall, run: AgentRun, memory: MemoryWr
       memory?.step(step);
     },
     onFinish: (e) => {
+      // tool calls waiting for approval pause the run (durably) instead of finishing it
+      const approvals = pendingApprovalsOfStep(e.steps.at(-1));
+      if (approvals.length > 0) {
+        void run.awaitApproval(approvals, e.response.messages);
+        return;
+      }
       void run.finish({ steps: e.steps, text: e.text, usage: toRunUsage(e.totalUsage), finishReason: e.finishReason });
       memory?.finish(e.response.messages);
     },
@@ -108,8 +117,9 @@ export async function runRawStream(runs: AgentRuns, prepared: PreparedCall, inpu
 
 export const CHAT_HEADERS: Readonly<Record<string, string>> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
-export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, sink: SseSink): Promise<void> {
-  const run = runs.newRun(prepared, 'chat', input);
+export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: unknown, signal: AbortSignal | undefined, sink: SseSink, continued?: ChatContinuation): Promise<void> {
+  // a request answering a paused run's approvals continues that run (same run id, its records)
+  const run = continued ? runs.pausedRun(prepared, continued.started) : runs.newRun(prepared, 'chat', input);
   const unbind = runs.bindDisconnect(signal, run, prepared.options);
   const memory = run.memory;
   let buffer: ChatBuffer | undefined;
@@ -122,15 +132,21 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
   const end = streamEnd(buffer ? bufferWriter(buffer) : frameWriter(sink), STREAM_TERMINAL_TYPES);
   const emit = end.emit;
   try {
-    await run.start(async (run) => {
-      memory?.input();
+    const executor = async (run: AgentRun) => {
+      if (!continued) memory?.input();
       const result = startStreamText(prepared, run, memory);
+      let asksApproval = false;
       const chunks = result.toUIMessageStream({
         ...(prepared.uiMessages ? { originalMessages: prepared.uiMessages } : {}),
         generateMessageId: randomUUID,
         onError: errorMessage,
         sendReasoning: true,
         sendSources: true,
+        // a message that asks for approval names its run: the request answering it continues that run
+        messageMetadata: ({ part }) => {
+          if (part.type === 'tool-approval-request') asksApproval = true;
+          return part.type === 'finish' && asksApproval ? { runId: run.runId } : undefined;
+        },
       });
       let thrown: unknown;
       try {
@@ -140,7 +156,9 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
         emit({ type: 'error', errorText: errorMessage(err) });
       }
       await settle(run, thrown);
-    });
+    };
+    if (continued) await run.resume(continued.decisions, executor);
+    else await run.start(executor);
   } catch (err) {
     emit({ type: 'error', errorText: errorMessage(err) });
   } finally {

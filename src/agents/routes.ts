@@ -13,6 +13,7 @@ import { resolveCallOptions } from './call-options.js';
 import { agentCard, agentDetail, agentListItem, type DescribeEnv } from './describe.js';
 import { chatAsTextRequest, ChatRequest, ObjectRequest, TextRequest } from './request-schema.js';
 import { runText } from './ops-text.js';
+import { answerApproval, ApprovalAnswer, findChatContinuation } from './approvals.js';
 import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from './ops-stream.js';
 import { ResumableChats } from './resumable-chat.js';
 import { userIdentity } from '../contract/routes.js';
@@ -37,14 +38,14 @@ function findAgent(deps: AgentRouteDeps, id: string): Agent {
   return agent;
 }
 
-async function prepare(deps: AgentRouteDeps, ctx: RequestContext, agent: Agent, body: { input: TextRequest['input']; options?: TextRequest['options'] }): Promise<PreparedCall> {
+async function prepare(deps: AgentRouteDeps, ctx: RequestContext, agent: Agent, body: { input: TextRequest['input']; options?: TextRequest['options'] }, runId: string = newRunId()): Promise<PreparedCall> {
   const options = resolveCallOptions(body.options, agent);
   if (options.resumableStream) {
     if (options.memory.userId === undefined) throw new AppError('BAD_REQUEST', 'userId is required for resumable streams');
     if (options.memory.conversationId === undefined) throw new AppError('BAD_REQUEST', 'conversationId is required for resumable streams');
   }
   try {
-    return await deps.runs.prepare({ agent, input: body.input, options, headers: ctx.headers, runId: newRunId(), signal: ctx.signal });
+    return await deps.runs.prepare({ agent, input: body.input, options, headers: ctx.headers, runId, signal: ctx.signal });
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw new AppError('EXECUTION_FAILED', err instanceof Error ? err.message : String(err));
@@ -149,8 +150,9 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const body = chatAsTextRequest(ctx.body, (options) => agent.memory !== null && resolveCallOptions(options, agent).memory.userId !== undefined);
-        const prepared = await prepare(deps, ctx, agent, body);
-        return { kind: 'sse', headers: { ...CHAT_HEADERS, ...conversationHeader(prepared) }, start: (sink) => runChat(deps.runs, prepared, body.input, ctx.signal, sink) };
+        const continued = await findChatContinuation(deps.runs.deps.host.log, agent.id, body.input);
+        const prepared = await prepare(deps, ctx, agent, body, continued?.started.runId);
+        return { kind: 'sse', headers: { ...CHAT_HEADERS, ...conversationHeader(prepared) }, start: (sink) => runChat(deps.runs, prepared, body.input, ctx.signal, sink, continued) };
       },
     },
     {
@@ -200,6 +202,19 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
         const agent = findAgent(deps, ctx.params.id);
         const prepared = await prepare(deps, ctx, agent, ctx.body);
         return { kind: 'sse', headers: conversationHeader(prepared), start: (sink) => runStreamObject(deps.runs, prepared, ctx.body.input, ctx.body.schema, ctx.signal, sink) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/agents/:id/runs/:runId/approvals/:approvalId',
+      auth: 'execution',
+      summary: 'Approve or deny a tool call a run waits for; continues the run',
+      tags,
+      body: ApprovalAnswer,
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const { runId, approvalId } = ctx.params;
+        return ok(await answerApproval(deps.runs, { agent, runId, approvalId, answer: ctx.body, headers: ctx.headers, signal: ctx.signal }));
       },
     },
     {

@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { LanguageModelUsage, StepResult, ToolSet } from 'ai';
 import type { Logger } from 'pino';
 import type { ActorHost, ActorKind } from '../runtime/actor-host.js';
-import { runStream, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
+import { runStream, type ApprovalDecision, type PendingApproval, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
 import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { systemClock, type Clock, type Timer } from '../shared/clock.js';
@@ -119,8 +119,8 @@ export class AgentRun implements RunEffect {
   private deltaStep = 0;
   private deltaTimer: Timer | undefined;
   private stepNumber = 0;
-  /** how the run ended (set with the terminal record) */
-  outcome: 'completed' | 'failed' | 'cancelled' | undefined;
+  /** how the run ended (set with the terminal record), or `awaiting-approval` when it waits for a decision */
+  outcome: 'completed' | 'failed' | 'cancelled' | 'awaiting-approval' | undefined;
   /** the recorded error of a failed run, the reason of an aborted one */
   failure: string | undefined;
 
@@ -154,6 +154,39 @@ export class AgentRun implements RunEffect {
       this.controller.abort(err);
       this.settle?.reject(err);
     });
+    return result;
+  }
+
+  /**
+   * Continues a run that waits for approvals: records `decisions` and, when they answer the last pending
+   * one, runs the executor as the actor's `generate` effect (as `start` does). Resolves with null
+   * when other approvals are still pending. Rejects with the host's error when the run is not
+   * waiting for that approval (EventRejectedError) or does not exist.
+   */
+  resume<T>(decisions: ApprovalDecision[], executor: (run: AgentRun) => Promise<T>): Promise<T | null> {
+    this.executor = executor;
+    const result = new Promise<T | null>((resolve, reject) => {
+      this.settle = { resolve: resolve as (v: unknown) => void, reject };
+    });
+    this.deps.sessions.set(this.stream, this);
+    const events = decisions.map((d) => {
+      const event: AgentRunEvent = { type: 'run.approval-answered', approvalId: d.approvalId, approved: d.approved };
+      if (d.reason !== undefined) event.reason = d.reason;
+      return event;
+    });
+    // all decisions in one append: either every one is accepted, or none is written
+    this.deps.host.send(this.deps.kind, this.stream, () => events).then(
+      (res) => {
+        if (this.actor) return; // the effect began: the executor settles the result
+        this.deps.sessions.delete(this.stream);
+        this.settle?.resolve(res.snapshot.value === 'awaitingApproval' ? null : undefined);
+      },
+      (err: unknown) => {
+        if (this.actor) return;
+        this.deps.sessions.delete(this.stream);
+        this.settle?.reject(err);
+      },
+    );
     return result;
   }
 
@@ -235,6 +268,21 @@ export class AgentRun implements RunEffect {
     const event: AgentRunEvent = { type: 'run.finished', steps, text: data.text, usage: data.usage, finishReason: data.finishReason };
     if (data.output !== undefined) event.output = data.output;
     return this.end(event);
+  }
+
+  /**
+   * The model called tools that need approval: records the pending calls and the model messages of
+   * this generation (`messages`), and ends this process's part of the run; `resume` (here or on any
+   * node, after any restart) continues it.
+   */
+  awaitApproval(approvals: PendingApproval[], messages: unknown[]): Promise<void> {
+    if (this.terminal) return this.terminal;
+    this.dropDelta();
+    this.outcome = 'awaiting-approval';
+    const waiting = this.send({ type: 'run.approval-requested', approvals, messages }).finally(() => this.deps.sessions.delete(this.stream));
+    waiting.catch(() => undefined);
+    this.terminal = waiting;
+    return waiting;
   }
 
   fail(error: unknown): Promise<void> {

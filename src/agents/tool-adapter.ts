@@ -3,11 +3,12 @@
  * object: the per-call values (caller context, user, conversation, the parent run for sub-agent
  * delegation) travel in the SDK's `experimental_context`, so a request allocates no tool objects.
  * Tool errors are left to the SDK, which reports them as `tool-error` parts and to the model.
+ * `needsApproval` becomes the SDK's own: the SDK then stops with a `tool-approval-request` part.
  */
 import type { Tool as AiTool, ToolSet } from 'ai';
 import { aiSdk } from './ai-sdk.js';
 import { formatIssues } from '../errors.js';
-import { toolParametersJsonSchema, type Tool } from '../tools/define-tool.js';
+import { toolParametersJsonSchema, type Tool, type ToolExecuteOptions } from '../tools/define-tool.js';
 
 /** Forwarded stream parts of a sub-agent carry these keys (decisions.md §10.2). */
 export interface SubAgentPartKeys {
@@ -42,6 +43,7 @@ export function toAiTool(t: Tool): AiTool {
   let a = adapted.get(t);
   if (a) return a;
   const exec = t.execute;
+  const needsApproval = t.needsApproval;
   const { jsonSchema, tool } = aiSdk();
   a = tool({
     description: t.description,
@@ -51,24 +53,37 @@ export function toAiTool(t: Tool): AiTool {
         return r.success ? { success: true, value: r.data } : { success: false, error: new Error(formatIssues(r.error.issues, '(root)')) };
       },
     }),
+    ...(needsApproval !== undefined
+      ? {
+          needsApproval:
+            typeof needsApproval === 'boolean'
+              ? needsApproval
+              : (input: unknown, opts: { toolCallId: string; experimental_context?: unknown }) => needsApproval(input, executeOptions(input, opts)),
+        }
+      : {}),
     ...(exec
       ? {
           execute: (input: unknown, opts: { toolCallId: string; abortSignal?: AbortSignal; experimental_context?: unknown }) => {
-            const c = opts.experimental_context as RunToolContext | undefined;
-            return exec(input, {
-              context: c?.context ?? {},
-              userId: c?.userId,
-              conversationId: c?.conversationId,
-              signal: opts.abortSignal ?? NEVER,
-              toolCallId: opts.toolCallId,
-              agentId: c?.agentId,
-            });
+            return exec(input, executeOptions(input, opts));
           },
         }
       : {}),
   } as AiTool);
   adapted.set(t, a);
   return a;
+}
+
+/** The tool's options for one model call: the caller's values travel in `experimental_context`. */
+function executeOptions(_input: unknown, opts: { toolCallId: string; abortSignal?: AbortSignal; experimental_context?: unknown }): ToolExecuteOptions {
+  const c = opts.experimental_context as RunToolContext | undefined;
+  return {
+    context: c?.context ?? {},
+    userId: c?.userId,
+    conversationId: c?.conversationId,
+    signal: opts.abortSignal ?? NEVER,
+    toolCallId: opts.toolCallId,
+    agentId: c?.agentId,
+  };
 }
 
 export function toToolSet(tools: readonly Tool[], extra?: ToolSet): ToolSet {

@@ -31,6 +31,13 @@ export interface ToolConfig<I = any, O = unknown> {
   parameters: ZodType<I>;
   /** Tools without `execute` are client-side: the model may call them, the server cannot run them. */
   execute?: (input: I, options: ToolExecuteOptions) => O | Promise<O>;
+  /**
+   * Whether a person must approve a model's call before it runs: `true`, or a function of the call's
+   * input (and the caller's options) deciding per call. A call needing approval pauses the agent run
+   * (`status: "awaiting-approval"`) until `POST /agents/:id/runs/:runId/approvals/:approvalId`
+   * answers it; a denied call never runs. Direct execution (`POST /tools/:name/execute`) is not gated.
+   */
+  needsApproval?: boolean | ((input: I, options: ToolExecuteOptions) => boolean | Promise<boolean>);
   /** optional id (defaults to the name) and tags, shown by the tools listing */
   id?: string;
   tags?: string[];
@@ -48,6 +55,9 @@ export function createTool<I, O>(config: ToolConfig<I, O>): Tool<I, O> {
     throw new TypeError(`Tool name '${String(config.name)}' must be 1-64 characters of letters, digits, '_' or '-'`);
   }
   checkSchemaSlot(`Tool ${config.name}`, 'parameters', config.parameters, true);
+  if (config.needsApproval !== undefined && typeof config.needsApproval !== 'boolean' && typeof config.needsApproval !== 'function') {
+    throw new TypeError(`Tool ${config.name}: needsApproval must be a boolean or a function of the input`);
+  }
   return Object.freeze({ ...config, id: config.id ?? config.name, description: config.description ?? '', kind: 'eventloom-tool' as const });
 }
 

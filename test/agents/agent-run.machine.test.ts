@@ -20,7 +20,7 @@ describe('agent-run machine', () => {
     const [s, actions] = initialTransition(agentRunMachine, started);
     expect(s.value).toBe('running');
     expect(actions.map((a) => a.type)).toEqual(['generate']);
-    expect(s.context).toEqual({ agentId: 'a', operationType: 'text', steps: 0, deltas: 0 });
+    expect(s.context).toEqual({ agentId: 'a', operationType: 'text', steps: 0, deltas: 0, pending: [] });
   });
 
   it('counts steps and accepts batched text deltas while running', () => {
@@ -55,5 +55,26 @@ describe('agent-run machine', () => {
     expect(s.value).toBe('completed');
     expect(s.context.steps).toBe(1);
     expect(kind.isTerminal!(s)).toBe(true);
+  });
+
+  it('waits for every approval of a pause, then runs again with a new generate effect', () => {
+    let [s] = initialTransition(agentRunMachine, started);
+    const approvals = [
+      { approvalId: 'a1', toolCallId: 'c1', toolName: 'refund', args: {} },
+      { approvalId: 'a2', toolCallId: 'c2', toolName: 'refund', args: {} },
+    ];
+    [s] = transition(agentRunMachine, s, { type: 'run.approval-requested', approvals, messages: [] });
+    expect(s.value).toBe('awaitingApproval');
+    // a run waiting for a person is not closed as interrupted, nor finished
+    expect(s.can({ type: 'run.failed', error: 'x' })).toBe(false);
+    expect(s.can({ type: 'run.approval-answered', approvalId: 'other', approved: true })).toBe(false);
+    let actions;
+    [s, actions] = transition(agentRunMachine, s, { type: 'run.approval-answered', approvalId: 'a2', approved: false });
+    expect(s.value).toBe('awaitingApproval');
+    expect(actions).toEqual([]);
+    expect(s.can({ type: 'run.approval-answered', approvalId: 'a2', approved: true })).toBe(false);
+    [s, actions] = transition(agentRunMachine, s, { type: 'run.approval-answered', approvalId: 'a1', approved: true });
+    expect(s.value).toBe('running');
+    expect(actions.map((a) => a.type)).toEqual(['generate']);
   });
 });

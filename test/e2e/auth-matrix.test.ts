@@ -23,6 +23,8 @@ const ADDITIONS: Record<string, AuthClass> = {
   'GET /ui/assets/:file': 'documentation',
   'GET /console': 'documentation',
   'GET /console/assets/:file': 'documentation',
+  // answering a tool approval continues an agent run: the same class as the generation routes
+  'POST /agents/:id/runs/:runId/approvals/:approvalId': 'execution',
 };
 
 const concrete = (path: string) => path.replace(/:[A-Za-z0-9_]+/g, 'matrix-x');

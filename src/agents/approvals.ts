@@ -1,0 +1,131 @@
+/**
+ * Tool approvals of agent runs: `POST /agents/:id/runs/:runId/approvals/:approvalId`.
+ *
+ * A paused run lives only in the log (`run.approval-requested` holds the pending calls and the model
+ * messages produced so far), never in process memory: answering reads the run's stream, prepares the
+ * agent call again from `run.started` (same input, same options), and records the decision through
+ * the run's actor. The last decision re-enters `running`, whose `generate` effect continues the
+ * conversation in this process with the SDK's `tool-approval-response` parts, so a pending approval
+ * survives a crash and can be answered on any node.
+ */
+import { z } from 'zod';
+import type { ModelMessage } from 'ai';
+import { AppError } from '../errors.js';
+import { EventRejectedError } from '../runtime/actor-host.js';
+import type { EventLog } from '../log/types.js';
+import { runStream, type AgentRunStarted, type ApprovalDecision, type PendingApproval } from '../../machines/agent-run.machine.js';
+import type { AgentRuns } from './agent-runs.js';
+import type { Agent } from './define-agent.js';
+import type { ResolvedCallOptions } from './call-options.js';
+import { continueText, type TextOutcome } from './ops-text.js';
+
+export const ApprovalAnswer = z.object({ approved: z.boolean(), reason: z.string().max(4000).optional() }).strict();
+export type ApprovalAnswer = z.infer<typeof ApprovalAnswer>;
+
+/** A run waiting for decisions, as its records tell. */
+export interface PausedRun {
+  started: AgentRunStarted;
+  /** the calls of the last pause */
+  approvals: PendingApproval[];
+  /** decisions recorded since that pause */
+  decisions: ApprovalDecision[];
+  /** model messages after the prompt, up to the pause */
+  tail: ModelMessage[];
+}
+
+/** Reads a run's stream; throws the 404/409 a client should see when it is not waiting for `approvalId`. */
+export async function readPausedRun(log: EventLog, agentId: string, runId: string, approvalId: string): Promise<PausedRun> {
+  const records = await log.readStream(runStream(runId));
+  const started = records[0]?.type === 'run.started' ? (records[0].data as AgentRunStarted) : undefined;
+  if (!started || started.agentId !== agentId) throw new AppError('NOT_FOUND', `Run ${runId} of agent ${agentId} not found`);
+  let pause = -1;
+  for (let i = records.length - 1; i > 0; i--) {
+    if (records[i]!.type === 'run.approval-requested') {
+      pause = i;
+      break;
+    }
+  }
+  const after = pause < 0 ? [] : records.slice(pause + 1);
+  if (pause < 0 || after.some((r) => r.type !== 'run.approval-answered')) throw new AppError('CONFLICT', `Run ${runId} is not waiting for an approval`);
+  const data = records[pause]!.data as { approvals: PendingApproval[]; messages: ModelMessage[] };
+  const decisions = after.map((r) => r.data as ApprovalDecision);
+  if (!data.approvals.some((a) => a.approvalId === approvalId)) throw new AppError('NOT_FOUND', `Approval ${approvalId} not found in run ${runId}`);
+  if (decisions.some((d) => d.approvalId === approvalId)) throw new AppError('CONFLICT', `Approval ${approvalId} of run ${runId} was already answered`);
+  return { started, approvals: data.approvals, decisions, tail: data.messages };
+}
+
+/** The answer while other calls of the same pause still wait. */
+function stillPending(paused: PausedRun, runId: string, decided: string) {
+  const done = new Set([...paused.decisions.map((d) => d.approvalId), decided]);
+  return { status: 'awaiting-approval' as const, runId, pendingApprovals: paused.approvals.filter((a) => !done.has(a.approvalId)) };
+}
+
+export interface AnswerArgs {
+  agent: Agent;
+  runId: string;
+  approvalId: string;
+  answer: ApprovalAnswer;
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Records one decision and, when it was the last of its pause, continues the run; answers what
+ * `/text` would have (the final response, or `awaiting-approval` again when the model asks anew).
+ */
+export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<TextOutcome | ReturnType<typeof stillPending>> {
+  const paused = await readPausedRun(runs.deps.host.log, a.agent.id, a.runId, a.approvalId);
+  const decision: ApprovalDecision = { approvalId: a.approvalId, approved: a.answer.approved };
+  if (a.answer.reason !== undefined) decision.reason = a.answer.reason;
+  const options = paused.started.options as unknown as ResolvedCallOptions;
+  const prepared = await runs.prepare({ agent: a.agent, input: paused.started.input as string, options, headers: a.headers, runId: a.runId, signal: a.signal });
+  const run = runs.pausedRun(prepared, paused.started);
+  let result: TextOutcome | null;
+  try {
+    result = await continueText(run, prepared, decision, { tail: paused.tail, decisions: [...paused.decisions, decision], approvals: paused.approvals }, options.output, a.signal);
+  } catch (err) {
+    // another request decided first (both read the stream before either wrote)
+    if (err instanceof EventRejectedError) throw new AppError('CONFLICT', `Approval ${a.approvalId} of run ${a.runId} was already answered`);
+    throw err;
+  }
+  return result ?? stillPending(paused, a.runId, a.approvalId);
+}
+
+/** A `/chat` request that answers a paused run: the run and the decisions its messages carry. */
+export interface ChatContinuation {
+  started: AgentRunStarted;
+  decisions: ApprovalDecision[];
+}
+
+type UiPart = { type?: unknown; state?: unknown; approval?: { id?: unknown; approved?: unknown; reason?: unknown } };
+
+/**
+ * The paused run a `/chat` request continues: its last assistant message names the run
+ * (`metadata.runId`, set when the run paused) and carries `addToolApprovalResponse`'s decisions
+ * (tool parts in state `approval-responded`) for calls that run still waits for. Anything else is
+ * an ordinary new chat run (the SDK then handles whatever the messages hold).
+ */
+export async function findChatContinuation(log: EventLog, agentId: string, input: unknown): Promise<ChatContinuation | undefined> {
+  if (!Array.isArray(input)) return undefined;
+  const last = [...input].reverse().find((m) => (m as { role?: unknown }).role === 'assistant') as { metadata?: { runId?: unknown }; parts?: UiPart[] } | undefined;
+  const runId = last?.metadata?.runId;
+  if (typeof runId !== 'string' || !Array.isArray(last?.parts)) return undefined;
+  const answers: ApprovalDecision[] = [];
+  for (const p of last.parts) {
+    if (p.state !== 'approval-responded' || typeof p.approval?.id !== 'string' || typeof p.approval.approved !== 'boolean') continue;
+    const d: ApprovalDecision = { approvalId: p.approval.id, approved: p.approval.approved };
+    if (typeof p.approval.reason === 'string') d.reason = p.approval.reason;
+    answers.push(d);
+  }
+  if (answers.length === 0) return undefined;
+  let paused: PausedRun;
+  try {
+    paused = await readPausedRun(log, agentId, runId, answers[0]!.approvalId);
+  } catch {
+    return undefined;
+  }
+  const decided = new Set(paused.decisions.map((d) => d.approvalId));
+  const waiting = new Set(paused.approvals.map((a) => a.approvalId).filter((id) => !decided.has(id)));
+  const decisions = answers.filter((d) => waiting.has(d.approvalId));
+  return decisions.length > 0 ? { started: paused.started, decisions } : undefined;
+}

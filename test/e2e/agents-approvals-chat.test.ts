@@ -1,0 +1,78 @@
+/**
+ * Tool approvals over `/chat`, driven by the `ai` SDK's own chat client (AbstractChat, what
+ * `useChat` wraps, over DefaultChatTransport): the stream carries the approval request, the client's
+ * `addToolApprovalResponse` answers it, and the request the client then sends continues the same
+ * run, which runs the approved tool and completes.
+ */
+import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import { supportAgent } from '../fixtures/tool-approvals.config.js';
+import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-approvals-chat-'));
+const refundLog = path.join(dir, 'refunds.txt');
+let t: TestServer;
+
+beforeAll(async () => {
+  process.env.REFUND_LOG = refundLog;
+  t = await startTestServer({ agents: [supportAgent] });
+});
+afterAll(async () => {
+  await t?.close();
+  delete process.env.REFUND_LOG;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The smallest ChatState: what a UI framework binding keeps. */
+class MemoryState implements ChatState<UIMessage> {
+  status: ChatStatus = 'ready';
+  error: Error | undefined;
+  messages: UIMessage[] = [];
+  pushMessage = (m: UIMessage) => void this.messages.push(m);
+  popMessage = () => void this.messages.pop();
+  replaceMessage = (i: number, m: UIMessage) => void (this.messages[i] = m);
+  snapshot = <T>(thing: T): T => structuredClone(thing);
+}
+
+class TestChat extends AbstractChat<UIMessage> {
+  constructor(readonly memory: MemoryState, url: string) {
+    super({ state: memory, transport: new DefaultChatTransport({ api: url }), sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+  }
+}
+
+type ToolPart = { type: string; state: string; approval?: { id: string }; output?: unknown };
+const refundPart = (m: UIMessage | undefined) => m?.parts.find((p) => p.type === 'tool-refund') as ToolPart | undefined;
+
+describe('tool approvals over /chat', () => {
+  it('streams the approval request that addToolApprovalResponse answers, and the next request continues the run to completion', async () => {
+    const state = new MemoryState();
+    const chat = new TestChat(state, `${t.url}/agents/support/chat`);
+    await chat.sendMessage({ text: 'refund orderId Z9 amount 12' });
+    const asked = refundPart(state.messages.at(-1));
+    expect(asked).toMatchObject({ state: 'approval-requested', approval: { id: expect.any(String) } });
+    const runId = (state.messages.at(-1)!.metadata as { runId: string }).runId;
+    expect(typeof runId).toBe('string');
+    expect(existsSync(refundLog)).toBe(false);
+    const waiting = (await api(`${t.url}/agents/support/history`)).body.data.entries[0];
+    expect(waiting).toMatchObject({ id: runId, status: 'working', metadata: { pendingApprovals: [{ approvalId: asked!.approval!.id, toolName: 'refund' }] } });
+
+    await chat.addToolApprovalResponse({ id: asked!.approval!.id, approved: true });
+    // the chat sends the answer on its own (sendAutomaticallyWhen) and streams the continuation
+    await until(() => refundPart(state.messages.at(-1))?.state === 'output-available' && chat.status === 'ready', 'the continued run', 15_000);
+    expect(refundPart(state.messages.at(-1))!.output).toEqual({ orderId: 'Z9', amount: 12, refunded: true });
+    expect(readFileSync(refundLog, 'utf8')).toBe('Z9 12\n');
+
+    // the same run continued and completed: one history entry, no second run
+    const entries = (await api(`${t.url}/agents/support/history`)).body.data.entries;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ id: runId, status: 'completed' });
+    const types = (await t.server.log.readStream(`run:${runId}`)).map((r) => r.type);
+    expect(types).toContain('run.approval-requested');
+    expect(types).toContain('run.approval-answered');
+    expect(types.at(-1)).toBe('run.finished');
+  }, 30_000);
+});
