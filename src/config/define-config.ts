@@ -23,6 +23,11 @@ export interface ServerConfig {
   host?: string;
   dataDir?: string;
   maxBodyBytes?: number;
+  /**
+   * Output buffered for slow SSE and WebSocket clients, across all of them (bytes, default 64 MiB, at
+   * least 1 MiB). Past it the slowest clients are cut; an SSE reader resumes with `Last-Event-ID`.
+   */
+  maxBufferedOutputBytes?: number;
   /** overrides the NODE_ENV rule for `/ui` */
   enableSwaggerUI?: boolean;
   /** graceful shutdown: how long to wait for in-flight work (ms, default 10 000) */
