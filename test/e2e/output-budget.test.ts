@@ -4,9 +4,11 @@
  * the output buffered for them would far exceed a small configured budget. The stalled readers are
  * cut, readers that keep reading (one of them slowly) are not, the server's buffered total never
  * passes the budget, and a cut reader that reconnects with `Last-Event-ID` = the id of the last frame
- * it received gets the rest of the stream exactly once.
+ * it received gets the rest of the stream exactly once. WebSocket feed clients that stop reading are
+ * cut the same way, with close code 1013, while the ones that read get every log line.
  */
 import http from 'node:http';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
@@ -118,6 +120,65 @@ describe('the output budget shared by all SSE and WebSocket clients', () => {
     }
     console.info(`stalled ${STALLED}: cut ${cut}; buffered peak ${(budget.peakBytes / MiB).toFixed(2)} MiB of ${BUDGET / MiB} MiB`);
     expect(cut).toBe(budget.cuts);
+    await until(() => budget.bufferedBytes === 0, 'the buffered total to return to 0');
+  }, 60_000);
+});
+
+interface FeedClient {
+  ws: WebSocket;
+  lines: Set<string>;
+  close?: { code: number; reason: string };
+  opened: Promise<void>;
+}
+
+/** A `/ws/logs` or `/ws/observability` client; a stalled one pauses its socket right after the handshake. */
+function feedClient(url: string, stalled: boolean): FeedClient {
+  const ws = new WebSocket(url);
+  const c: FeedClient = { ws, lines: new Set(), opened: Promise.resolve() };
+  c.opened = new Promise((resolve, reject) => {
+    ws.on('open', () => {
+      if (stalled) ws.pause();
+      resolve();
+    });
+    ws.on('error', reject);
+  });
+  ws.on('message', (data) => {
+    for (const m of data.toString().matchAll(/firehose chunk (\d+\.\d+)/g)) c.lines.add(m[1]!);
+  });
+  ws.on('close', (code, reason) => (c.close = { code, reason: reason.toString() }));
+  return c;
+}
+
+describe('WebSocket feed clients under the output budget', () => {
+  it('cuts the stalled ones with 1013 naming the budget, while the clients that read get every log line', async () => {
+    const budget = t.server.outputBudget;
+    const cutsBefore = budget.cuts;
+    const base = t.url.replace('http', 'ws');
+    const feeds = ['/ws/logs', '/ws/observability?dev=true'];
+    const stalled = feeds.flatMap((f) => Array.from({ length: 6 }, () => feedClient(base + f, true)));
+    const reading = feeds.map((f) => feedClient(base + f, false));
+    await Promise.all([...stalled, ...reading].map((c) => c.opened));
+
+    // 4,000 log lines of 3 KB: ~12 MiB per /ws/logs client, ~9 MiB per /ws/observability one (2 KiB kept per line)
+    const LINES = 1_000 * 4;
+    const r = await fetch(`${t.url}/workflows/firehose/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { events: 1_000, bytes: 10, logBytes: 3_000, logsPerEvent: 4 } }),
+    });
+    expect(r.status).toBe(200);
+    await until(() => reading.every((c) => c.lines.size === LINES), 'the reading clients to get every line', 20_000);
+    for (const c of reading) expect(c.close).toBeUndefined();
+
+    // the stalled ones, reading again, find their 1013 after what was sent before it
+    for (const c of stalled) c.ws.resume();
+    await until(() => stalled.every((c) => c.close), 'the stalled clients to see their close', 20_000);
+    const byBudget = stalled.filter((c) => c.close!.code === 1013 && /budget/.test(c.close!.reason));
+    for (const c of stalled) expect(c.close!.code).toBe(1013);
+    // with a 6 MiB budget and a 4 MiB cap per client, some reach their own cap first (also 1013)
+    expect(byBudget.length).toBeGreaterThanOrEqual(1);
+    expect(budget.cuts - cutsBefore).toBeGreaterThanOrEqual(byBudget.length);
+    for (const c of reading) c.ws.close();
     await until(() => budget.bufferedBytes === 0, 'the buffered total to return to 0');
   }, 60_000);
 });
