@@ -13,7 +13,7 @@
  * Under load it bounds the heap another way: V8 lets the old generation grow to up to four times what
  * survived its last full collection before the next one (its growing factor follows the allocation
  * rate), so a server with 40 MiB of live data under steady load sat at 110 MiB of heap and 250 MiB of
- * RSS between collections. `heapGrowingPercent` (default 50) caps that factor at 1.5: V8 starts its
+ * RSS between collections. `heapGrowingPercent` (default 25) caps that factor at 1.25: V8 starts its
  * (incremental, mostly concurrent) full collection sooner, and the heap stays near its live size.
  */
 import v8 from 'node:v8';
@@ -43,7 +43,7 @@ export interface IdleCollectionOptions {
   collectAgain?: () => void;
   /**
    * the most the old generation may grow past what survived the last full collection before the next
-   * one, in percent (default 50; 0 leaves V8's own factor, up to 300 %). Process-wide; an operator's
+   * one, in percent (default 25; 0 leaves V8's own factor, up to 300 %). Process-wide; an operator's
    * own `--heap-growing-percent` in the node flags wins.
    */
   heapGrowingPercent?: number;
@@ -104,7 +104,7 @@ export function compactingCollection(): () => void {
   };
 }
 
-export const DEFAULT_HEAP_GROWING_PERCENT = 50;
+export const DEFAULT_HEAP_GROWING_PERCENT = 25;
 
 /** Caps V8's heap growing factor (see the module comment) unless the operator set it. */
 function capHeapGrowth(opts: IdleCollectionOptions): void {

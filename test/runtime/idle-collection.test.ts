@@ -171,7 +171,7 @@ describe('the heap growth cap', () => {
   it('sets V8\'s heap growing percent once, unless the operator started node with one', () => {
     const set: string[] = [];
     startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [] }).stop();
-    expect(set).toEqual(['--heap-growing-percent=50']);
+    expect(set).toEqual(['--heap-growing-percent=25']);
     startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: ['--heap-growing-percent=80'] }).stop();
     startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [], heapGrowingPercent: 0 }).stop();
     expect(set).toHaveLength(1);
