@@ -141,8 +141,10 @@ export interface MinuteFigures {
 /** Per-minute RSS (minute 1 = the first 60 s of load) of the loaded samples. */
 export function rssByMinute(loaded: SoakSample[]): MinuteFigures[] {
   const minutes = new Map<number, SoakSample[]>();
+  // the sample taken as the load ends (t just past its last full minute) belongs to that last minute
+  const last = Math.max(1, Math.round((loaded.at(-1)?.t ?? 0) / 60));
   for (const s of loaded) {
-    const m = Math.floor(s.t / 60) + 1;
+    const m = Math.min(Math.floor(s.t / 60) + 1, last);
     if (!minutes.has(m)) minutes.set(m, []);
     minutes.get(m)!.push(s);
   }

@@ -80,6 +80,10 @@ describe('the memory goals of the default-config soak', () => {
     expect(minutes).toHaveLength(30);
     expect(minutes[0]).toEqual({ minute: 1, rssMeanMiB: 100, rssMaxMiB: 100, heapAfterGcMiB: 70 });
     expect(minutes[29]!.rssMeanMiB).toBe(129);
+    // the sample taken as the load ends, just past 30:00, is part of minute 30, not a minute of its own
+    const ending = rssByMinute([...loaded, { ...loaded.at(-1)!, t: 1800.6, rssBytes: 135 * MiB }]);
+    expect(ending).toHaveLength(30);
+    expect(ending[29]!.rssMaxMiB).toBe(135);
   });
 
   it('passes a run that levels off under the ceiling and gives its memory back after the load', () => {
