@@ -14,6 +14,7 @@ import { ActorHost } from './runtime/actor-host.js';
 import { startIdleCollection, type IdleCollectionOptions } from './runtime/idle-collection.js';
 import { HttpEdge, listen, type AccessEntry, type Authenticator, type RunningServer } from './http/server.js';
 import { allowedHostsOf } from './http/host-check.js';
+import { OutputBudget } from './http/output-budget.js';
 import type { RouteDef, WsRouteDef } from './contract/routes.js';
 import type { ModuleFactory, ServerContext, ServerModule } from './contract/server-module.js';
 import { docsRoutes } from './http/routes/docs.routes.js';
@@ -61,6 +62,8 @@ export interface EventloomServer {
   modules: ReadonlyMap<string, ServerModule>;
   routes: readonly RouteDef[];
   logger: Logger;
+  /** output buffered for slow SSE and WebSocket clients: its total, peak, budget and the clients cut for it */
+  outputBudget: Readonly<OutputBudget>;
   /** graceful: stop accepting, let in-flight work finish (bounded), close the log */
   close(): Promise<void>;
 }
@@ -146,6 +149,9 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   const host = new ActorHost(log);
   let port = 0;
   let wsApp: RunningServer['app'] | undefined;
+  // checked before anything starts: a bad value is a start-up error naming the key
+  const outputBudget = new OutputBudget(config.server?.maxBufferedOutputBytes);
+  let wsEdge: HttpEdge | undefined;
   const ctx: ServerContext = {
     config,
     log,
@@ -156,7 +162,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     claim: claimOf(log),
     env,
     port: () => port,
-    publish: (topic, message) => (wsApp ? wsApp.publish(topic, message, false, false) : false),
+    publish: (topic, message) => (wsApp && wsEdge ? wsEdge.publish(wsApp, topic, message) : false),
     subscriberCount: (topic) => (wsApp ? wsApp.numSubscribers(topic) : 0),
   };
 
@@ -207,6 +213,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     cors: config.cors,
     maxBodyBytes: config.server?.maxBodyBytes,
     allowedHosts,
+    outputBudget,
     authenticate: await options.authenticator?.(ctx, routes),
     onError: (err, where) => logger.error({ err, ...where }, 'request failed'),
     onResponse: options.accessLog ? accessLogger(logger) : undefined,
@@ -222,6 +229,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   }
   port = server.port;
   wsApp = server.app;
+  wsEdge = edge;
   const idle =
     options.idleCollection === false || env.EVENTLOOM_IDLE_GC === '0'
       ? undefined
@@ -268,6 +276,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
     modules,
     routes,
     logger,
+    outputBudget,
     close,
   };
 }

@@ -18,9 +18,11 @@ export interface SoakServer {
   stop(): Promise<number | string>;
 }
 
-export async function startSoakServer(config: string, dataDir: string): Promise<SoakServer> {
+/** `entry`: the script to run (the package's bin, as an operator starts it); default the sources through tsx */
+export async function startSoakServer(config: string, dataDir: string, entry?: string): Promise<SoakServer> {
   const env = { NODE_ENV: 'development', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' };
-  const server = await spawnServer(['--port', '0', '--data', dataDir, '--config', config], env, 30_000, ['--inspect=127.0.0.1:0']);
+  // the bin rebuilds dist/ first when the sources changed: time for that too
+  const server = await spawnServer(['--port', '0', '--data', dataDir, '--config', config], env, 120_000, ['--inspect=127.0.0.1:0'], { entry });
   // the server's own warnings and errors reach the console; the inspector's chatter does not
   server.child.stderr!.on('data', (e: Buffer) => {
     const text = e.toString();
@@ -112,8 +114,9 @@ export class ServerProbe {
     return r.result.value;
   }
 
-  async figures(): Promise<ProcessFigures> {
-    await this.send('HeapProfiler.collectGarbage');
+  /** `collect`: force a full collection first (the heap figure is then the live heap) */
+  async figures(collect = true): Promise<ProcessFigures> {
+    if (collect) await this.send('HeapProfiler.collectGarbage');
     const heap = (await this.send('Runtime.getHeapUsage')) as { usedSize: number };
     const rest = JSON.parse((await this.evaluate(READ_FIGURES)) as string) as Omit<ProcessFigures, 'heapAfterGcBytes'>;
     return { heapAfterGcBytes: heap.usedSize, ...rest };

@@ -30,6 +30,11 @@ export interface ServerConfig {
    * bound elsewhere only when this is set. Anything else gets 403 `Host not allowed: <host>` (src/http/host-check.ts).
    */
   allowedHosts?: string[];
+  /**
+   * Output buffered for slow SSE and WebSocket clients, across all of them (bytes, default 64 MiB, at
+   * least 1 MiB). Past it the slowest clients are cut; an SSE reader resumes with `Last-Event-ID`.
+   */
+  maxBufferedOutputBytes?: number;
   /** overrides the NODE_ENV rule for `/ui` */
   enableSwaggerUI?: boolean;
   /** graceful shutdown: how long to wait for in-flight work (ms, default 10 000) */

@@ -14,7 +14,8 @@ import { INVALID_WS_JSON, refusesForeignOrigin, type AuthUser, type HttpMethod, 
 import { Router } from './router.js';
 import { createCorsPolicy, originAllowed, type CorsPolicy } from './cors.js';
 import type { CorsConfig } from '../config/cors.js';
-import { UwsSseSink } from './sse-sink.js';
+import { SSE_MAX_UNSENT_BYTES, UwsSseSink } from './sse-sink.js';
+import { OutputBudget, type BufferedOutput } from './output-budget.js';
 import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
 import { checkHeaderSize } from './auth/header-limit.js';
 import { mergeUserIntoBody } from './auth/propagate.js';
@@ -27,6 +28,8 @@ const BODY_TIMEOUT_MS = 30_000;
 const MAX_URL_BYTES = 8 * 1024;
 const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
 const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** how soon after a publish the WebSockets' buffers are counted against the output budget */
+const WS_BUDGET_CHECK_MS = 100;
 /**
  * Deepest nesting accepted in a JSON body or WS message. JSON.parse copes with any depth, but the recursive
  * code behind it (JSON.stringify when a value is logged or echoed, schema checks, merges) overflows the stack
@@ -89,6 +92,8 @@ export interface ServerOptions {
   fastRoutes?: boolean;
   /** `server.allowedHosts`: `Host` names answered besides the loopback ones (host-check.ts) */
   allowedHosts?: readonly string[];
+  /** the server-wide budget for output buffered for slow SSE and WebSocket clients (output-budget.ts; default 64 MiB) */
+  outputBudget?: OutputBudget;
 }
 
 export interface AccessEntry {
@@ -160,6 +165,11 @@ export class HttpEdge {
   private readonly allowedHosts: string[] | undefined;
   /** set by `mount`, which knows the address listened on */
   private hosts: HostPolicy | undefined;
+  /** output buffered for slow SSE and WebSocket clients, across all of them */
+  readonly outputBudget: OutputBudget;
+  /** open WebSockets, whose buffers `publish` can grow without a send of ours */
+  private readonly sockets = new Set<WsUserData>();
+  private wsCheck: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: ServerOptions) {
     this.router = new Router(options.routes);
@@ -168,6 +178,24 @@ export class HttpEdge {
     this.allowedHosts = options.allowedHosts === undefined ? undefined : parseAllowedHosts(options.allowedHosts);
     this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.wsRoutes = options.wsRoutes ?? [];
+    this.outputBudget = options.outputBudget ?? new OutputBudget();
+  }
+
+  /**
+   * Publishes to a WebSocket topic. uWS buffers the message for each subscriber that is behind
+   * without telling us which: the open sockets' buffers are counted against the output budget a
+   * moment later (one pass per 100 ms at most, not one per message).
+   */
+  publish(app: TemplatedApp, topic: string, message: string): boolean {
+    const sent = app.publish(topic, message, false, false);
+    this.wsCheck ??= setTimeout(() => this.checkSockets(), WS_BUDGET_CHECK_MS).unref();
+    return sent;
+  }
+
+  private checkSockets(): void {
+    this.wsCheck = undefined;
+    for (const d of this.sockets) if (!d.closed) d.output!.account();
+    this.outputBudget.shed();
   }
 
   get inflightCount(): number {
@@ -186,8 +214,16 @@ export class HttpEdge {
       upgrade: (res, req, context) => this.upgrade(res, req, context),
       open: (ws) => {
         const d = ws.getUserData() as WsUserData;
-        d.client = wrapWs(ws);
+        d.output = new WsOutput(ws, d, this.outputBudget);
+        this.sockets.add(d);
+        d.client = wrapWs(ws, d.output);
         d.route.open(d.client, { query: d.query, user: d.user, authenticated: !!d.user });
+      },
+      drain: (ws) => {
+        const d = ws.getUserData() as WsUserData;
+        if (d.closed) return;
+        this.outputBudget.progressed(d.output!);
+        d.output!.account();
       },
       message: (ws, message) => {
         const d = ws.getUserData() as WsUserData;
@@ -212,6 +248,8 @@ export class HttpEdge {
       close: (ws) => {
         const d = ws.getUserData() as WsUserData;
         d.closed = true;
+        this.sockets.delete(d);
+        if (d.output) this.outputBudget.release(d.output);
         if (d.client) d.route.close?.(d.client);
       },
     });
@@ -414,7 +452,7 @@ export class HttpEdge {
       case 'sse': {
         state.done = true;
         this.inflight.delete(res);
-        const sink = new UwsSseSink(res);
+        const sink = new UwsSseSink(res, SSE_MAX_UNSENT_BYTES, this.outputBudget);
         // A stream whose handler took the request's signal keeps the request's abort handler, which aborts
         // that signal and then the sink. Any other stream (the many observers of an execution) hands
         // the abort to its sink, so the request's headers and closures are not kept alive while it is
@@ -502,10 +540,44 @@ interface WsUserData {
   query: Record<string, unknown>;
   user?: AuthUser;
   client?: WsClient;
+  output?: WsOutput;
   closed: boolean;
 }
 
-function wrapWs(ws: WebSocket<unknown>): WsClient {
+/** A WebSocket's place in the output budget: what uWS buffers for it. */
+class WsOutput implements BufferedOutput {
+  budgetBytes = 0;
+  budgetProgressAt = 0;
+  constructor(
+    private readonly ws: WebSocket<unknown>,
+    private readonly userData: WsUserData,
+    private readonly budget: OutputBudget,
+  ) {}
+
+  /** Counts what uWS buffers for the socket now. */
+  account(): void {
+    if (!this.userData.closed) this.budget.set(this, this.ws.getBufferedAmount());
+  }
+
+  /** Room for `bytes` more; false when this socket was cut for it. */
+  admit(bytes: number): boolean {
+    const b = this.budget;
+    return b.bufferedBytes + bytes <= b.limitBytes || b.admit(this, bytes);
+  }
+
+  release(): void {
+    this.budget.release(this);
+  }
+
+  cutForBudget(): void {
+    if (this.userData.closed) return;
+    this.userData.closed = true;
+    // the same close as for a client over its own limit: a 1013 after what was sent before it
+    this.ws.end(1013, 'Client too slow: server output buffers over their budget');
+  }
+}
+
+function wrapWs(ws: WebSocket<unknown>, output: WsOutput): WsClient {
   const data: Record<string, unknown> = {};
   const userData = ws.getUserData() as WsUserData;
   return {
@@ -513,11 +585,15 @@ function wrapWs(ws: WebSocket<unknown>): WsClient {
     send(message: unknown) {
       if (userData.closed) return;
       const text = typeof message === 'string' ? message : JSON.stringify(message);
+      if (!output.admit(text.length)) return;
       ws.send(text, false);
       if (ws.getBufferedAmount() > WS_MAX_BUFFERED_BYTES) {
         userData.closed = true;
+        output.release();
         ws.end(1013, 'Client too slow: outbound buffer over 4 MiB');
+        return;
       }
+      output.account();
     },
     close(code = 1000, reason = '') {
       if (userData.closed) return;

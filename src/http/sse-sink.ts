@@ -2,6 +2,10 @@
  * The SSE writer on a uWS response: writes pre-encoded frames, respects backpressure (a frame that
  * does not fit waits in a queue until `onWritable`), and closes a reader whose unsent bytes exceed the
  * limit instead of buffering without bound (decisions.md §10.0: 8 MiB). Idle sinks get `: ping`.
+ * What a sink holds also counts against the server-wide output budget (output-budget.ts): before a
+ * frame could be buffered past it, the slowest clients are cut. uWS does not say how much it keeps for
+ * a response, so a sink counts each frame uWS reported it could not send in full until a later write
+ * goes through whole (an upper bound: uWS may have sent part of them).
  *
  * A stream can have tens of thousands of idle readers, so a sink is kept small: no closure, queue
  * or timer of its own until it needs one (the queue and the `onWritable` hook appear under
@@ -11,6 +15,7 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import type { SseSink } from '../contract/routes.js';
 import { SSE_PING_FRAME } from '../feeds/sse-encoder.js';
+import type { BufferedOutput, OutputBudget } from './output-budget.js';
 
 export const SSE_MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 const PING_INTERVAL_MS = 15_000;
@@ -52,19 +57,27 @@ function writeCorked(res: HttpResponse, frame: Uint8Array): boolean {
   return ok;
 }
 
-export class UwsSseSink implements SseSink {
+export class UwsSseSink implements SseSink, BufferedOutput {
   closed = false;
+  budgetBytes = 0;
+  budgetProgressAt = 0;
   /** something was written since the last keep-alive tick */
   private wrote = true;
   /** frames waiting for uWS to drain; the first entry marks the bytes uWS itself holds */
   private queue: Uint8Array[] | undefined;
   private queuedBytes = 0;
+  /** bytes of the frames uWS kept since its last complete write (what it holds, at most) */
+  private heldBytes = 0;
   private listeners: CloseListener | CloseListener[] | undefined;
   /** aborted when the client goes or the reader is cut for being slow; made on demand */
   private abort: AbortController | undefined;
   private closeReason: CloseReason | undefined;
 
-  constructor(private readonly res: HttpResponse, private readonly maxUnsent = SSE_MAX_UNSENT_BYTES) {
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly maxUnsent = SSE_MAX_UNSENT_BYTES,
+    private readonly budget?: OutputBudget,
+  ) {
     liveSinks.add(this);
     ensurePingTimer();
   }
@@ -104,10 +117,22 @@ export class UwsSseSink implements SseSink {
   }
 
   private write(frame: Uint8Array): boolean {
+    // the frame may end up buffered: room for it first (the slowest clients cut, maybe this one)
+    const budget = this.budget;
+    if (budget !== undefined && budget.bufferedBytes + frame.byteLength > budget.limitBytes && !budget.admit(this, frame.byteLength)) return false;
     if (this.queue !== undefined) return this.enqueue(frame);
     // uWS keeps what it could not send; further frames wait in our queue until it drains
-    if (!writeCorked(this.res, frame)) this.startQueue();
+    if (!writeCorked(this.res, frame)) {
+      this.heldBytes = frame.byteLength;
+      this.startQueue();
+      this.account();
+    }
     return true;
+  }
+
+  /** Tells the budget what this sink holds now. */
+  private account(): void {
+    this.budget?.set(this, this.heldBytes + this.queuedBytes);
   }
 
   private startQueue(): void {
@@ -122,12 +147,15 @@ export class UwsSseSink implements SseSink {
       this.closeSlow();
       return false;
     }
+    this.account();
     return true;
   }
 
   private flushQueue(): boolean {
     const queue = this.queue;
     if (this.closed || queue === undefined) return true;
+    // the socket took bytes: this client reads (the budget cuts the ones that do not first)
+    this.budget?.progressed(this);
     // the first entry is the marker for the bytes uWS itself holds; it has drained now
     queue.shift();
     while (queue.length > 0) {
@@ -135,11 +163,17 @@ export class UwsSseSink implements SseSink {
       this.queuedBytes -= frame.byteLength;
       if (!writeCorked(this.res, frame)) {
         queue.unshift(new Uint8Array(0));
+        this.heldBytes += frame.byteLength;
+        this.account();
         return false;
       }
+      // uWS sent it whole, and with it whatever it still held
+      this.heldBytes = 0;
     }
     // drained: back to direct writes (the hook stays registered; uWS calls it only after a short write)
     this.queue = undefined;
+    this.heldBytes = 0;
+    this.account();
     return true;
   }
 
@@ -168,8 +202,15 @@ export class UwsSseSink implements SseSink {
     if (this.closed) return;
     this.queue = undefined;
     this.queuedBytes = 0;
+    this.heldBytes = 0;
     this.finish('slow');
+    // closing drops what uWS holds: the client's last complete frame carries the id it resumes from
     this.res.close();
+  }
+
+  /** @internal the output budget cuts this reader to make room (output-budget.ts) */
+  cutForBudget(): void {
+    this.closeSlow();
   }
 
   onClose(listener: CloseListener): void {
@@ -184,6 +225,7 @@ export class UwsSseSink implements SseSink {
     this.closed = true;
     this.closeReason = reason;
     liveSinks.delete(this);
+    this.budget?.release(this);
     if (reason !== 'ended') this.abort?.abort();
     const ls = this.listeners;
     this.listeners = undefined;

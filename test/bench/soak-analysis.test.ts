@@ -3,7 +3,7 @@
  * series with noise passes, warm-up growth in the first half is not held against the server.
  */
 import { describe, expect, it } from 'vitest';
-import { analyseSoak, regression, type SoakSample } from '../../bench/lib/soak-analysis.js';
+import { analyseSoak, judgeMemoryGoals, regression, rssByMinute, type SoakSample } from '../../bench/lib/soak-analysis.js';
 
 const MiB = 1024 * 1024;
 const limits = { rssSlopeMbPerMin: 2, heapSlopeMbPerMin: 1, handleSlopePerMin: 2, handleGrowth: 64 };
@@ -60,5 +60,54 @@ describe('the soak verdict', () => {
     const run = samples({ rssBytes: (t) => (200 + t) * MiB });
     expect(analyseSoak(run, limits).reasons).toHaveLength(1);
     expect(analyseSoak(run, limits, { judgeRss: false }).reasons).toEqual([]);
+  });
+});
+
+/** A 30-minute run sampled every 10 s (RSS in MiB by time), the heap collected once a minute, and 60 s of quiet after it. */
+function run30(rssMiB: (t: number) => number, quietMiB: (t: number) => number) {
+  const sample = (t: number, rss: number): SoakSample => ({ ...samples()[0]!, t, rssBytes: rss * MiB, collected: t % 60 === 0 });
+  const loaded = Array.from({ length: 180 }, (_, i) => sample(i * 10, rssMiB(i * 10)));
+  const quiet = Array.from({ length: 12 }, (_, i) => sample(1800 + (i + 1) * 5, quietMiB((i + 1) * 5)));
+  return { loaded, quiet };
+}
+
+describe('the memory goals of the default-config soak', () => {
+  const idle = 75 * MiB;
+
+  it('gives the RSS curve per minute: mean and highest sample, and the heap of the minute\'s forced collection', () => {
+    const { loaded } = run30((t) => 100 + Math.floor(t / 60), () => 80);
+    const minutes = rssByMinute(loaded);
+    expect(minutes).toHaveLength(30);
+    expect(minutes[0]).toEqual({ minute: 1, rssMeanMiB: 100, rssMaxMiB: 100, heapAfterGcMiB: 70 });
+    expect(minutes[29]!.rssMeanMiB).toBe(129);
+    // the sample taken as the load ends, just past 30:00, is part of minute 30, not a minute of its own
+    const ending = rssByMinute([...loaded, { ...loaded.at(-1)!, t: 1800.6, rssBytes: 135 * MiB }]);
+    expect(ending).toHaveLength(30);
+    expect(ending[29]!.rssMaxMiB).toBe(135);
+  });
+
+  it('passes a run that levels off under the ceiling and gives its memory back after the load', () => {
+    const { loaded, quiet } = run30((t) => Math.min(200, 120 + t / 6) + (t % 20 === 0 ? 4 : -4), (t) => (t < 20 ? 150 : 98));
+    const { reasons, memoryGoals } = judgeMemoryGoals(idle, loaded, quiet);
+    expect(reasons).toEqual([]);
+    expect(memoryGoals.plateau.middleMinutes).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    expect(memoryGoals.plateau.lastMinutes).toEqual([21, 22, 23, 24, 25, 26, 27, 28, 29, 30]);
+  });
+
+  it('fails RSS still rising in the last ten minutes, RSS over 250 MB, and RSS that stays up after the load', () => {
+    // +5 MiB a minute: minutes 21–30 end 40 % above minutes 11–20, at 254 MiB (266 MB)
+    const { loaded, quiet } = run30((t) => 105 + (t / 60) * 5, () => 121);
+    const { reasons } = judgeMemoryGoals(idle, loaded, quiet);
+    expect(reasons.join('\n')).toMatch(/RSS does not plateau: the last 10 minutes reach [\d.]+ MiB \(per-minute mean\), over 10 % above minutes 11–20/);
+    expect(reasons.join('\n')).toMatch(/RSS reached [\d.]+ MiB, over the 250 MB ceiling/);
+    expect(reasons.join('\n')).toMatch(/RSS after the load 121 MiB, more than 30 MB above the idle server's 75 MiB/);
+  });
+
+  it('judges the heap trend on the samples taken after a forced collection only', () => {
+    // read without a collection the heap grows with garbage; after each collection it is level
+    const run = samples({ heapAfterGcBytes: (t) => (t % 60 === 0 ? 60 : 60 + t / 10) * MiB }).map((s) => ({ ...s, collected: s.t % 60 === 0 }));
+    const { reasons, analysis } = analyseSoak(run, limits);
+    expect(reasons).toEqual([]);
+    expect(analysis.heapAfterGcMiB).toEqual({ start: 60, end: 60, secondHalf: { slopePerMin: 0, r2: 0 } });
   });
 });

@@ -166,3 +166,25 @@ describe('idle collection', () => {
     expect(afterCompacting).toBeGreaterThan(afterPlain);
   });
 });
+
+describe('the heap growth cap', () => {
+  it('sets V8\'s heap growing percent once, unless the operator started node with one', () => {
+    const set: string[] = [];
+    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [] }).stop();
+    expect(set).toEqual(['--heap-growing-percent=25']);
+    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: ['--heap-growing-percent=80'] }).stop();
+    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [], heapGrowingPercent: 0 }).stop();
+    expect(set).toHaveLength(1);
+  });
+
+  it('keeps a process under steady allocation near its live heap, where V8 alone lets it grow to several times that', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const path = await import('node:path');
+    const child = path.join(import.meta.dirname, 'fixtures', 'heap-growth-child.ts');
+    const peak = (arg: string) => Number(execFileSync(process.execPath, ['--import', 'tsx', child, arg], { encoding: 'utf8', timeout: 60_000 }).trim());
+    const uncapped = peak('0');
+    const capped = peak('default');
+    console.info(`peak committed heap: V8 alone ${(uncapped / MiB).toFixed(0)} MiB, capped ${(capped / MiB).toFixed(0)} MiB`);
+    expect(capped).toBeLessThan(uncapped * 0.85);
+  }, 120_000);
+});
