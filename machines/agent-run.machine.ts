@@ -111,6 +111,12 @@ export const agentRunMachine = setup({
     // the effect: the host hands it to the agents module's effect runner
     generate: () => {},
   },
+  // named, not inline: the actor host's direct transition path (src/runtime/pure-transition.ts) takes named guards only
+  guards: {
+    hasApprovals: ({ event }) => event.type === 'run.approval-requested' && event.approvals.length > 0,
+    isLastPending: ({ context, event }) => event.type === 'run.approval-answered' && context.pending.length === 1 && context.pending[0] === event.approvalId,
+    isPending: ({ context, event }) => event.type === 'run.approval-answered' && context.pending.includes(event.approvalId),
+  },
 }).createMachine({
   id: 'agent-run',
   // xstate also builds a throwaway initial snapshot without input (inert actor scopes): no throwing here
@@ -127,7 +133,7 @@ export const agentRunMachine = setup({
         'run.aborted': { target: 'cancelled' },
         'run.approval-requested': {
           target: 'awaitingApproval',
-          guard: ({ event }) => event.approvals.length > 0,
+          guard: 'hasApprovals',
           actions: assign({ pending: ({ event }) => event.approvals.map((a) => a.approvalId) }),
         },
       },
@@ -137,12 +143,12 @@ export const agentRunMachine = setup({
         'run.approval-answered': [
           // the last decision: the run goes on (re-entering `running` runs `generate` again)
           {
-            guard: ({ context, event }) => context.pending.length === 1 && context.pending[0] === event.approvalId,
+            guard: 'isLastPending',
             target: 'running',
             actions: assign({ pending: () => [] }),
           },
           {
-            guard: ({ context, event }) => context.pending.includes(event.approvalId),
+            guard: 'isPending',
             actions: assign({ pending: ({ context, event }) => context.pending.filter((id) => id !== event.approvalId) }),
           },
         ],

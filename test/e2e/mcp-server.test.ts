@@ -35,7 +35,7 @@ afterAll(async () => {
 describe('MCP server', () => {
   it('lists the configured tool, each agent and each workflow with their input schemas', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((x) => x.name)).toEqual(['getWeather', 'agent_assistant', 'workflow_echo', 'workflow_order-approval']);
+    expect(tools.map((x) => x.name)).toEqual(['getWeather', 'issueRefund', 'agent_assistant', 'workflow_echo', 'workflow_order-approval']);
     const byName = new Map(tools.map((x) => [x.name, x]));
     expect(byName.get('getWeather')!.inputSchema).toMatchObject({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
     expect(byName.get('agent_assistant')!.inputSchema).toMatchObject({ type: 'object', required: ['prompt'] });
