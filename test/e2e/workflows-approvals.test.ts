@@ -51,6 +51,16 @@ describe('tool approvals inside workflows', () => {
     expect(refunds()).not.toContain('S1');
   });
 
+  it('declares the decision { approved, reason? } as the resume schema of an andAgent step', async () => {
+    const r = await api(`${t.url}/workflows/refund-flow`);
+    expect(r.status).toBe(200);
+    const step = JSON.stringify(r.body.data);
+    expect(step).toContain('"resumeSchema"');
+    const schema = (r.body.data.steps as Array<{ id: string; resumeSchema?: { properties?: Record<string, unknown>; required?: string[] } }>).find((s) => s.id === 'ask')?.resumeSchema;
+    expect(schema?.properties).toMatchObject({ approved: { type: 'boolean' }, reason: { type: 'string' } });
+    expect(schema?.required).toEqual(['approved']);
+  });
+
   it('answers the approval when the execution is resumed, and the step completes with the agent result', async () => {
     const { executionId, runId, approvalId } = await suspendedRefund('R1');
     const resumed = await api(`${t.url}/workflows/refund-flow/executions/${executionId}/resume`, { method: 'POST', json: { resumeData: { approved: true } } });
