@@ -307,7 +307,7 @@ function MemoryBrowser({ agent, p, version }) {
       ${list && list.conversations.length === 0 ? html`<li class="empty">No conversations${userId ? ` for ${userId}` : ''}.</li>` : null}
     </ul>
     ${conv
-      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class="tool-card" key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
+      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class=${`tool-card${part.type === 'tool-result' && storedOutcome(part.output).state !== 'done' ? ` tool-${storedOutcome(part.output).state}` : ''}`} key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
       : null}
     ${p.conv && known ? html`<${WorkingMemory} key=${`${agent.id}/${p.conv}`} agent=${agent} userId=${userId} conversationId=${p.conv} version=${version} />` : null}
   </div>`;

@@ -107,11 +107,7 @@ function PendingItem({ item, onDecided }) {
     }
   };
   return html`<li class="approval" data-approval-id=${item.approvalId} data-run-id=${item.runId}>
-    <div class="approval-head">
-      <span class="dim">tool</span> <strong data-tool-name>${item.toolName}</strong>
-      <span class="dim">·</span> <span data-agent-id=${item.agentId}>${item.agentName}</span>
-      <span class="dim">· run</span> <a class="mono" href=${linkTo({ agent: item.agentId, agentRun: item.runId })}>${item.runId.slice(0, 8)}</a>
-    </div>
+    <div class="approval-head"><span class="dim">tool</span> <strong data-tool-name>${item.toolName}</strong> <span class="dim">· agent</span> <span data-agent-id=${item.agentId}>${item.agentName}</span> <span class="dim">· run</span> <a class="mono" href=${linkTo({ agent: item.agentId, agentRun: item.runId })}>${item.runId.slice(0, 8)}</a></div>
     <${JsonView} label="Arguments" value=${item.args} />
     ${err ? html`<p class="error" role="alert">${err}</p>` : null}
     ${denying
@@ -143,9 +139,7 @@ export function ApprovalsPanel({ pending }) {
       ? html`<ul class="decided">
           ${decided.map(
             (d) => html`<li key=${d.approvalId} data-approval-id=${d.approvalId} data-decision=${d.approved ? 'approved' : 'denied'} data-outcome=${d.status}>
-              <span class=${`status status-${d.approved ? 'completed' : 'error'}`}>${d.approved ? 'approved' : 'denied'}</span>
-              <strong>${d.toolName}</strong> <span class="dim">${d.agentName} · run</span> <a class="mono" href=${linkTo({ agent: d.agentId, agentRun: d.runId })}>${d.runId.slice(0, 8)}</a>
-              ${d.reason ? html` <span class="dim">(${d.reason})</span>` : null}
+              <span class=${`status status-${d.approved ? 'completed' : 'error'}`}>${d.approved ? 'approved' : 'denied'}</span> <strong>${d.toolName}</strong> <span class="dim">· agent ${d.agentName} · run</span> <a class="mono" href=${linkTo({ agent: d.agentId, agentRun: d.runId })}>${d.runId.slice(0, 8)}</a>${d.reason ? html` <span class="dim">— ${d.reason}</span>` : null}
               <div class="outcome"><span class="dim">${d.status === 'error' ? 'not recorded:' : `run ${d.status}:`}</span> <span data-outcome-text>${d.text}</span></div>
             </li>`,
           )}
