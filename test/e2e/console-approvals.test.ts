@@ -88,7 +88,9 @@ describe('pending tool approvals', () => {
     expect(entry.status).toBe('completed');
     expect(entry.output).toBe('issueRefund returned {"orderId":"7002","amount":25,"refunded":true}.');
     expect(await decided.$eval('[data-outcome-text]', (el: any) => el.textContent)).toBe(entry.output);
-    await page.waitForTimeout(3_500);
+    // the list is read again after the decision (the entry may read `working` a moment longer): the item stays gone
+    await page.waitForResponse((res) => res.url().includes('/agents/assistant/history'), { timeout: 10_000 });
+    await page.waitForResponse((res) => res.url().includes('/agents/assistant/history'), { timeout: 10_000 });
     expect(await page.$(`.approvals li.approval[data-approval-id="${approvalId}"]`)).toBeNull();
     await closeClean(w);
   });
@@ -110,6 +112,19 @@ describe('pending tool approvals', () => {
     expect(entry.output).not.toContain('refunded');
     expect(await decided.$eval('[data-outcome-text]', (el: any) => el.textContent)).toBe(entry.output);
     expect(entry.output).toContain('over the refund limit');
+    await closeClean(w);
+  });
+
+  it('shows a chat’s call of a tool that needs approval as waiting, and lists it in the panel', async () => {
+    const w = await openWatchedPage(browser, t.url, '/console?view=agents&agent=assistant');
+    const { page } = w;
+    await page.fill('input[name="message"]', 'Please refund orderId 7004 amount 12');
+    await page.click('form.composer button[type="submit"]');
+    await page.waitForSelector('.chat .msg-assistant[data-done="true"]', { timeout: 15_000 });
+    const card = (await page.$('.chat .tool-card[data-tool-name="issueRefund"]'))!;
+    expect(await card.$eval('[data-tool-state]', (el: any) => el.textContent)).toBe('waiting for approval');
+    const item = await page.waitForSelector('.approvals li.approval:has-text("7004")', { timeout: 15_000 });
+    expect(await item.$eval('[data-tool-name]', (el: any) => el.textContent)).toBe('issueRefund');
     await closeClean(w);
   });
 });
