@@ -91,7 +91,7 @@ export interface ExecutionContext extends Omit<ExecutionInput, 'replay'> {
   /** number of `step.started` events so far: the attempt tag of the next one is `attempts + 1` */
   attempts: number;
   /** resume data waiting for (or held by) the step at `stepIndex` until it ends */
-  resume: { stepIndex: number; resumeData?: unknown } | null;
+  resume: { stepIndex: number; resumeData?: unknown; suspendData?: unknown } | null;
   suspension: Suspension | null;
   result?: unknown;
   error?: ErrorInfo;
@@ -323,7 +323,12 @@ export const workflowExecutionMachine = setup({
               nextIndex: e.stepIndex,
               data: c.steps[e.stepId].input,
               workflowState: c.suspension!.workflowState,
-              resume: { stepIndex: e.stepIndex, ...(e.resumeData !== undefined ? { resumeData: e.resumeData } : {}) },
+              resume: {
+                stepIndex: e.stepIndex,
+                ...(e.resumeData !== undefined ? { resumeData: e.resumeData } : {}),
+                // what the suspended step left (an andAgent step's waiting run), for that step only
+                ...(e.stepIndex === c.suspension!.stepIndex && c.suspension!.suspendData !== undefined ? { suspendData: c.suspension!.suspendData } : {}),
+              },
               suspension: null,
             };
           }),

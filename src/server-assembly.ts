@@ -36,6 +36,9 @@ export function defaultModules(): ModuleFactory[] {
     (ctx) => (tools = toolsModule(ctx, { agents, mcp })),
     (ctx) => {
       workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner });
+      const w = workflows;
+      // an approval of a run an andAgent step started is answered by resuming that step's execution
+      if (agents) agents.runs.workflowApprovals = { resume: (req) => w.resumeForApproval(req) };
       // an andAgent step naming an agent that does not exist stops the start, not a run halfway
       checkAgentReferences(workflows.engine.workflows.values(), agents?.registry.list().map((a) => a.id) ?? []);
       return workflows;

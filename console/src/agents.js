@@ -11,6 +11,7 @@ import { JsonView } from './json-view.js';
 import { SpansPanel } from './run-panels.js';
 import { linkTo, patchParams } from './url-state.js';
 import { fmtDuration, fmtTime } from './format.js';
+import { ApprovalsPanel } from './approvals.js';
 import { conversationTitle, rememberFirstUserMessage, rememberOpeningText } from './conversation-title.js';
 
 /** the server's default page of messages: a shorter answer holds the whole conversation */
@@ -39,6 +40,12 @@ function applyChunk(msg, c) {
     case 'tool-output-available':
       if (tool(c.toolCallId)) Object.assign(tool(c.toolCallId), { output: c.output, state: 'done' });
       break;
+    case 'tool-approval-request':
+      if (tool(c.toolCallId)) Object.assign(tool(c.toolCallId), { state: 'approval', approvalId: c.approvalId });
+      break;
+    case 'tool-output-denied':
+      if (tool(c.toolCallId)) Object.assign(tool(c.toolCallId), { error: 'Denied', state: 'denied' });
+      break;
     case 'tool-output-error':
     case 'tool-input-error':
       if (tool(c.toolCallId)) Object.assign(tool(c.toolCallId), { error: c.errorText, state: 'error' });
@@ -50,6 +57,34 @@ function applyChunk(msg, c) {
   }
 }
 
+/**
+ * A stored tool result as the card shows it. Memory keeps the model's tool output (`{type, value}`): a tool that
+ * threw is `error-text` / `error-json` (the live stream's `tool-output-error`), a denied call `execution-denied`.
+ */
+export function storedOutcome(output) {
+  switch (output?.type) {
+    case 'error-text':
+    case 'error-json': {
+      const v = output.value;
+      const error = typeof v === 'string' ? v : typeof v?.message === 'string' ? v.message : JSON.stringify(v);
+      return { error, state: 'error' };
+    }
+    case 'execution-denied':
+      return { error: output.reason ? `Denied: ${output.reason}` : 'Denied', state: 'denied' };
+    case 'json':
+      // the shape the run history gives a tool that threw (`{error: <message>}`), saved as a plain result
+      if (isErrorRecord(output.value)) return { error: output.value.error, state: 'error' };
+      return { output: output.value, state: 'done' };
+    case 'text':
+      return { output: output.value, state: 'done' };
+    default:
+      return isErrorRecord(output) ? { error: output.error, state: 'error' } : { output, state: 'done' };
+  }
+}
+
+/** `{error: <message>}` and nothing else: how the run history records a tool that threw */
+const isErrorRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.error === 'string' && Object.keys(v).length === 1;
+
 /** Stored memory messages → chat messages: tool calls become cards, their results fill those cards in. */
 export function toChatMessages(stored) {
   const out = [];
@@ -58,7 +93,7 @@ export function toChatMessages(stored) {
     if (m.role === 'tool') {
       for (const part of m.parts ?? []) {
         const card = calls.get(part.toolCallId);
-        if (card && part.type === 'tool-result') Object.assign(card, { output: part.output, state: 'done' });
+        if (card && part.type === 'tool-result') Object.assign(card, storedOutcome(part.output));
       }
       continue;
     }
@@ -80,9 +115,11 @@ export function toChatMessages(stored) {
   return out;
 }
 
+const TOOL_STATE_LABEL = { done: 'result', error: 'failed', denied: 'denied', approval: 'waiting for approval' };
+
 function ToolCard({ part }) {
   return html`<div class=${`tool-card tool-${part.state}`} data-tool-call-id=${part.toolCallId} data-tool-name=${part.toolName}>
-    <div class="tool-head"><span class="dim">tool</span> <strong>${part.toolName}</strong> <span class="dim">${part.state === 'done' ? 'result' : part.state === 'error' ? 'failed' : 'calling…'}</span></div>
+    <div class="tool-head"><span class="dim">tool</span> <strong>${part.toolName}</strong> <span class="dim" data-tool-state>${TOOL_STATE_LABEL[part.state] ?? 'calling…'}</span></div>
     <${JsonView} label="Arguments" value=${part.input} />
     ${part.state === 'done' ? html`<${JsonView} label="Result" value=${part.output} />` : null}
     ${part.error ? html`<div class="error">${part.error}</div>` : null}
@@ -270,13 +307,13 @@ function MemoryBrowser({ agent, p, version }) {
       ${list && list.conversations.length === 0 ? html`<li class="empty">No conversations${userId ? ` for ${userId}` : ''}.</li>` : null}
     </ul>
     ${conv
-      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class="tool-card" key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
+      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class=${`tool-card${part.type === 'tool-result' && storedOutcome(part.output).state !== 'done' ? ` tool-${storedOutcome(part.output).state}` : ''}`} key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
       : null}
     ${p.conv && known ? html`<${WorkingMemory} key=${`${agent.id}/${p.conv}`} agent=${agent} userId=${userId} conversationId=${p.conv} version=${version} />` : null}
   </div>`;
 }
 
-export function AgentsView({ p, catalog }) {
+export function AgentsView({ p, catalog, pending }) {
   const [memVersion, setMemVersion] = useState(0);
   const agent = catalog.agents.find((a) => a.id === p.agent) ?? catalog.agents[0];
   if (!agent) return html`<section class="agents"><p class="empty">No agents are registered on this server.</p></section>`;
@@ -287,6 +324,7 @@ export function AgentsView({ p, catalog }) {
       </select>
       <span class="dim">${agent.model} · ${agent.tools.length} tools</span>
     </header>
+    <${ApprovalsPanel} pending=${pending} />
     <div class="agents-main"><${Chat} agent=${agent} p=${p} onReplied=${() => setMemVersion((v) => v + 1)} /><${MemoryBrowser} agent=${agent} p=${p} version=${memVersion} /></div>
   </section>`;
 }
@@ -329,7 +367,7 @@ export function AgentRunView({ p }) {
     ${entry
       ? html`<div class="run-meta"><span>${entry.operationType}</span><span>Started ${fmtTime(entry.startTime)}</span>${entry.endTime ? html`<span>took ${fmtDuration(Date.parse(entry.endTime) - Date.parse(entry.startTime))}</span>` : null}${entry.usage ? html`<span>${entry.usage.totalTokens} tokens</span>` : null}${entry.conversationId ? html`<a href=${linkTo({ view: 'agents', agent: p.agent, user: entry.userId, conv: entry.conversationId })}>conversation</a>` : null}</div>
         <div class="io"><${JsonView} label="Input" value=${entry.input} /><${JsonView} label="Output" value=${entry.output} /></div>
-        <div class="panel"><div class="panel-head">Steps</div>${entry.steps.map((s, i) => (s.type === 'text' ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>` : html`<div class="tool-card" key=${i}><div class="tool-head">${s.type === 'tool_call' ? 'tool call' : 'tool result'} <strong>${s.name}</strong></div><${JsonView} value=${s.arguments ?? s.content} /></div>`))}</div>
+        <div class="panel"><div class="panel-head">Steps</div>${entry.steps.map((s, i) => (s.type === 'text' ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>` : html`<div class=${`tool-card${s.type === 'tool_result' && isErrorRecord(s.content) ? ' tool-error' : ''}`} key=${i}><div class="tool-head">${s.type === 'tool_call' ? 'tool call' : s.type === 'tool_result' && isErrorRecord(s.content) ? 'tool failed' : 'tool result'} <strong>${s.name}</strong></div><${JsonView} value=${s.arguments ?? s.content} /></div>`))}</div>
         <${SpansPanel} entityType="agent" entityId=${p.agent} runId=${p.agentRun} version=${entry.status} />`
       : null}
   </section>`;

@@ -11,6 +11,7 @@ import { RunsList } from './runs-list.js';
 import { RunView } from './run-view.js';
 import { AgentRunView, AgentsView } from './agents.js';
 import { StoreHealth } from './store-health.js';
+import { usePendingApprovals } from './approvals.js';
 
 function CredentialsDialog({ reason, onClose }) {
   const [token, setToken] = useState(credentials.token);
@@ -40,6 +41,8 @@ function App() {
   // 401 (the console key in production, `defaultPrivate`) says so too; with neither there is nothing to sign in to
   const [authOn, setAuthOn] = useState(null);
   const [storeChecked, setStoreChecked] = useState(false);
+  // read in every view, so the Agents link can say that tool calls wait for a person
+  const pending = usePendingApprovals(catalog?.agents);
   useEffect(() => {
     setUnauthorizedHandler((reason) => setAuth(reason));
     setAuthRequiredHandler(() => setAuthOn(true));
@@ -68,14 +71,14 @@ function App() {
   if (catalog && view !== 'resolving') {
     if (view === 'run') body = html`<${RunView} key=${p.run} p=${p} />`;
     else if (view === 'agent-run') body = html`<${AgentRunView} p=${p} />`;
-    else if (view === 'agents') body = html`<${AgentsView} p=${p} catalog=${catalog} />`;
+    else if (view === 'agents') body = html`<${AgentsView} p=${p} catalog=${catalog} pending=${pending} />`;
     else body = html`<${RunsList} p=${p} catalog=${catalog} />`;
   }
   const signedIn = Boolean(credentials.token || credentials.key);
   return html`<div class="app" onClick=${onLink} data-view=${view} key=${epoch} data-auth=${authOn === null ? 'unknown' : authOn ? 'on' : 'off'} data-store-checked=${storeChecked ? 'true' : undefined}>
     <header class="top">
       <a class="brand" href=${linkTo({})}>eventloom <span>console</span></a>
-      <nav><a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}>Agents</a><a href="/ui" target="_blank" rel="noopener">API explorer</a></nav>
+      <nav><a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}>Agents${pending.items.length ? html` <span class="badge" data-pending-approvals title=${`${pending.items.length} tool call${pending.items.length === 1 ? '' : 's'} waiting for approval`}>${pending.items.length}</span>` : null}</a><a href="/ui" target="_blank" rel="noopener">API explorer</a></nav>
       <${StoreHealth} onChecked=${() => setStoreChecked(true)} />
       ${authOn || signedIn ? html`<button type="button" class="link" name="sign-in" onClick=${() => setAuth('')}>${signedIn ? 'Credentials ✓' : 'Sign in'}</button>` : null}
     </header>

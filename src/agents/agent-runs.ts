@@ -28,6 +28,22 @@ export interface AgentRunsDeps {
   registry: AgentRegistry;
 }
 
+/** An approval of a run an `andAgent` step started: answered by resuming the step's workflow execution. */
+export interface WorkflowApprovalRequest {
+  workflowId: string;
+  executionId: string;
+  stepId: string;
+  agentId: string;
+  runId: string;
+  approvalId: string;
+  answer: { approved: boolean; reason?: string };
+}
+
+/** Installed by the composition root when the workflows module is loaded (the agents module does not import it). */
+export interface WorkflowApprovals {
+  resume(req: WorkflowApprovalRequest): Promise<Record<string, unknown>>;
+}
+
 /** Runs a sub-agent for its parent's delegation tool (installed by ops-text.ts to avoid an import cycle). */
 export type SubAgentRunner = (sub: Agent, task: string, parent: RunToolContext, signal: AbortSignal | undefined) => Promise<string>;
 
@@ -50,6 +66,7 @@ export class AgentRuns {
   readonly resumableChats = new ResumableChats();
   private readonly toolSets = new WeakMap<Agent, { tools: readonly Tool[]; set: ToolSet | null }>();
   subAgentRunner: SubAgentRunner | undefined;
+  workflowApprovals: WorkflowApprovals | undefined;
 
   constructor(readonly deps: AgentRunsDeps) {
     this.runDeps = { host: deps.host, kind: this.kind, sessions: this.sessions, logger: deps.logger };

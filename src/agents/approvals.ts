@@ -35,6 +35,14 @@ export interface PausedRun {
 
 /** Reads a run's stream; throws the 404/409 a client should see when it is not waiting for `approvalId`. */
 export async function readPausedRun(log: EventLog, agentId: string, runId: string, approvalId: string): Promise<PausedRun> {
+  const paused = await readWaitingRun(log, agentId, runId);
+  if (!paused.approvals.some((a) => a.approvalId === approvalId)) throw new AppError('NOT_FOUND', `Approval ${approvalId} not found in run ${runId}`);
+  if (paused.decisions.some((d) => d.approvalId === approvalId)) throw new AppError('CONFLICT', `Approval ${approvalId} of run ${runId} was already answered`);
+  return paused;
+}
+
+/** Reads a run's stream; throws 404 for an unknown run, 409 when it is not waiting for any approval. */
+export async function readWaitingRun(log: EventLog, agentId: string, runId: string): Promise<PausedRun> {
   const records = await log.readStream(runStream(runId));
   const started = records[0]?.type === 'run.started' ? (records[0].data as AgentRunStarted) : undefined;
   if (!started || started.agentId !== agentId) throw new AppError('NOT_FOUND', `Run ${runId} of agent ${agentId} not found`);
@@ -49,8 +57,6 @@ export async function readPausedRun(log: EventLog, agentId: string, runId: strin
   if (pause < 0 || after.some((r) => r.type !== 'run.approval-answered')) throw new AppError('CONFLICT', `Run ${runId} is not waiting for an approval`);
   const data = records[pause]!.data as { approvals: PendingApproval[]; messages: ModelMessage[] };
   const decisions = after.map((r) => r.data as ApprovalDecision);
-  if (!data.approvals.some((a) => a.approvalId === approvalId)) throw new AppError('NOT_FOUND', `Approval ${approvalId} not found in run ${runId}`);
-  if (decisions.some((d) => d.approvalId === approvalId)) throw new AppError('CONFLICT', `Approval ${approvalId} of run ${runId} was already answered`);
   return { started, approvals: data.approvals, decisions, tail: data.messages };
 }
 
@@ -73,8 +79,11 @@ export interface AnswerArgs {
  * Records one decision and, when it was the last of its pause, continues the run; answers what
  * `/text` would have (the final response, or `awaiting-approval` again when the model asks anew).
  */
-export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<TextOutcome | ReturnType<typeof stillPending>> {
+export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<TextOutcome | ReturnType<typeof stillPending> | Record<string, unknown>> {
   const paused = await readPausedRun(runs.deps.host.log, a.agent.id, a.runId, a.approvalId);
+  const origin = workflowOrigin(paused.started);
+  // a workflow step's run: the decision is the step's resume data, so the workflow and the run move together
+  if (origin && runs.workflowApprovals) return runs.workflowApprovals.resume({ ...origin, agentId: a.agent.id, runId: a.runId, approvalId: a.approvalId, answer: a.answer });
   const decision: ApprovalDecision = { approvalId: a.approvalId, approved: a.answer.approved };
   if (a.answer.reason !== undefined) decision.reason = a.answer.reason;
   const options = paused.started.options as unknown as ResolvedCallOptions;
@@ -82,13 +91,45 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
   const run = runs.pausedRun(prepared, paused.started);
   let result: TextOutcome | null;
   try {
-    result = await continueText(run, prepared, decision, { tail: paused.tail, decisions: [...paused.decisions, decision], approvals: paused.approvals }, options.output, a.signal);
+    result = await continueText(run, prepared, [decision], { tail: paused.tail, decisions: [...paused.decisions, decision], approvals: paused.approvals }, options.output, a.signal);
   } catch (err) {
     // another request decided first (both read the stream before either wrote)
     if (err instanceof EventRejectedError) throw new AppError('CONFLICT', `Approval ${a.approvalId} of run ${a.runId} was already answered`);
     throw err;
   }
   return result ?? stillPending(paused, a.runId, a.approvalId);
+}
+
+/** The workflow step that started a run (`andAgent`), as its `run.started` metadata records it. */
+function workflowOrigin(started: AgentRunStarted): { workflowId: string; executionId: string; stepId: string } | undefined {
+  const m = started.metadata ?? {};
+  const { workflowId, executionId, stepId } = m as Record<string, unknown>;
+  return typeof workflowId === 'string' && typeof executionId === 'string' && typeof stepId === 'string' ? { workflowId, executionId, stepId } : undefined;
+}
+
+/**
+ * Decides every call a paused run still waits for (an `andAgent` step's resume data is one decision
+ * for its run) and continues the run; answers as `/text` would.
+ */
+export async function decideWaitingRun(runs: AgentRuns, agent: Agent, runId: string, answer: ApprovalAnswer, signal?: AbortSignal): Promise<TextOutcome> {
+  const paused = await readWaitingRun(runs.deps.host.log, agent.id, runId);
+  const decided = new Set(paused.decisions.map((d) => d.approvalId));
+  const decisions: ApprovalDecision[] = paused.approvals
+    .filter((p) => !decided.has(p.approvalId))
+    .map((p) => ({ approvalId: p.approvalId, approved: answer.approved, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) }));
+  const options = paused.started.options as unknown as ResolvedCallOptions;
+  const prepared = await runs.prepare({ agent, input: paused.started.input as string, options, headers: {}, runId, signal });
+  const run = runs.pausedRun(prepared, paused.started);
+  let result: TextOutcome | null;
+  try {
+    result = await continueText(run, prepared, decisions, { tail: paused.tail, decisions: [...paused.decisions, ...decisions], approvals: paused.approvals }, options.output, signal);
+  } catch (err) {
+    if (err instanceof EventRejectedError) throw new AppError('CONFLICT', `Run ${runId} was already answered`);
+    throw err;
+  }
+  // every pending call was decided here: null (others pending) cannot happen
+  if (result === null) throw new AppError('CONFLICT', `Run ${runId} is still waiting for approvals`);
+  return result;
 }
 
 /** A `/chat` request that answers a paused run: the run and the decisions its messages carry. */

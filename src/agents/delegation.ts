@@ -8,10 +8,12 @@
  */
 import { toJsonSchema } from '../shared/json-schema.js';
 import { AppError, formatIssues } from '../errors.js';
-import type { WorkflowAgentResult, WorkflowAgentRunOptions, WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import { ToolApprovalPendingError, type WorkflowAgentResult, type WorkflowAgentRunOptions, type WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import type { ZodType } from 'zod';
+import { decideWaitingRun } from './approvals.js';
 import { newRunId, type AgentRuns } from './agent-runs.js';
 import { resolveCallOptions } from './call-options.js';
-import { isAwaitingApproval, runText } from './ops-text.js';
+import { isAwaitingApproval, runText, type TextOutcome } from './ops-text.js';
 import { runSubAgentStream } from './ops-stream.js';
 
 export function installSubAgentRunner(runs: AgentRuns): void {
@@ -37,14 +39,24 @@ export function createWorkflowAgentRunner(runs: AgentRuns): WorkflowAgentRunner 
       const metadata = o.origin ? { workflowId: o.origin.workflowId, executionId: o.origin.executionId, stepId: o.origin.stepId } : undefined;
       const output = o.schema ? { type: 'object' as const, schema: toJsonSchema(o.schema) } : undefined;
       const r = await runText(runs, prepared, prompt, o.signal, { operationType: 'workflow-step', metadata, output, traceId: o.origin?.traceId });
-      if (isAwaitingApproval(r)) throw new Error(`Agent ${agentId} is waiting for approval of ${r.pendingApprovals.map((a) => a.toolName).join(', ')} (run ${r.runId})`);
-      const result: WorkflowAgentResult = { text: r.text, usage: { ...r.usage } };
-      if (o.schema) {
-        const parsed = o.schema.safeParse(r.output);
-        if (!parsed.success) throw new Error(`Generated object does not match schema: ${formatIssues(parsed.error.issues, '(root)')}`);
-        result.object = parsed.data;
-      }
-      return result;
+      return stepResult(agentId, r, o.schema);
+    },
+    async answer(agentId, runId, decision, o): Promise<WorkflowAgentResult> {
+      const agent = runs.registry.get(agentId);
+      if (!agent) throw new AppError('NOT_FOUND', `Agent ${agentId} not found`);
+      return stepResult(agentId, await decideWaitingRun(runs, agent, runId, decision, o.signal), o.schema);
     },
   };
+}
+
+/** A step's result from a run's outcome: a pause on tool approvals suspends the step (ToolApprovalPendingError). */
+function stepResult(agentId: string, r: TextOutcome, schema: ZodType | undefined): WorkflowAgentResult {
+  if (isAwaitingApproval(r)) throw new ToolApprovalPendingError(agentId, r.runId, r.pendingApprovals);
+  const result: WorkflowAgentResult = { text: r.text, usage: { ...r.usage } };
+  if (schema) {
+    const parsed = schema.safeParse(r.output);
+    if (!parsed.success) throw new Error(`Generated object does not match schema: ${formatIssues(parsed.error.issues, '(root)')}`);
+    result.object = parsed.data;
+  }
+  return result;
 }

@@ -96,11 +96,11 @@ export async function runText(runs: AgentRuns, prepared: PreparedCall, input: un
   }
 }
 
-/** Records one decision of a paused run; when it was the last, continues the run and answers as `/text` would. Null while others are pending. */
-export async function continueText(run: AgentRun, prepared: PreparedCall, decision: ApprovalDecision, continuation: Continuation, output: TextRunOptions['output'], signal: AbortSignal | undefined): Promise<TextOutcome | null> {
+/** Records decisions of a paused run (all in one append); when they were the last, continues the run and answers as `/text` would. Null while others are pending. */
+export async function continueText(run: AgentRun, prepared: PreparedCall, decisions: ApprovalDecision[], continuation: Continuation, output: TextRunOptions['output'], signal: AbortSignal | undefined): Promise<TextOutcome | null> {
   const unbind = signal ? bindAbort(signal, run, prepared) : noop;
   try {
-    return await run.resume([decision], textExecutor(prepared, output, continuation));
+    return await run.resume(decisions, textExecutor(prepared, output, continuation));
   } finally {
     unbind();
   }

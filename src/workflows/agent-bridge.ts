@@ -3,8 +3,13 @@
  * an `agentRunner` implementing `WorkflowAgentRunner` (registered under the module name `agents`),
  * and the workflow engine looks it up when a step runs. Without it the step fails with a clear
  * message instead of the server failing to start.
+ *
+ * Tool approvals: a run whose model calls a tool needing approval throws `ToolApprovalPendingError`;
+ * the step suspends with reason `tool-approval` and the run's pending calls as suspension data. The
+ * resume data (`{ approved, reason? }`) is the decision: `answer` records it for the run's pending
+ * calls and continues the run, so the step completes with the agent's result.
  */
-import type { ZodType } from 'zod';
+import { z, type ZodType } from 'zod';
 
 export interface WorkflowAgentUsage {
   promptTokens?: number;
@@ -32,8 +37,57 @@ export interface WorkflowAgentResult {
   usage?: WorkflowAgentUsage;
 }
 
+/** A decision on the pending tool calls of a step's agent run: the resume data of a `tool-approval` suspension. */
+export const ToolApprovalDecision = z.object({ approved: z.boolean(), reason: z.string().max(4000).optional() }).strict();
+export type ToolApprovalDecision = z.infer<typeof ToolApprovalDecision>;
+
+export const TOOL_APPROVAL_REASON = 'tool-approval';
+
+export interface PendingToolCall {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/** The suspension data of a step whose agent run waits for approvals. */
+export interface ToolApprovalSuspension {
+  type: 'tool-approval';
+  /** the andAgent step (nested ones included) whose run waits */
+  stepId: string;
+  agentId: string;
+  runId: string;
+  approvals: PendingToolCall[];
+}
+
+/** Thrown by the runner when the run paused on tool calls needing approval. */
+export class ToolApprovalPendingError extends Error {
+  constructor(readonly agentId: string, readonly runId: string, readonly approvals: PendingToolCall[]) {
+    super(`Agent ${agentId} is waiting for approval of ${approvals.map((a) => a.toolName).join(', ')} (run ${runId})`);
+    this.name = 'ToolApprovalPendingError';
+  }
+}
+
+/** The tool-approval suspension of `stepId` in a resumed step's suspension data, if that is what it was. */
+export function toolApprovalSuspensionOf(suspendData: unknown, stepId: string): ToolApprovalSuspension | undefined {
+  const s = suspendData as Partial<ToolApprovalSuspension> | null | undefined;
+  if (!s || s.type !== 'tool-approval' || s.stepId !== stepId || typeof s.runId !== 'string' || !Array.isArray(s.approvals)) return undefined;
+  return s as ToolApprovalSuspension;
+}
+
+export interface WorkflowAgentAnswerOptions {
+  schema?: ZodType;
+  signal: AbortSignal;
+}
+
 export interface WorkflowAgentRunner {
   run(agentId: string, prompt: string, options: WorkflowAgentRunOptions): Promise<WorkflowAgentResult>;
+  /**
+   * Records `decision` for every call run `runId` still waits for and continues the run; resolves
+   * with its result, throws `ToolApprovalPendingError` when the model asks for approval again.
+   * Optional for runners without tool approvals (a step resumed with a decision then fails).
+   */
+  answer?(agentId: string, runId: string, decision: ToolApprovalDecision, options: WorkflowAgentAnswerOptions): Promise<WorkflowAgentResult>;
 }
 
 export class AgentRunnerMissingError extends Error {

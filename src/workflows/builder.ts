@@ -22,6 +22,7 @@ import type {
   WorkflowStep,
 } from './types.js';
 import { nestedSteps } from './types.js';
+import { ToolApprovalDecision } from './agent-bridge.js';
 
 type Common = { id: string; name?: string; purpose?: string; retries?: number };
 type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
@@ -113,8 +114,10 @@ export function andAgent<TIn = any>(
   if (typeof def.agent !== 'string' || def.agent.length === 0) throw new TypeError(`andAgent '${def.id}' needs an agent id`);
   if (typeof def.prompt !== 'function') throw new TypeError(`andAgent '${def.id}' needs a prompt function`);
   const { agent, ...rest } = def;
+  // a step whose agent waits for a tool approval suspends; its resume data is the decision
+  const resumeSchema = def.resumeSchema ?? ToolApprovalDecision;
   // with a mapper the step's output is the mapper's, not the agent's object: `schema` does not describe it
-  return { ...rest, agentId: agent, type: 'andAgent', outputSchema: def.outputSchema ?? (def.map ? undefined : def.schema) };
+  return { ...rest, agentId: agent, type: 'andAgent', resumeSchema, outputSchema: def.outputSchema ?? (def.map ? undefined : def.schema) };
 }
 
 export function andWorkflow(def: Common & { workflow: WorkflowDefinition }): SubWorkflowStep {

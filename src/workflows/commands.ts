@@ -16,6 +16,7 @@ import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js'
 import { resolveReplayPoint } from './replay-point.js';
 import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types.js';
 import type { ZodType } from 'zod';
+import { TOOL_APPROVAL_REASON, ToolApprovalDecision } from './agent-bridge.js';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../shared/time.js';
 import { traceIdFor } from '../observability/span-types.js';
@@ -178,7 +179,9 @@ export async function resumeExecution(engine: WorkflowEngine, workflowId: string
   const index = def.steps.findIndex((s) => s.id === targetId);
   if (index < 0) throw badRequest(`Step '${targetId}' not found in workflow '${def.id}'`);
   if (index > snap.context.suspension!.stepIndex || !snap.context.steps[targetId]) throw badRequest(`Cannot resume from step '${targetId}': it has not run in this execution`);
-  const schema = await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
+  // a step waiting for tool approvals is resumed with the decision, whatever schema it declares
+  const approval = index === snap.context.suspension!.stepIndex && snap.context.suspension!.reason === TOOL_APPROVAL_REASON ? ToolApprovalDecision : undefined;
+  const schema = approval ?? await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
     engine.host.release(actor.stream);
     throw err;
   });

@@ -99,6 +99,7 @@ class StepEnv implements StepRunEnv {
   readonly traceId: string;
   readonly data: unknown;
   readonly resumeData: unknown;
+  readonly suspendData: unknown;
   readonly isResume: boolean;
   readonly initData: unknown;
   readonly stepResults: ExecutionContext['steps'];
@@ -121,6 +122,7 @@ class StepEnv implements StepRunEnv {
     this.traceId = traceOf(c);
     this.data = cur.input;
     this.resumeData = isResume ? c.resume!.resumeData : undefined;
+    this.suspendData = isResume ? c.resume!.suspendData : undefined;
     this.isResume = isResume;
     this.initData = c.input;
     this.stepResults = c.steps;

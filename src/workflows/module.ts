@@ -10,6 +10,7 @@ import { ok, type RouteDef, type RouteResult } from '../contract/routes.js';
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import { EncodedAnswers } from '../contract/encoded-answers.js';
 import type { WorkflowAgentRunner } from './agent-bridge.js';
+import { resumeForApproval, type StepApprovalAnswer } from './tool-approvals.js';
 import { WorkflowEngine } from './engine.js';
 import { isWorkflowDefinition, type WorkflowDefinition } from './types.js';
 import { describeWorkflowDetail, describeWorkflowSummary } from './describe.js';
@@ -318,6 +319,8 @@ export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
 export interface WorkflowsModule extends ServerModule {
   engine: WorkflowEngine;
   index: ExecutionsIndex;
+  /** answers a tool approval of an andAgent step's run by resuming its suspended execution */
+  resumeForApproval(a: StepApprovalAnswer): Promise<Record<string, unknown>>;
 }
 
 export const WORKFLOWS_MODULE_NAME = 'workflows';
@@ -374,6 +377,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     engine,
     index,
     routes: workflowRoutes({ engine, index }),
+    resumeForApproval: (a) => resumeForApproval(engine, a),
     async start() {
       engine.feeds.start();
       await index.start();

@@ -14,7 +14,16 @@ import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
 import { suggestName } from '../shared/did-you-mean.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
-import { AgentRunnerMissingError, type WorkflowAgentRunner } from './agent-bridge.js';
+import {
+  AgentRunnerMissingError,
+  TOOL_APPROVAL_REASON,
+  ToolApprovalDecision,
+  ToolApprovalPendingError,
+  toolApprovalSuspensionOf,
+  type ToolApprovalSuspension,
+  type WorkflowAgentResult,
+  type WorkflowAgentRunner,
+} from './agent-bridge.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
 import { loggerFor } from '../observability/logger-for.js';
 
@@ -52,6 +61,8 @@ export interface StepRunEnv {
   workflowId: string;
   data: unknown;
   resumeData: unknown;
+  /** the suspension data the resumed step left when it suspended (undefined unless resuming it) */
+  suspendData?: unknown;
   isResume: boolean;
   initData: unknown;
   stepResults: Record<string, { output?: unknown }>;
@@ -278,15 +289,31 @@ async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: 
       const runner = rs.env.agentRunner();
       if (!runner) throw new AgentRunnerMissingError(step.agentId);
       const c = ctx();
-      const prompt = await step.prompt(data, c);
-      const res = await runner.run(step.agentId, prompt, {
-        schema: step.schema,
-        context: rs.env.context,
-        userId: rs.env.userId,
-        conversationId: rs.env.conversationId,
-        signal,
-        origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId, ...(rs.env.traceId ? { traceId: rs.env.traceId } : {}) },
-      });
+      const waiting = rs.env.isResume ? toolApprovalSuspensionOf(rs.env.suspendData, step.id) : undefined;
+      let res: WorkflowAgentResult;
+      try {
+        if (waiting) {
+          // resuming a step whose run waits for approvals: the resume data is the decision
+          const decision = ToolApprovalDecision.safeParse(rs.env.resumeData);
+          if (!decision.success) throw new Error(`Resume data of step '${step.id}' must be { approved: boolean, reason?: string }: ${formatIssues(decision.error.issues, '(root)')}`);
+          if (!runner.answer) throw new Error(`Cannot answer the approvals of run ${waiting.runId}: the agent runner does not support tool approvals`);
+          res = await runner.answer(step.agentId, waiting.runId, decision.data, { schema: step.schema, signal });
+        } else {
+          const prompt = await step.prompt(data, c);
+          res = await runner.run(step.agentId, prompt, {
+            schema: step.schema,
+            context: rs.env.context,
+            userId: rs.env.userId,
+            conversationId: rs.env.conversationId,
+            signal,
+            origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId, ...(rs.env.traceId ? { traceId: rs.env.traceId } : {}) },
+          });
+        }
+      } catch (err) {
+        if (!(err instanceof ToolApprovalPendingError)) throw err;
+        const suspension: ToolApprovalSuspension = { type: 'tool-approval', stepId: step.id, agentId: err.agentId, runId: err.runId, approvals: err.approvals };
+        throw new SuspendSignal(TOOL_APPROVAL_REASON, suspension);
+      }
       addUsage(rs, res.usage);
       const raw = step.schema ? res.object : res.text;
       return step.map ? await step.map(raw, c) : raw;
