@@ -22,6 +22,7 @@ const cluster = usePostgres();
 let dir = '';
 let refundLog = '';
 const servers: SpawnedServer[] = [];
+let rounds = 0;
 
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-any-node-'));
@@ -37,7 +38,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Two nodes on a fresh database, each with its own data dir; both write tool calls to one file. */
 async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
   const url = await cluster().createDatabase();
-  const round = servers.length;
+  const round = rounds++;
   refundLog = path.join(dir, `refunds-${round}.txt`);
   const start = (id: string) =>
     spawnServer(['--port', '0', '--data', path.join(dir, id), '--database-url', url, '--node-id', id, '--config', CONFIG], { REFUND_LOG: refundLog });
