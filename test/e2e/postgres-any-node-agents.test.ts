@@ -116,6 +116,18 @@ describe('agents on any node of a PostgreSQL cluster', () => {
     expect(refunds()).toBe('K1 30\n');
   }, 40_000);
 
+  it('runs a tool once when the same approval is answered on both nodes at the same moment: one answer wins, the other is a conflict', async () => {
+    const [a, b] = await startNodes();
+    for (const orderId of ['C1', 'C2', 'C3']) {
+      const { runId, approvalId } = await askForRefund(a, orderId);
+      const answer = (node: SpawnedServer) => api(`${node.url}/agents/support/runs/${runId}/approvals/${approvalId}`, { method: 'POST', json: { approved: true } });
+      const answers = await Promise.all([answer(a), answer(b)]);
+      expect(answers.map((r) => r.status).sort(), JSON.stringify(answers.map((r) => r.body))).toEqual([200, 409]);
+      expect(refunds().split('\n').filter((line) => line.startsWith(`${orderId} `))).toEqual([`${orderId} 30`]);
+      expect(await historyEntry(b, runId)).toMatchObject({ status: 'completed' });
+    }
+  }, 40_000);
+
   it('reads on one node, completed and with the same answer, an A2A task sent to the other', async () => {
     const [a, b] = await startNodes();
     const sent = await (await client(a)).sendMessage({ tenant: '', message: userMessage('hello from node a'), configuration: undefined, metadata: undefined });
