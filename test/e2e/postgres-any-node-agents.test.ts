@@ -2,15 +2,15 @@
  * Tool approvals and A2A tasks on any node: two real server processes share one PostgreSQL store.
  * A run paused for a tool approval on one node is answered on the other (also after the first node
  * was killed with SIGKILL), the tool runs exactly once and both nodes' history shows the run
- * completed; an A2A task sent to one node is read back, completed and with the same answer, on the
- * other.
+ * completed; two nodes answering the same approval at once run the tool once; an A2A task sent to
+ * one node is read back and subscribed to, completed and with the same answer, on the other.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
-import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '../helpers/postgres.js';
 import { api } from '../helpers/server.js';
@@ -128,7 +128,7 @@ describe('agents on any node of a PostgreSQL cluster', () => {
     }
   }, 40_000);
 
-  it('reads on one node, completed and with the same answer, an A2A task sent to the other', async () => {
+  it('reads and subscribes on one node to an A2A task sent to the other: completed, with the same answer', async () => {
     const [a, b] = await startNodes();
     const sent = await (await client(a)).sendMessage({ tenant: '', message: userMessage('hello from node a'), configuration: undefined, metadata: undefined });
     expect('status' in sent, 'the agent answers with a task').toBe(true);
@@ -146,5 +146,12 @@ describe('agents on any node of a PostgreSQL cluster', () => {
       [Role.ROLE_USER, 'hello from node a'],
       [Role.ROLE_AGENT, answer],
     ]);
+    // subscribing on the other node to the finished task gives the task as it ended
+    const events: StreamResponse[] = [];
+    for await (const e of (await client(b)).resubscribeTask({ tenant: '', id: task.id })) events.push(e);
+    expect(events.map((e) => e.payload?.$case)).toEqual(['task']);
+    const subscribed = events[0]!.payload!.value as Task;
+    expect(subscribed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(subscribed.artifacts[0]?.parts)).toBe(answer);
   }, 40_000);
 });
