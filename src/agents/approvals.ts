@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { ModelMessage } from 'ai';
 import { AppError } from '../errors.js';
 import { EventRejectedError } from '../runtime/actor-host.js';
-import type { EventLog } from '../log/types.js';
+import { StreamConflictError, type EventLog } from '../log/types.js';
 import { runStream, type AgentRunStarted, type ApprovalDecision, type PendingApproval } from '../../machines/agent-run.machine.js';
 import type { AgentRuns } from './agent-runs.js';
 import type { Agent } from './define-agent.js';
@@ -93,8 +93,9 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
   try {
     result = await continueText(run, prepared, [decision], { tail: paused.tail, decisions: [...paused.decisions, decision], approvals: paused.approvals }, options.output, a.signal);
   } catch (err) {
-    // another request decided first (both read the stream before either wrote)
-    if (err instanceof EventRejectedError) throw new AppError('CONFLICT', `Approval ${a.approvalId} of run ${a.runId} was already answered`);
+    // another request decided first (both read the stream before either wrote; on a shared store,
+    // another node may have written its decision between our read and our append)
+    if (err instanceof EventRejectedError || err instanceof StreamConflictError) throw new AppError('CONFLICT', `Approval ${a.approvalId} of run ${a.runId} was already answered`);
     throw err;
   }
   return result ?? stillPending(paused, a.runId, a.approvalId);
@@ -124,7 +125,7 @@ export async function decideWaitingRun(runs: AgentRuns, agent: Agent, runId: str
   try {
     result = await continueText(run, prepared, decisions, { tail: paused.tail, decisions: [...paused.decisions, ...decisions], approvals: paused.approvals }, options.output, signal);
   } catch (err) {
-    if (err instanceof EventRejectedError) throw new AppError('CONFLICT', `Run ${runId} was already answered`);
+    if (err instanceof EventRejectedError || err instanceof StreamConflictError) throw new AppError('CONFLICT', `Run ${runId} was already answered`);
     throw err;
   }
   // every pending call was decided here: null (others pending) cannot happen

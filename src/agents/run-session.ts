@@ -164,7 +164,13 @@ export class AgentRun implements RunEffect {
    * waiting for that approval (EventRejectedError) or does not exist.
    */
   resume<T>(decisions: ApprovalDecision[], executor: (run: AgentRun) => Promise<T>): Promise<T | null> {
-    this.executor = executor;
+    // The effect waits until the decisions are durable: the host may start it before (pipelining),
+    // and on a shared store another node can record its answer to the same approval first; only the
+    // node whose decisions were written runs the approved tools, the other gets the append's error.
+    let written!: (err?: unknown) => void;
+    const durable = new Promise<void>((resolve, reject) => (written = (err) => (err === undefined ? resolve() : reject(err))));
+    durable.catch(() => undefined);
+    this.executor = (run) => durable.then(() => executor(run));
     const result = new Promise<T | null>((resolve, reject) => {
       this.settle = { resolve: resolve as (v: unknown) => void, reject };
     });
@@ -177,13 +183,16 @@ export class AgentRun implements RunEffect {
     // all decisions in one append: either every one is accepted, or none is written
     this.deps.host.send(this.deps.kind, this.stream, () => events).then(
       (res) => {
+        written();
         if (this.actor) return; // the effect began: the executor settles the result
         this.deps.sessions.delete(this.stream);
         this.settle?.resolve(res.snapshot.value === 'awaitingApproval' ? null : undefined);
       },
       (err: unknown) => {
-        if (this.actor) return;
+        written(err ?? new Error('the decisions could not be recorded'));
         this.deps.sessions.delete(this.stream);
+        // an effect that began settles the result with this error (it never ran the executor)
+        if (this.actor) return;
         this.settle?.reject(err);
       },
     );

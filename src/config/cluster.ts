@@ -63,9 +63,14 @@ export function isOwnedStream(stream: string): boolean {
   return stream.startsWith('exec:') || stream.startsWith('run:');
 }
 
-/** Record types after which an owned stream's actor has ended or is parked: the owner lets it go. */
+/**
+ * Record types after which an owned stream's actor has ended or is parked: the owner lets it go.
+ * A run waiting for tool approvals is parked (its state is only in the log), so whichever node
+ * receives the decision claims the run in the commit of that decision and continues it there.
+ */
 const RELEASING_TYPES = new Set([
   'execution.suspended',
+  'run.approval-requested',
   'execution.completed',
   'execution.failed',
   'execution.cancelled',
