@@ -2,7 +2,8 @@
  * Tool approvals over `/chat`, driven by the `ai` SDK's own chat client (AbstractChat, what
  * `useChat` wraps, over DefaultChatTransport): the stream carries the approval request, the client's
  * `addToolApprovalResponse` answers it, and the request the client then sends continues the same
- * run, which runs the approved tool and completes.
+ * run, which runs the approved tool and completes; also when the server was killed with SIGKILL and
+ * restarted between the request and the answer (the pause is a record, not process memory).
  */
 import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -11,11 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai';
 import { supportAgent } from '../fixtures/tool-approvals.config.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-approvals-chat-'));
 const refundLog = path.join(dir, 'refunds.txt');
+const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'tool-approvals.config.ts');
 let t: TestServer;
+let child: SpawnedServer | undefined;
 
 beforeAll(async () => {
   process.env.REFUND_LOG = refundLog;
@@ -23,6 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
+  await killSpawned(child);
   delete process.env.REFUND_LOG;
   rmSync(dir, { recursive: true, force: true });
 });
@@ -75,4 +80,30 @@ describe('tool approvals over /chat', () => {
     expect(types).toContain('run.approval-answered');
     expect(types.at(-1)).toBe('run.finished');
   }, 30_000);
+
+  it('continues the run when the answer comes after the server was killed with SIGKILL and restarted', async () => {
+    const killedLog = path.join(dir, 'refunds-after-kill.txt');
+    const dataDir = path.join(dir, 'killed-data');
+    const start = () => spawnServer(['--port', '0', '--data', dataDir, '--config', CONFIG], { REFUND_LOG: killedLog });
+    child = await start();
+    const state = new MemoryState();
+    await new TestChat(state, `${child.url}/agents/support/chat`).sendMessage({ text: 'refund orderId K7 amount 5' });
+    const asked = refundPart(state.messages.at(-1));
+    expect(asked).toMatchObject({ state: 'approval-requested', approval: { id: expect.any(String) } });
+    const runId = (state.messages.at(-1)!.metadata as { runId: string }).runId;
+
+    child.child.kill('SIGKILL');
+    expect(await child.exited).toBe('SIGKILL');
+    child = await start();
+
+    // the same page, its chat now talking to the restarted server
+    const chat = new TestChat(state, `${child.url}/agents/support/chat`);
+    await chat.addToolApprovalResponse({ id: asked!.approval!.id, approved: true });
+    await until(() => refundPart(state.messages.at(-1))?.state === 'output-available' && chat.status === 'ready', 'the continued run after the restart', 20_000);
+    expect(refundPart(state.messages.at(-1))!.output).toEqual({ orderId: 'K7', amount: 5, refunded: true });
+    expect(readFileSync(killedLog, 'utf8')).toBe('K7 5\n');
+    const entries = (await api(`${child.url}/agents/support/history`)).body.data.entries;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ id: runId, status: 'completed' });
+  }, 60_000);
 });
