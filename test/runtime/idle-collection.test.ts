@@ -138,7 +138,10 @@ describe('idle collection', () => {
     expect(clock.pending).toBe(0);
   });
 
-  it('compacts the real heap: old space comes down to its live data where a plain full collection leaves it fragmented', async () => {
+  // Whether a plain full collection also compacts is V8's choice (it depends on fragmentation heuristics and on
+  // the heap growing percent the server caps), so only the compacting collection's result is asserted; a concurrent
+  // sweep can leave a page unswept at the moment of measuring, hence the retries.
+  it('compacts the real heap: old space comes down to its live data', { retry: 2 }, async () => {
     const v8 = await import('node:v8');
     const vm = await import('node:vm');
     const compacting = compactingCollection();
@@ -160,10 +163,9 @@ describe('idle collection', () => {
       expect(kept.length).toBeGreaterThan(0);
       return old.space_used_size / old.space_size;
     };
-    const afterPlain = density(plain);
+    density(plain);
     const afterCompacting = density(compacting);
     expect(afterCompacting).toBeGreaterThan(0.85);
-    expect(afterCompacting).toBeGreaterThan(afterPlain);
   });
 });
 
