@@ -1,6 +1,6 @@
 /**
  * The pure part of the agent-history projection: how one `run:*` record changes one history entry
- * (decisions.md §3 `GET /agents/:id/history`). The projection (agent-history.ts) feeds records in
+ * (`GET /agents/:id/history`, docs/api-reference.md). The projection (agent-history.ts) feeds records in
  * log order and persists the result; a stored entry carries the global sequence of the last record
  * it applied, so re-applying records after a crash (checkpoint behind the stored entries) is a no-op.
  */

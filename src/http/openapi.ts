@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document, derived from the route table (decisions.md §2): every built-in route and
+ * The OpenAPI 3.1 document, derived from the route table (docs/api-reference.md, "Documentation routes"): every built-in route and
  * every custom route, paths written `{param}`, request/response schemas from zod via z.toJSONSchema.
  * Built per request, so `servers` is the address the client used (proxies' X-Forwarded-* included),
  * path ids list what is registered, and a bearer scheme appears when JWT auth is on.
