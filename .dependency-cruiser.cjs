@@ -1,7 +1,7 @@
 /**
  * The import direction of eventloom, checked by `npm test` (test/architecture.test.ts):
  *   cli / main / server-assembly / index  →  http  →  domains  →  projections  →  runtime  →  log
- * machines/ import only xstate; shared leaves (errors, version, feeds, shared, config, and the
+ * machines/ import only xstate; shared leaves (errors, version, feeds, kernel, config, and the
  * route and module contract in src/contract) import nothing above them; no cycles between files.
  */
 const DOMAINS = 'src/(workflows|agents|memory|tools|mcp|observability|protocols)/';
@@ -25,13 +25,13 @@ module.exports = {
       name: 'runtime-uses-only-the-log',
       severity: 'error',
       from: { path: '^src/runtime/' },
-      to: { path: '^src/', pathNot: ['^src/(runtime|log|shared)/', '^src/errors\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(runtime|log|kernel)/', '^src/errors\\.ts$'] },
     },
     {
       name: 'projections-below-domains',
       severity: 'error',
       from: { path: '^src/projections/' },
-      to: { path: '^src/', pathNot: ['^src/(projections|runtime|log|feeds|shared)/', '^src/errors\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(projections|runtime|log|feeds|kernel)/', '^src/errors\\.ts$'] },
     },
     {
       name: 'domains-below-the-edge',
@@ -50,7 +50,7 @@ module.exports = {
       name: 'leaves-import-no-layer',
       severity: 'error',
       comment: 'shared leaves and the module contract sit below every layer that uses them',
-      from: { path: ['^src/(errors|version)\\.ts$', '^src/(feeds|config|contract|shared)/'] },
+      from: { path: ['^src/(errors|version)\\.ts$', '^src/(feeds|config|contract|kernel)/'] },
       to: { path: ['^src/http/', DOMAINS, '^src/(main|cli|server-assembly|index)\\.ts$'] },
     },
   ],

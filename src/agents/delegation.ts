@@ -6,7 +6,7 @@
  * A sub-agent sees its parent's context and user, reads (never writes) the parent's conversation,
  * and inside a streaming parent streams its parts into the parent's stream.
  */
-import { toJsonSchema } from '../shared/json-schema.js';
+import { toJsonSchema } from '../kernel/json-schema.js';
 import { AppError, formatIssues } from '../errors.js';
 import { ToolApprovalPendingError, type WorkflowAgentResult, type WorkflowAgentRunOptions, type WorkflowAgentRunner } from '../workflows/agent-bridge.js';
 import type { ZodType } from 'zod';

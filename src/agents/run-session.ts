@@ -21,7 +21,7 @@ import type { ActorHost, ActorKind } from '../runtime/actor-host.js';
 import { runStream, type ApprovalDecision, type PendingApproval, type AgentRunEvent, type AgentRunStarted, type AgentRunUsage, type RecordedStep } from '../../machines/agent-run.machine.js';
 import type { AgentRunActor, AgentRunLogic, RunEffect } from './run-kind.js';
 import type { MemoryWriter } from './memory-writer.js';
-import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
 import { AppError } from '../errors.js';
 import { StoreFaultError } from '../log/store-health.js';
 

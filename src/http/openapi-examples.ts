@@ -4,7 +4,7 @@
  * rather than schema samples. Read from the running modules each time the document is built.
  */
 import type { ZodType } from 'zod';
-import { toJsonSchema } from '../shared/json-schema.js';
+import { toJsonSchema } from '../kernel/json-schema.js';
 import type { ServerModule } from '../contract/server-module.js';
 import type { AgentsModule } from '../agents/module.js';
 import type { WorkflowsModule } from '../workflows/module.js';

@@ -6,7 +6,7 @@
  */
 import type { ZodType } from 'zod';
 import type { RouteDef } from '../contract/routes.js';
-import { toJsonSchema } from '../shared/json-schema.js';
+import { toJsonSchema } from '../kernel/json-schema.js';
 import { pathParamValues, requestExamples, type DocsCatalog } from './openapi-examples.js';
 
 export const API_TITLE = 'Agent and Workflow Server API';

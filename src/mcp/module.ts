@@ -14,7 +14,7 @@ import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import type { Agent } from '../agents/define-agent.js';
 import type { Tool } from '../tools/define-tool.js';
 import { mcpRoutes } from './routes.js';
-import { suggestName } from '../shared/did-you-mean.js';
+import { suggestName } from '../kernel/did-you-mean.js';
 import { VERSION } from '../version.js';
 import { parseMcpServersConfig } from './config.js';
 import type { McpConnection } from './connection.js';

@@ -24,7 +24,7 @@ import { textOf, toModelMessages, type MessageInput } from './messages.js';
 import { conversationNotFound, type MemoryStore, type PendingScope } from './store.js';
 import type { Message, MessageRole, StoredMessage } from './types.js';
 import { checkWorkingMemoryConfig, workingMemorySection } from './working-memory.js';
-import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
 import { describedStateChanged } from '../contract/encoded-answers.js';
 
 export type AgentMemoryOptions = AgentMemoryConfig;

@@ -11,7 +11,7 @@
  */
 import type { CapturedLog } from './log-entry.js';
 import type { RootEntity, TraceProjection } from './traces.js';
-import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
 
 export interface LogLink {
   traceId?: string;

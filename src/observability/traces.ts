@@ -12,7 +12,7 @@
 import type { LogRecord } from '../log/types.js';
 import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from './span-types.js';
 import { TraceStore } from './traces-store.js';
-import { iso } from '../shared/time.js';
+import { iso } from '../kernel/time.js';
 
 export interface RootEntity {
   type?: string;

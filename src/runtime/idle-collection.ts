@@ -19,7 +19,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { performance } from 'node:perf_hooks';
-import { systemClock, type Clock, type Timer } from '../shared/clock.js';
+import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
 
 export interface IdleCollectionOptions {
   /** how often the heap and the event loop are looked at (default 500 ms) */

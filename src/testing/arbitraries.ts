@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { ZodType } from 'zod';
-import { toJsonSchema } from '../shared/json-schema.js';
+import { toJsonSchema } from '../kernel/json-schema.js';
 
 type Schema = Record<string, unknown>;
 

@@ -9,7 +9,7 @@
  */
 import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
-import { toJsonSchema } from '../shared/json-schema.js';
+import { toJsonSchema } from '../kernel/json-schema.js';
 import { checkSchemaSlot } from '../config/schema-slot.js';
 
 export interface ToolExecuteOptions {

@@ -18,7 +18,7 @@ import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types
 import type { ZodType } from 'zod';
 import { TOOL_APPROVAL_REASON, ToolApprovalDecision } from './agent-bridge.js';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
-import { iso } from '../shared/time.js';
+import { iso } from '../kernel/time.js';
 import { traceIdFor } from '../observability/span-types.js';
 
 export interface ExecuteOptions {

@@ -5,7 +5,7 @@
  */
 import type { ZodType } from 'zod';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import { toJsonSchema } from '../shared/json-schema.js';
+import { toJsonSchema } from '../kernel/json-schema.js';
 
 
 export interface WorkflowSummary {

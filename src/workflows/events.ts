@@ -7,7 +7,7 @@
  */
 import type { LogRecord } from '../log/types.js';
 import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
-import { iso } from '../shared/time.js';
+import { iso } from '../kernel/time.js';
 
 export const EXECUTION_STREAM_PREFIX = 'exec:';
 export const executionStream = (executionId: string) => `${EXECUTION_STREAM_PREFIX}${executionId}`;

@@ -4,7 +4,7 @@
  * built). At start-up a misspelt agent id stops the server with the step, the id and the closest
  * configured agent, instead of failing an execution with a 500 after its earlier steps ran.
  */
-import { suggestName } from '../shared/did-you-mean.js';
+import { suggestName } from '../kernel/did-you-mean.js';
 import { nestedSteps, type AgentStep, type WorkflowDefinition, type WorkflowStep } from './types.js';
 
 /** Where an `andAgent` step sits, in words: `Workflow 'w' step 's' (in 'parent') (the sub-workflow of ...)`. */

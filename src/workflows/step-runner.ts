@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
-import { suggestName } from '../shared/did-you-mean.js';
+import { suggestName } from '../kernel/did-you-mean.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
 import {
   AgentRunnerMissingError,

@@ -1,5 +1,5 @@
 /** A clock the test moves by hand: `advance(ms)` fires the timers that fall due, in time order. */
-import type { Clock, Timer } from '../../src/shared/clock.js';
+import type { Clock, Timer } from '../../src/kernel/clock.js';
 
 export class ManualClock implements Clock {
   private time: number;

@@ -19,7 +19,7 @@ import { runText } from '../../agents/ops-text.js';
 import { parseToolInput, toolParametersJsonSchema } from '../../tools/define-tool.js';
 import { runToolDirect } from '../../tools/tool-runs.js';
 import { executionResult, resumeSchemaOf, startExecution } from '../../workflows/commands.js';
-import { toJsonSchema } from '../../shared/json-schema.js';
+import { toJsonSchema } from '../../kernel/json-schema.js';
 import type { WorkflowDefinition } from '../../workflows/types.js';
 
 type Json = Record<string, unknown>;
