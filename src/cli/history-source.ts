@@ -9,7 +9,8 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openLevelLog } from '../log/level-log.js';
+import { openLevelLog, type LevelEventLog } from '../log/level-log.js';
+import { LogLockedError } from '../log/types.js';
 import type { EventLog } from '../log/types.js';
 import { CliError } from './cli-error.js';
 
@@ -28,6 +29,19 @@ export interface SourceOptions {
 /** The event log of a data directory (the server keeps it in `<data>/log`). */
 export function logDirOf(dataDir: string): string {
   return path.join(path.resolve(dataDir), 'log');
+}
+
+/**
+ * Opens a data directory's log for an offline tool that writes to it (`import`, `rebuild`). A running
+ * server holds it: that is the user's mistake to fix, said as such, not a LevelDB error.
+ */
+export async function openLogForWriting(dataDir: string, doing: string): Promise<LevelEventLog> {
+  try {
+    return await openLevelLog(logDirOf(dataDir));
+  } catch (err) {
+    if (err instanceof LogLockedError) throw new CliError(`the data directory ${dataDir} is in use by a running eventloom server (LevelDB lock held); stop it before ${doing}`);
+    throw err;
+  }
 }
 
 /**

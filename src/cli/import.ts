@@ -9,14 +9,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openLevelLog } from '../log/level-log.js';
-import { LogLockedError, type LogRecord, type NewRecord } from '../log/types.js';
+import type { LogRecord, NewRecord } from '../log/types.js';
 import type { ActorKind } from '../runtime/actor-host.js';
 import { pureInitialTransition, pureTransition } from '../runtime/pure-transition.js';
 import { WORKFLOW_EXECUTION_KIND, WORKFLOW_EXECUTION_VERSION, workflowExecutionMachine } from '../../machines/workflow-execution.machine.js';
 import { AGENT_RUN_KIND, AGENT_RUN_STARTED, AGENT_RUN_VERSION, agentRunMachine } from '../../machines/agent-run.machine.js';
 import { readHistoryFile, type History } from './history-file.js';
-import { logDirOf } from './history-source.js';
+import { logDirOf, openLogForWriting } from './history-source.js';
 import { CliError } from './cli-error.js';
 import { checkStreamAgreement } from './stream-agreement.js';
 
@@ -68,15 +67,8 @@ export async function importCommand(argv: string[]): Promise<number> {
     }
   }
   for (const [stream, records] of history) checkStream(stream, records);
-  const logDir = logDirOf(values.data);
-  mkdirSync(logDir, { recursive: true });
-  let log;
-  try {
-    log = await openLevelLog(logDir);
-  } catch (err) {
-    if (err instanceof LogLockedError) throw new CliError(`the data directory ${values.data} is in use by a running eventloom server (LevelDB lock held); stop it before importing`);
-    throw err;
-  }
+  mkdirSync(logDirOf(values.data), { recursive: true });
+  const log = await openLogForWriting(values.data, 'importing');
   let skipped = 0;
   let recordCount = 0;
   const toWrite: Array<[string, LogRecord[]]> = [];

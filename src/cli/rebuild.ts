@@ -9,15 +9,14 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { openLevelLog } from '../log/level-log.js';
-import { LogLockedError, type EventLog } from '../log/types.js';
+import type { EventLog } from '../log/types.js';
 import { ExecutionsIndex } from '../workflows/executions-index.js';
 import { AgentHistoryProjection } from '../agents/history.js';
 import { MemoryProjection } from '../memory/projection.js';
 import { dropSpanSnapshot } from '../observability/span-snapshot.js';
 import type { ProjectionHandle } from '../projections/runner.js';
 import { CliError } from './cli-error.js';
-import { logDirOf } from './history-source.js';
+import { logDirOf, openLogForWriting } from './history-source.js';
 
 export const REBUILD_USAGE = `usage: eventloom rebuild --data <dir>
   Rebuilds the read models (executions index, agent history, memory) of a stopped server's data
@@ -38,13 +37,7 @@ export async function rebuildCommand(argv: string[]): Promise<number> {
   const logDir = logDirOf(values.data);
   // opening creates a log: a mistyped directory must not become an empty one
   if (!existsSync(logDir)) throw new CliError(`${values.data} holds no event log (no ${logDir})`);
-  let log;
-  try {
-    log = await openLevelLog(logDir);
-  } catch (err) {
-    if (err instanceof LogLockedError) throw new CliError(`the data directory ${values.data} is in use by a running eventloom server (LevelDB lock held); stop it before rebuilding`);
-    throw err;
-  }
+  const log = await openLogForWriting(values.data, 'rebuilding');
   let failure: unknown;
   try {
     console.log(`rebuilding the read models of ${values.data} (${log.head()} records)`);
