@@ -277,7 +277,7 @@ export class ExecutionsIndex extends ProjectionHandle {
     return { docs, total, ...(more ? { nextCursor: cursorOf(docs[docs.length - 1]) } : {}) };
   }
 
-  /** Rows in `[gte, lt)` of one index, counted without decoding them in JS beyond the key. */
+  /** Rows in `[gte, lt)` of one index, counted chunk by chunk (a time range has no counter of its own: each row is read). */
   private async countRange(gte: string, lt: string): Promise<number> {
     let n = 0;
     let upper = lt;
