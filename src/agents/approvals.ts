@@ -84,21 +84,36 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
   const origin = workflowOrigin(paused.started);
   // a workflow step's run: the decision is the step's resume data, so the workflow and the run move together
   if (origin && runs.workflowApprovals) return runs.workflowApprovals.resume({ ...origin, agentId: a.agent.id, runId: a.runId, approvalId: a.approvalId, answer: a.answer });
-  const decision: ApprovalDecision = { approvalId: a.approvalId, approved: a.answer.approved };
-  if (a.answer.reason !== undefined) decision.reason = a.answer.reason;
+  const decision = decisionOf(a.approvalId, a.answer);
+  const result = await continuePausedRun(runs, { agent: a.agent, runId: a.runId, paused, decisions: [decision], headers: a.headers, signal: a.signal }, `Approval ${a.approvalId} of run ${a.runId} was already answered`);
+  return result ?? stillPending(paused, a.runId, a.approvalId);
+}
+
+function decisionOf(approvalId: string, answer: ApprovalAnswer): ApprovalDecision {
+  return { approvalId, approved: answer.approved, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) };
+}
+
+/**
+ * Prepares the agent call again from the run's `run.started` (same input, same options), records
+ * `decisions` through the run's actor and continues the run; null while other calls still wait.
+ */
+async function continuePausedRun(
+  runs: AgentRuns,
+  c: { agent: Agent; runId: string; paused: PausedRun; decisions: ApprovalDecision[]; headers: Record<string, string>; signal?: AbortSignal },
+  conflict: string,
+): Promise<TextOutcome | null> {
+  const { paused } = c;
   const options = paused.started.options as unknown as ResolvedCallOptions;
-  const prepared = await runs.prepare({ agent: a.agent, input: paused.started.input as string, options, headers: a.headers, runId: a.runId, signal: a.signal });
+  const prepared = await runs.prepare({ agent: c.agent, input: paused.started.input as string, options, headers: c.headers, runId: c.runId, signal: c.signal });
   const run = runs.pausedRun(prepared, paused.started);
-  let result: TextOutcome | null;
   try {
-    result = await continueText(run, prepared, [decision], { tail: paused.tail, decisions: [...paused.decisions, decision], approvals: paused.approvals }, options.output, a.signal);
+    return await continueText(run, prepared, c.decisions, { tail: paused.tail, decisions: [...paused.decisions, ...c.decisions], approvals: paused.approvals }, options.output, c.signal);
   } catch (err) {
     // another request decided first (both read the stream before either wrote; on a shared store,
     // another node may have written its decision between our read and our append)
-    if (err instanceof EventRejectedError || err instanceof StreamConflictError) throw new AppError('CONFLICT', `Approval ${a.approvalId} of run ${a.runId} was already answered`);
+    if (err instanceof EventRejectedError || err instanceof StreamConflictError) throw new AppError('CONFLICT', conflict);
     throw err;
   }
-  return result ?? stillPending(paused, a.runId, a.approvalId);
 }
 
 /** The workflow step that started a run (`andAgent`), as its `run.started` metadata records it. */
@@ -115,19 +130,8 @@ function workflowOrigin(started: AgentRunStarted): { workflowId: string; executi
 export async function decideWaitingRun(runs: AgentRuns, agent: Agent, runId: string, answer: ApprovalAnswer, signal?: AbortSignal): Promise<TextOutcome> {
   const paused = await readWaitingRun(runs.deps.host.log, agent.id, runId);
   const decided = new Set(paused.decisions.map((d) => d.approvalId));
-  const decisions: ApprovalDecision[] = paused.approvals
-    .filter((p) => !decided.has(p.approvalId))
-    .map((p) => ({ approvalId: p.approvalId, approved: answer.approved, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) }));
-  const options = paused.started.options as unknown as ResolvedCallOptions;
-  const prepared = await runs.prepare({ agent, input: paused.started.input as string, options, headers: {}, runId, signal });
-  const run = runs.pausedRun(prepared, paused.started);
-  let result: TextOutcome | null;
-  try {
-    result = await continueText(run, prepared, decisions, { tail: paused.tail, decisions: [...paused.decisions, ...decisions], approvals: paused.approvals }, options.output, signal);
-  } catch (err) {
-    if (err instanceof EventRejectedError || err instanceof StreamConflictError) throw new AppError('CONFLICT', `Run ${runId} was already answered`);
-    throw err;
-  }
+  const decisions = paused.approvals.filter((p) => !decided.has(p.approvalId)).map((p) => decisionOf(p.approvalId, answer));
+  const result = await continuePausedRun(runs, { agent, runId, paused, decisions, headers: {}, signal }, `Run ${runId} was already answered`);
   // every pending call was decided here: null (others pending) cannot happen
   if (result === null) throw new AppError('CONFLICT', `Run ${runId} is still waiting for approvals`);
   return result;

@@ -107,6 +107,12 @@ describe('MCP server', () => {
     expect(r.body.success).toBe(false);
     expect(r.body.error).toMatch(/^Invalid MCP request: /);
   });
+
+  it('serves a request whose X-Forwarded-Proto makes no URL of its origin', async () => {
+    const r = await api(`${t.url}/mcp`, { method: 'POST', headers: { 'x-forwarded-proto': '' }, json: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } });
+    expect(r.status).toBe(200);
+    expect(r.body.result.tools.map((x: { name: string }) => x.name)).toContain('getWeather');
+  });
 });
 
 describe('MCP server with JWT auth', () => {

@@ -73,6 +73,9 @@ function buildServer(deps: McpCatalogDeps, caller: McpCaller, logger: Logger): S
   return server;
 }
 
+/** what the transport's `Request` is addressed to (see handleMcp) */
+const MCP_REQUEST_URL = 'http://eventloom.invalid/mcp';
+
 const TRANSPORT_FAILURES: Record<number, AppErrorCode> = { 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 413: 'BODY_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
 
 /** The message of the transport's JSON-RPC error answer. */
@@ -98,8 +101,9 @@ async function handleMcp(deps: McpCatalogDeps, ctx: RequestContext): Promise<Rou
     for (const [k, v] of Object.entries(ctx.headers)) headers.set(k, v);
     // every answer is JSON (enableJsonResponse), so a client that accepts only JSON is served too
     headers.set('accept', 'application/json, text/event-stream');
-    // the edge parsed the body already; the transport takes it as `parsedBody`
-    const request = new Request(`${ctx.origin}${ctx.path}`, { method: 'POST', headers });
+    // the edge parsed the body already; the transport takes it as `parsedBody`. The URL is a fixed one: the
+    // transport reads none of it, and the client's origin (from Host / X-Forwarded-*) need not parse as a URL
+    const request = new Request(MCP_REQUEST_URL, { method: 'POST', headers });
     const response = await transport.handleRequest(request, { parsedBody: ctx.body });
     const body = await response.text();
     // the transport refused the request itself (not a JSON-RPC message, ...): the edge's failure envelope
