@@ -138,35 +138,17 @@ describe('idle collection', () => {
     expect(clock.pending).toBe(0);
   });
 
-  // Whether a plain full collection also compacts is V8's choice (it depends on fragmentation heuristics and on
-  // the heap growing percent the server caps), so only the compacting collection's result is asserted; a concurrent
-  // sweep can leave a page unswept at the moment of measuring, hence the retries.
-  it('compacts the real heap: old space comes down to its live data', { retry: 2 }, async () => {
-    const v8 = await import('node:v8');
-    const vm = await import('node:vm');
-    const compacting = compactingCollection();
-    const plain = vm.runInNewContext('gc') as () => void; // compactingCollection exposed it
-    const oldSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!;
-    // a burst whose survivors are spread over many old-space pages, most of them then dropped
-    const burst = () => {
-      let keep: object[] = [];
-      for (let i = 0; i < 1_500_000; i++) {
-        keep.push({ i, s: `item ${i}` });
-        if (keep.length > 200_000) keep = keep.filter((_, j) => j % 50 === 0);
-      }
-      return keep;
-    };
-    const density = (collect: () => void) => {
-      const kept = burst();
-      collect();
-      const old = oldSpace();
-      expect(kept.length).toBeGreaterThan(0);
-      return old.space_used_size / old.space_size;
-    };
-    density(plain);
-    const afterCompacting = density(compacting);
-    expect(afterCompacting).toBeGreaterThan(0.85);
-  });
+  // Measured in a fresh process: in a test runner's worker the old space also holds the runner's own
+  // long-lived data, whose density is not this collection's doing.
+  it('compacts the real heap: old space comes down to its live data', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const path = await import('node:path');
+    const child = path.join(import.meta.dirname, 'fixtures', 'compaction-child.ts');
+    const r = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', child], { encoding: 'utf8', timeout: 60_000 }));
+    expect(r.kept).toBeGreaterThan(0);
+    expect(r.after).toBeLessThan(r.before / 2);
+    expect(r.density).toBeGreaterThan(0.85);
+  }, 120_000);
 });
 
 describe('the heap growth cap', () => {
