@@ -38,20 +38,20 @@ module.exports = {
       severity: 'error',
       comment: 'domains never import http/ or the composition root',
       from: { path: DOMAINS },
-      to: { path: ['^src/http/', '^src/(main|cli|cli-args|server-assembly|index)\\.ts$'] },
+      to: { path: ['^src/http/', '^src/(main|server-assembly|index)\\.ts$', '^src/cli/'] },
     },
     {
       name: 'edge-below-the-root',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: { path: '^src/(main|cli|cli-args|server-assembly|index)\\.ts$' },
+      to: { path: ['^src/(main|server-assembly|index)\\.ts$', '^src/cli/'] },
     },
     {
       name: 'leaves-import-no-layer',
       severity: 'error',
       comment: 'shared leaves and the module contract sit below every layer that uses them',
       from: { path: ['^src/(errors|version)\\.ts$', '^src/(feeds|config|contract|kernel)/'] },
-      to: { path: ['^src/http/', DOMAINS, '^src/(main|cli|server-assembly|index)\\.ts$'] },
+      to: { path: ['^src/http/', DOMAINS, '^src/(main|server-assembly|index)\\.ts$', '^src/cli/'] },
     },
   ],
   options: {
