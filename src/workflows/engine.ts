@@ -111,7 +111,7 @@ export class WorkflowEngine {
       version: WORKFLOW_EXECUTION_VERSION,
       logic: workflowExecutionMachine,
       createdType: 'execution.started',
-      runEffects: (actor, _event, actions) => this.runEffects(actor as ExecActor, actions),
+      runEffects: (actor, _event, actions, reached) => this.runEffects(actor as ExecActor, actions, reached as ExecSnapshot),
       followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };
@@ -141,10 +141,10 @@ export class WorkflowEngine {
     });
   }
 
-  private runEffects(actor: ExecActor, actions: ReadonlyArray<{ type: string }>): void {
+  private runEffects(actor: ExecActor, actions: ReadonlyArray<{ type: string }>, reached: ExecSnapshot): void {
     for (const a of actions) {
       if (a.type === 'advance') this.advance(actor);
-      else if (a.type === 'runStep') this.startStep(actor);
+      else if (a.type === 'runStep') this.startStep(actor, reached);
       else if (a.type === 'settle') this.abortStep(actor, statusOf(actor.snapshot));
     }
   }
@@ -200,10 +200,16 @@ export class WorkflowEngine {
     scratch.controller.abort(new StepAbort(cause, cause === 'suspend' ? 'Execution suspended' : `Execution ${status}`));
   }
 
-  /** Runs the step the last `step.started` opened; its outcome comes back as an event. */
-  private startStep(actor: ExecActor): void {
-    const c = actor.snapshot.context;
+  /**
+   * Runs the step the `step.started` that reached `reached` opened; its outcome comes back as an event.
+   * Effects start once that record is durable, and a cancel or suspension decided meanwhile has closed
+   * the step already: then it never starts (its records say so: started, then the run settled).
+   */
+  private startStep(actor: ExecActor, reached: ExecSnapshot): void {
+    const c = reached.context;
     const cur = c.current!;
+    const now = actor.snapshot.context.current;
+    if (now?.index !== cur.index || now.attempt !== cur.attempt) return;
     const def = this.definitions.get(c.workflowId)!;
     const step = def.steps[cur.index];
     const controller = new AbortController();
