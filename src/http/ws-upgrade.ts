@@ -4,8 +4,7 @@
  * the server-wide output budget. Messages are decoded and depth-checked like request bodies (request-limits.ts);
  * one that is not JSON reaches the route as `INVALID_WS_JSON`.
  */
-import type uWS from 'uWebSockets.js';
-import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { toFailure } from '../errors.js';
 import { INVALID_WS_JSON, type AuthUser, type WsClient, type WsRouteDef } from '../contract/routes.js';
 import type { BufferedOutput, OutputBudget } from './output-budget.js';
@@ -90,7 +89,7 @@ export function mountWebSockets(app: TemplatedApp, edge: WsEdge): void {
   });
 }
 
-function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: uWS.us_socket_context_t): void {
+function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
   const raw = readRequest(req);
   const key = req.getHeader('sec-websocket-key');
   const protocol = req.getHeader('sec-websocket-protocol');
