@@ -73,6 +73,8 @@ export function compactSchema(schema: unknown, depth = 0): string {
   if (type.length > 1) return type.map((t) => compactSchema({ ...s, type: t }, depth)).join(' | ');
   switch (type[0]) {
     case 'string':
+      // a query value's shape is often only its pattern (`limit` is digits): say it
+      if (typeof s.pattern === 'string') return `string /${s.pattern}/`;
       return s.format ? `string(${String(s.format)})` : 'string';
     case 'integer':
     case 'number':
@@ -169,8 +171,11 @@ function renderOperation(method: string, openApiPath: string, op: Operation, aut
   out.push(`Auth class: \`${auth ?? 'unknown'}\` (see [Authentication and auth classes](../api-reference.md#authentication-and-auth-classes)).`, '');
   const params = op.parameters ?? [];
   if (params.length > 0) {
-    out.push('| Parameter | In | Required | Schema |', '|---|---|---|---|');
-    for (const p of params) out.push(`| \`${p.name}\` | ${p.in} | ${p.required ? 'yes' : 'no'} | ${code(cell(p.schema))} |`);
+    out.push('| Parameter | In | Required | Schema | Notes |', '|---|---|---|---|---|');
+    for (const p of params) {
+      const note = (p.schema as Schema | undefined)?.description ?? p.description ?? '';
+      out.push(`| \`${p.name}\` | ${p.in} | ${p.required ? 'yes' : 'no'} | ${code(cell(p.schema))} | ${escapeCell(String(note))} |`);
+    }
     out.push('');
   }
   for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
@@ -194,8 +199,11 @@ function renderWs(routes: readonly WsRouteDef[]): string[] {
     const props = (js?.properties ?? {}) as Record<string, unknown>;
     const required = new Set((js?.required as string[] | undefined) ?? []);
     if (Object.keys(props).length > 0) {
-      out.push('| Query parameter | Required | Schema |', '|---|---|---|');
-      for (const [name, s] of Object.entries(props)) out.push(`| \`${name}\` | ${required.has(name) ? 'yes' : 'no'} | ${code(cell(s))} |`);
+      out.push('| Query parameter | Required | Schema | Notes |', '|---|---|---|---|');
+      for (const [name, s] of Object.entries(props)) {
+        const note = String((s as Schema).description ?? '');
+        out.push(`| \`${name}\` | ${required.has(name) ? 'yes' : 'no'} | ${code(cell(s))} | ${escapeCell(note)} |`);
+      }
       out.push('');
     }
   }
