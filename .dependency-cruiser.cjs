@@ -1,5 +1,5 @@
 /**
- * The import direction of eventloom, checked by `npm test` (test/architecture.test.ts):
+ * The import direction of eventloom, checked by `npm test` (test/architecture/layers.test.ts):
  *   cli / main / server-assembly / index  →  http  →  domains  →  projections  →  runtime  →  log
  * machines/ import only xstate; shared leaves (errors, version, feeds, kernel, config, and the
  * route and module contract in src/contract) import nothing above them; no cycles between files.

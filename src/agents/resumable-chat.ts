@@ -1,5 +1,5 @@
 /**
- * Resumable `/chat` streams (decisions.md §3, `options.resumableStream: true`): the chunk frames of
+ * Resumable `/chat` streams (docs/api-reference.md "Chat streams", `options.resumableStream: true`): the chunk frames of
  * the active generation of one (agent, conversation, user) are kept in memory until the generation
  * ends, so `GET /agents/:id/chat/:conversationId/stream` can replay them from the first chunk (or
  * after `Last-Event-ID`) and then follow live until `[DONE]`. No external store. A new resumable

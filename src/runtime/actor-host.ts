@@ -1,5 +1,5 @@
 /**
- * The actor host: one mailbox per stream, and the decide → append → apply loop of DESIGN.md §2.
+ * The actor host: one mailbox per stream, and the decide → append → apply loop of docs/design-notes.md "One log, actors and projections".
  *
  * - decide: xstate's pure `initialTransition()` / `transition()` (pure-transition.ts) computes the next snapshot;
  *   an event the machine does not accept is rejected (`EventRejectedError`) and nothing is written.

@@ -2,7 +2,7 @@
  * The workflow commands behind the HTTP routes: execute, resume, suspend, cancel, replay and the
  * ownership-checked read of one execution. Each validates against the definition, decides through
  * the execution's actor (so status checks and the change are one atomic decision) and answers only
- * once the records are durable. Errors use the messages of decisions.md §5/§9/§14.
+ * once the records are durable. Errors use the messages of docs/api-reference.md "Workflow routes", "Workflow executions", "Errors".
  */
 import { AppError, badRequest, conflict, formatIssues, notFound } from '../errors.js';
 import type { LogRecord } from '../log/types.js';
@@ -111,7 +111,7 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId }), options.executionId !== undefined);
 }
 
-/** The ExecutionResult of a settling record; a failed run is the 500 of decisions.md §5. */
+/** The ExecutionResult of a settling record; a failed run is the 500 of docs/api-reference.md "Execution results". */
 export function executionResult(rec: LogRecord, executionId: string, createdAt: number): Record<string, unknown> {
   const d = rec.data as Record<string, any>;
   const base = { executionId, startAt: iso(createdAt) };

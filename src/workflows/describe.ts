@@ -1,5 +1,5 @@
 /**
- * Renders workflow definitions for `GET /workflows` and `GET /workflows/:id` (decisions.md §5):
+ * Renders workflow definitions for `GET /workflows` and `GET /workflows/:id` (docs/api-reference.md "Workflow routes"):
  * JSON Schema through zod's own `z.toJSONSchema`, step `type` = builder name, nested steps for
  * andWhen/andAll/andRace, agent and workflow ids. Function source is never emitted.
  */

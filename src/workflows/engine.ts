@@ -1,6 +1,6 @@
 /**
  * The workflow engine: the execution actor kind and its effects. Each execution is an actor of
- * `machines/workflow-execution` hosted by the ActorHost; the engine's effect runner starts the next
+ * `machines/workflow-execution.machine.ts` hosted by the ActorHost; the engine's effect runner starts the next
  * step (`advance`), runs a started step (`runStep`) and aborts the step in flight when the run
  * leaves `running` (`settle`). A step's outcome comes back as an event tagged with its attempt.
  * Sub-workflows run as child executions (stream `exec:<parent>/<step>`) awaited by the parent step.
@@ -353,7 +353,7 @@ export class WorkflowEngine {
   }
 
   /**
-   * Boot-time recovery (decisions.md §9.10): each `running` execution continues from its last
+   * Boot-time recovery (docs/api-reference.md "Restart and recovery"): each `running` execution continues from its last
    * committed top-level step; a run whose workflow is gone becomes `error`.
    */
   async recover(executionIds: readonly string[]): Promise<number> {

@@ -1,6 +1,6 @@
 /**
  * Replay points: where in a definition a replay named by a step id starts. An execution records
- * state per top-level step only (sub-steps emit no events, decisions.md §9.2), so a nested step
+ * state per top-level step only (sub-steps emit no events, docs/api-reference.md "Data flow and step kinds"), so a nested step
  * (inside an andWhen, andAll or andRace group, or inside a sub-workflow) replays from the top-level
  * step that contains it: that step runs again from its start on its recorded input, and the steps
  * before it are restored. Pure: used by the replay endpoint (replay-plan.ts) and by anything else

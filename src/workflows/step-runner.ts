@@ -1,7 +1,7 @@
 /**
  * Runs one top-level step of an execution (all seven kinds, nested ones included) and reports its
  * outcome: completed (output, changed workflowState, token usage), skipped, suspended, failed.
- * Pure of the log: the engine turns the outcome into an event. Semantics of decisions.md §9.1–9.3:
+ * Pure of the log: the engine turns the outcome into an event. Semantics of docs/api-reference.md "Data flow and step kinds", "Suspend and resume":
  * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
  * throwing step; andAll waits for all and fails with the first failure in declaration order;
  * andRace takes the first to settle and aborts the others without awaiting them; andTap never

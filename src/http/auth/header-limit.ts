@@ -1,5 +1,5 @@
 /**
- * Request-header size (the contract: at least 16 KiB of headers accepted, more → 431).
+ * Request-header size (docs/api-reference.md "Limits and paging": at least 16 KiB accepted, more → 431).
  *
  * What the installed uWS build does (uWebSockets.js = @trufflesuite/uws-js-unofficial 20.30.0, binary
  * uws_linux_x64_115.node; measured by test/http/auth/header-limit.test.ts):
