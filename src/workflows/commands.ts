@@ -18,7 +18,6 @@ import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { kindOf } from './steps/registry.js';
 import { subWorkflowsOf, walkSteps } from './steps/walk.js';
 import type { ZodType } from 'zod';
-import { TOOL_APPROVAL_REASON, ToolApprovalDecision } from './agent-bridge.js';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../kernel/time.js';
 import { traceIdFor } from '../observability/span-types.js';
@@ -135,6 +134,20 @@ const stepResumeSchema = (step: WorkflowStep): ZodType | undefined => {
   return kind.resumeSchema ? kind.resumeSchema(step) : step.resumeSchema;
 };
 
+/** The schema a kind in the tree of a top-level step (sub-workflows included) requires of resume data for this suspension, if any. */
+function suspensionResumeSchema(step: WorkflowStep, suspension: { reason: string; suspendData?: unknown }): ZodType | undefined {
+  let schema: ZodType | undefined;
+  walkSteps(
+    [step],
+    (s) => {
+      schema ??= kindOf(s).suspensionResumeSchema?.(s, suspension);
+      return schema === undefined;
+    },
+    { subWorkflows: true },
+  );
+  return schema;
+}
+
 /** The resume schema of a top-level step: its own, a nested step's, else the workflow's. */
 export function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
   return stepResumeSchema(step) ?? def.resumeSchema;
@@ -187,9 +200,10 @@ export async function resumeExecution(engine: WorkflowEngine, workflowId: string
   const index = def.steps.findIndex((s) => s.id === targetId);
   if (index < 0) throw badRequest(`Step '${targetId}' not found in workflow '${def.id}'`);
   if (index > snap.context.suspension!.stepIndex || !snap.context.steps[targetId]) throw badRequest(`Cannot resume from step '${targetId}': it has not run in this execution`);
-  // a step waiting for tool approvals is resumed with the decision, whatever schema it declares
-  const approval = index === snap.context.suspension!.stepIndex && snap.context.suspension!.reason === TOOL_APPROVAL_REASON ? ToolApprovalDecision : undefined;
-  const schema = approval ?? await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
+  // a suspension a kind owns (a step waiting for tool approvals) is resumed with what it waits for, whatever schema the step declares
+  const suspension = snap.context.suspension!;
+  const owned = index === suspension.stepIndex ? suspensionResumeSchema(def.steps[index], suspension) : undefined;
+  const schema = owned ?? await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
     engine.host.release(actor.stream);
     throw err;
   });

@@ -73,6 +73,8 @@ export const agentKind: StepKind<AgentStep> = {
     const raw = step.schema ? res.object : res.text;
     return step.map ? await step.map(raw, c) : raw;
   },
+  // a run waiting for tool approvals is resumed with the decision, whatever schema the steps declare
+  suspensionResumeSchema: (_step, suspension) => (suspension.reason === TOOL_APPROVAL_REASON ? ToolApprovalDecision : undefined),
   describe: (step) => ({ agentId: step.agentId }),
   replay: { foreignEffect: true },
 };

@@ -127,6 +127,12 @@ export interface StepKind<S extends { type: string } = WorkflowStep> {
   describe?(step: S, describeChild: DescribeChild): Record<string, unknown>;
   /** the schema resume data must pass when the execution is suspended at this (top-level) step; default its own resumeSchema */
   resumeSchema?(step: S): ZodType | undefined;
+  /**
+   * The schema resume data must pass when the execution is suspended with `suspension` in this step
+   * or a step under it (sub-workflows included), whatever schema the steps declare: the data a
+   * suspension of this kind waits for (andAgent: a tool-approval decision). Asked before `resumeSchema`.
+   */
+  suspensionResumeSchema?(step: S, suspension: { reason: string; suspendData?: unknown }): ZodType | undefined;
   replay?: {
     /** the step's effect lives in another stream (an agent run, a child execution): live replay feeds it its recorded outcome */
     foreignEffect?: boolean;
