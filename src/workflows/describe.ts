@@ -1,5 +1,5 @@
 /**
- * Renders workflow definitions for `GET /workflows` and `GET /workflows/:id` (decisions.md §5):
+ * Renders workflow definitions for `GET /workflows` and `GET /workflows/:id`:
  * JSON Schema through zod's own `z.toJSONSchema`, step `type` = builder name; what a kind adds
  * (nested steps, agent and workflow ids) is its own `describe` (src/workflows/steps/). Each step
  * also says how the console shows it, so a new kind needs no console change: `nest` names a step

@@ -2,7 +2,7 @@
  * Runs one top-level step of an execution (any registered kind, nested ones included) and reports
  * its outcome: completed (output, changed workflowState, token usage), skipped, suspended, failed.
  * Pure of the log: the engine turns the outcome into an event. What differs by kind is the kind's
- * (src/workflows/steps/); what is the same for all is here (semantics of decisions.md §9.1–9.3):
+ * (src/workflows/steps/); what is the same for all is here:
  * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
  * throwing step; a step's declared `inputSchema` checks (and parses) its input before it runs, its
  * `outputSchema` its output after each run: a mismatch is a failure of that step (an output

@@ -17,10 +17,8 @@ import {
   type ToolApprovalSuspension,
   type WorkflowAgentResult,
 } from '../agent-bridge.js';
-import { checkId, type Common } from './checks.js';
+import { checkId, type Common, type Schemas } from './checks.js';
 import type { StepKind } from './kind.js';
-
-type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
 
 export function andAgent<TIn = any>(
   def: Common & Schemas & { agent: string; prompt: (data: TIn, ctx: StepContext<TIn>) => string | Promise<string>; schema?: ZodType; map?: (output: any, ctx: StepContext<TIn>) => unknown },

@@ -1,11 +1,15 @@
 /**
- * The checks every step builder makes while the config module is imported: an id is present, and
- * sibling steps were built by a builder and have distinct ids. A bad definition stops the server at
- * start-up with a message naming the workflow and step.
+ * What step builders share: their option types, and the checks every builder makes while the
+ * config module is imported (an id is present; sibling steps were built by a builder and have
+ * distinct ids). A bad definition stops the server at start-up with a message naming the step.
  */
+import type { ZodType } from 'zod';
 import type { WorkflowStep } from '../types.js';
 
+/** What every builder takes. */
 export type Common = { id: string; name?: string; purpose?: string; retries?: number };
+/** The schema slots of a step running user code. */
+export type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
 
 export function checkId(id: unknown, what: string): void {
   if (typeof id !== 'string' || id.length === 0) throw new TypeError(`${what} needs a non-empty string id`);

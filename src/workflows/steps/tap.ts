@@ -1,10 +1,7 @@
 /** `andTap`: runs a function for its side effect; its failures are logged, never the run's, and data passes through. */
-import type { ZodType } from 'zod';
 import type { StepFunction, TapStep } from '../types.js';
-import { checkId, type Common } from './checks.js';
+import { checkId, type Common, type Schemas } from './checks.js';
 import { SuspendSignal, type StepKind } from './kind.js';
-
-type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
 
 export function andTap<TIn = any>(def: Common & Schemas & { execute: StepFunction<TIn, unknown> }): TapStep {
   checkId(def?.id, 'andTap');

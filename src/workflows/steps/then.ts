@@ -1,10 +1,7 @@
 /** `andThen`: runs a function on the step's input; returning nothing passes the input through. */
-import type { ZodType } from 'zod';
 import type { StepFunction, ThenStep } from '../types.js';
-import { checkId, type Common } from './checks.js';
+import { checkId, type Common, type Schemas } from './checks.js';
 import type { StepKind } from './kind.js';
-
-type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };
 
 export function andThen<TIn = any, TOut = any>(def: Common & Schemas & { execute: StepFunction<TIn, TOut> }): ThenStep {
   checkId(def?.id, 'andThen');
