@@ -30,6 +30,7 @@ import { nextStepEvent, outcomeEvent, stepEnv, traceOf, type RunFailure } from '
 import { ExecutionFeeds } from './feeds.js';
 import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
+import { collectDefinitions } from './steps/walk.js';
 import { traceIdFor } from '../observability/span-types.js';
 
 /** The cause of a run whose result fails its schema, as logged (no stack: the engine's frames say nothing about the result). */
@@ -80,7 +81,7 @@ export class WorkflowEngine {
   /** top-level workflows, in registration order */
   readonly workflows = new Map<string, WorkflowDefinition>();
   /** every definition an execution may run (sub-workflows included) */
-  private readonly definitions = new Map<string, WorkflowDefinition>();
+  private readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
   private readonly inflight = new Set<Promise<void>>();
   /** executions with a step running in this process: id → number of step tasks */
   private readonly stepsInFlight = new Map<string, number>();
@@ -104,7 +105,7 @@ export class WorkflowEngine {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
       this.workflows.set(def.id, def);
     }
-    for (const def of options.workflows) this.collect(def);
+    this.definitions = collectDefinitions(options.workflows);
     this.feeds = new ExecutionFeeds(this.log, (err) => this.logger.error({ err }, 'workflow feed listener failed'));
     this.kind = {
       kind: WORKFLOW_EXECUTION_KIND,
@@ -115,16 +116,6 @@ export class WorkflowEngine {
       followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };
-  }
-
-  private collect(def: WorkflowDefinition): void {
-    if (!this.definitions.has(def.id)) this.definitions.set(def.id, def);
-    const visit = (s: WorkflowStep) => {
-      if (s.type === 'andWorkflow') this.collect(s.workflow);
-      else if (s.type === 'andWhen') visit(s.step);
-      else if (s.type === 'andAll' || s.type === 'andRace') s.steps.forEach(visit);
-    };
-    def.steps.forEach(visit);
   }
 
   definition(workflowId: string): WorkflowDefinition | undefined {
