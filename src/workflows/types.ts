@@ -99,8 +99,8 @@ export interface SubWorkflowStep extends StepBase {
 
 /**
  * Every step kind by its `type`. A kind file (src/workflows/steps/) adds its step here with a module
- * augmentation (`declare module '../types.js' { interface StepKinds { sleep: SleepStep } }`), so the
- * union below grows without this file changing.
+ * augmentation of this module's `StepKinds` (a `declare module` of this file, relative to the kind's
+ * own file, adding e.g. `sleep: SleepStep`), so the union below grows without this file changing.
  */
 export interface StepKinds {
   andThen: ThenStep;
