@@ -4,7 +4,7 @@
  * machines/ import only xstate; shared leaves (errors, version, feeds, kernel, config, and the
  * route and module contract in src/contract) import nothing above them; no cycles between files.
  */
-const DOMAINS = 'src/(workflows|agents|memory|tools|mcp|observability|protocols)/';
+const DOMAINS = 'src/(workflows|agents|memory|tools|mcp|observability|protocols|schedules)/';
 module.exports = {
   forbidden: [
     { name: 'no-cycles', severity: 'error', comment: 'no import cycle between files', from: {}, to: { circular: true } },

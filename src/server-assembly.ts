@@ -14,6 +14,12 @@ import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule, type ToolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
 import { a2aModule } from './protocols/a2a/module.js';
+import { schedulesModule } from './schedules/module.js';
+import type { ScheduleRuns } from './schedules/ports.js';
+import { startExecution, validateInput } from './workflows/commands.js';
+import { executionStream } from './workflows/events.js';
+import { foldExecution } from './workflows/executions-view.js';
+import { AppError } from './errors.js';
 import { mcpServerModule } from './protocols/mcp-server/module.js';
 
 /**
@@ -45,9 +51,43 @@ export function defaultModules(): ModuleFactory[] {
     },
     (ctx) => a2aModule(ctx, { agents }),
     (ctx) => mcpServerModule(ctx, { agents, tools, workflows }),
+    (ctx) => schedulesModule(ctx, { runs: scheduleRuns(workflows!) }),
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];
+}
+
+/**
+ * The port the schedules domain starts workflows through. A second start of one tick's execution id
+ * (another node won the race, or the tick ran before a restart) is the log's refusal, mapped to
+ * `started: false`.
+ */
+export function scheduleRuns(workflows: Pick<WorkflowsModule, 'engine'>): ScheduleRuns {
+  const engine = workflows.engine;
+  return {
+    workflowIds: () => [...engine.workflows.keys()],
+    inputProblem(workflowId, input) {
+      try {
+        validateInput(engine.workflows.get(workflowId)!, input);
+        return undefined;
+      } catch (err) {
+        return (err as Error).message;
+      }
+    },
+    async start({ workflowId, executionId, input, metadata }) {
+      try {
+        await startExecution(engine, workflowId, input, { executionId, metadata });
+        return { started: true };
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'CONFLICT') return { started: false };
+        throw err;
+      }
+    },
+    async isRunning(executionId) {
+      const records = await engine.log.readStream(executionStream(executionId));
+      return records.length > 0 && foldExecution(records, 'execution').status === 'running';
+    },
+  };
 }
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {

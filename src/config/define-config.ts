@@ -53,6 +53,8 @@ export interface EventloomConfig {
   providers?: unknown;
   mcpServers?: unknown;
   observability?: unknown;
+  /** cron schedules that start workflow executions (`ScheduleConfig`, checked at start-up) */
+  schedules?: readonly unknown[];
   server?: ServerConfig;
   /** several nodes on one PostgreSQL store (src/config/cluster.ts) */
   cluster?: ClusterConfig;
