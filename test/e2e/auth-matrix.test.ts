@@ -25,6 +25,11 @@ const ADDITIONS: Record<string, AuthClass> = {
   'GET /console/assets/:file': 'documentation',
   // answering a tool approval continues an agent run: the same class as the generation routes
   'POST /agents/:id/runs/:runId/approvals/:approvalId': 'execution',
+  // schedules: the list reads like GET /workflows; pause, resume and trigger change what runs, like execute
+  'GET /schedules': 'management',
+  'POST /schedules/:id/pause': 'execution',
+  'POST /schedules/:id/resume': 'execution',
+  'POST /schedules/:id/trigger': 'execution',
 };
 
 const concrete = (path: string) => path.replace(/:[A-Za-z0-9_]+/g, 'matrix-x');
