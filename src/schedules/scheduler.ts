@@ -12,7 +12,7 @@ import type { Clock, Timer } from '../kernel/clock.js';
 import type { EventLog } from '../log/types.js';
 import type { ResolvedSchedule } from './config.js';
 import type { ScheduleRuns } from './ports.js';
-import { foldSchedule, initialScheduleState, scheduleStream, SCHEDULE_EVENTS, type ScheduleState } from './state.js';
+import { foldSchedule, initialScheduleState, RUNS_TAIL, scheduleControlStream, scheduleStream, SCHEDULE_EVENTS, type ScheduleState } from './state.js';
 import { latestMissedTick, nextTick, skipsTick, tickExecutionId, triggerExecutionId } from './ticks.js';
 
 /** setTimeout's ceiling is ~24.8 days; a longer wait is re-armed on the way */
@@ -142,14 +142,20 @@ export class Scheduler {
     return run;
   }
 
-  /** Folds what the schedule's stream gained since the last read (other nodes' records included). */
+  /** Folds what the schedule's streams gained since the last read (other nodes' records included). */
   private async refresh(slot: Slot): Promise<void> {
-    const records = await this.deps.log.readStream(scheduleStream(slot.def.id), slot.state.streamSeq + 1);
-    if (records.length) slot.state = foldSchedule(records, slot.state);
+    const { log } = this.deps;
+    const id = slot.def.id;
+    const runs = scheduleStream(id);
+    // the first look reads the tail only: the stream holds one record per tick, without end
+    const from = slot.state.runsSeq > 0 ? slot.state.runsSeq + 1 : Math.max(1, (await log.streamHead(runs)) - RUNS_TAIL + 1);
+    const [control, recent] = await Promise.all([log.readStream(scheduleControlStream(id), slot.state.controlSeq + 1), log.readStream(runs, from)]);
+    if (control.length || recent.length) slot.state = foldSchedule([...control, ...recent], slot.state);
   }
 
   private async record(slot: Slot, type: string, data: Record<string, unknown>): Promise<void> {
-    await this.deps.log.append(scheduleStream(slot.def.id), [{ type, data, at: this.deps.clock.now() }]);
+    const stream = type === SCHEDULE_EVENTS.paused || type === SCHEDULE_EVENTS.resumed ? scheduleControlStream(slot.def.id) : scheduleStream(slot.def.id);
+    await this.deps.log.append(stream, [{ type, data, at: this.deps.clock.now() }]);
     await this.refresh(slot);
   }
 

@@ -1,12 +1,18 @@
 /**
- * A schedule's shared state, kept in its `schedule:<id>` stream so it survives restarts and every
- * node on a shared store reads the same: paused or not, the last execution it started and when.
- * `foldSchedule` is the one reading of that stream.
+ * A schedule's shared state, kept in the log so it survives restarts and every node on a shared
+ * store reads the same: paused or not (the `schedule-control:<id>` stream, a record per pause or
+ * resume), and the last execution it started and when (the `schedule:<id>` stream, a record per
+ * tick or trigger). They are apart because the second grows with every tick: a node reads only its
+ * tail (`RUNS_TAIL` records), while whether the schedule is paused needs the whole, short, first one.
+ * `foldSchedule` is the one reading of both.
  */
 import type { LogRecord } from '../log/types.js';
 
 export const SCHEDULE_STREAM_PREFIX = 'schedule:';
 export const scheduleStream = (id: string) => `${SCHEDULE_STREAM_PREFIX}${id}`;
+export const scheduleControlStream = (id: string) => `schedule-control:${id}`;
+/** records of `schedule:<id>` a node reads when it first looks at a schedule: the latest tick is among them */
+export const RUNS_TAIL = 64;
 
 export const SCHEDULE_EVENTS = {
   /** a tick started its execution: `{ tickAt, executionId }` (tickAt: the scheduled time, epoch ms) */
@@ -24,16 +30,20 @@ export interface ScheduleState {
   lastExecutionId?: string;
   /** the latest tick that started an execution: the baseline of catch-up */
   lastTickAt?: number;
-  /** the stream sequence folded so far (the next read starts after it) */
-  streamSeq: number;
+  /** the sequence folded so far of `schedule:<id>` (the next read starts after it) */
+  runsSeq: number;
+  /** the same of `schedule-control:<id>` */
+  controlSeq: number;
 }
 
-export const initialScheduleState = (): ScheduleState => ({ paused: false, streamSeq: 0 });
+export const initialScheduleState = (): ScheduleState => ({ paused: false, runsSeq: 0, controlSeq: 0 });
 
-/** Applies one record of a schedule stream (records of other types only advance the sequence). */
+const isControl = (type: string) => type === SCHEDULE_EVENTS.paused || type === SCHEDULE_EVENTS.resumed;
+
+/** Applies one record of either stream of a schedule. */
 export function applyScheduleRecord(s: ScheduleState, rec: Pick<LogRecord, 'type' | 'data' | 'at' | 'streamSeq'>): ScheduleState {
   const d = (rec.data ?? {}) as { tickAt?: number; executionId?: string };
-  const next = { ...s, streamSeq: Math.max(s.streamSeq, rec.streamSeq) };
+  const next = isControl(rec.type) ? { ...s, controlSeq: Math.max(s.controlSeq, rec.streamSeq) } : { ...s, runsSeq: Math.max(s.runsSeq, rec.streamSeq) };
   switch (rec.type) {
     case SCHEDULE_EVENTS.paused:
       return { ...next, paused: true };

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCron } from '../../src/schedules/config.js';
 import { latestMissedTick, nextTick, skipsTick, tickExecutionId } from '../../src/schedules/ticks.js';
-import { foldSchedule, SCHEDULE_EVENTS } from '../../src/schedules/state.js';
+import { foldSchedule, RUNS_TAIL, SCHEDULE_EVENTS } from '../../src/schedules/state.js';
 import type { LogRecord } from '../../src/log/types.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -95,7 +95,7 @@ describe('foldSchedule', () => {
       fc.property(fc.array(fc.boolean()), (ops) => {
         const s = foldSchedule(ops.map((p, i) => rec(i + 1, p ? SCHEDULE_EVENTS.paused : SCHEDULE_EVENTS.resumed)));
         expect(s.paused).toBe(ops.length ? ops[ops.length - 1] : false);
-        expect(s.streamSeq).toBe(ops.length);
+        expect(s.controlSeq).toBe(ops.length);
       }),
     );
   });
@@ -119,5 +119,19 @@ describe('foldSchedule', () => {
       }),
     );
     expect(foldSchedule(records)).toMatchObject({ paused: false, lastRunAt: T0 + 5, lastExecutionId: 'b', lastTickAt: T0 });
+  });
+
+  it('reads the same last run from the tail of the runs stream as from all of it, and the same catch-up baseline whenever the tail holds a tick', () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 300 }), (kinds) => {
+        // ticks every 10 s in order, triggers between them
+        const records = kinds.map((tick, i) =>
+          tick ? rec(i + 1, SCHEDULE_EVENTS.ticked, { tickAt: T0 + i * 10_000, executionId: `t${i}` }, T0 + i * 10_000) : rec(i + 1, SCHEDULE_EVENTS.triggered, { executionId: `m${i}` }, T0 + i * 10_000 + 1),
+        );
+        const whole = foldSchedule(records);
+        const tail = foldSchedule(records.slice(-RUNS_TAIL));
+        expect({ ...tail, lastTickAt: tail.lastTickAt ?? whole.lastTickAt }).toEqual(whole);
+      }),
+    );
   });
 });
