@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { notFound } from '../errors.js';
 import type { Clock, Timer } from '../kernel/clock.js';
-import type { EventLog } from '../log/types.js';
+import type { ServerContext } from '../contract/server-module.js';
 import type { ResolvedSchedule } from './config.js';
 import type { ScheduleRuns } from './ports.js';
 import { foldSchedule, initialScheduleState, RUNS_TAIL, scheduleControlStream, scheduleStream, SCHEDULE_EVENTS, type ScheduleState } from './state.js';
@@ -40,7 +40,7 @@ interface Slot {
 }
 
 export interface SchedulerDeps {
-  log: EventLog;
+  log: ServerContext['log'];
   runs: ScheduleRuns;
   clock: Clock;
   logger: Logger;

@@ -6,7 +6,14 @@
  * tail (`RUNS_TAIL` records), while whether the schedule is paused needs the whole, short, first one.
  * `foldSchedule` is the one reading of both.
  */
-import type { LogRecord } from '../log/types.js';
+
+/** what the fold reads of a log record */
+export interface ScheduleRecord {
+  type: string;
+  data: unknown;
+  at: number;
+  streamSeq: number;
+}
 
 export const SCHEDULE_STREAM_PREFIX = 'schedule:';
 export const scheduleStream = (id: string) => `${SCHEDULE_STREAM_PREFIX}${id}`;
@@ -41,7 +48,7 @@ export const initialScheduleState = (): ScheduleState => ({ paused: false, runsS
 const isControl = (type: string) => type === SCHEDULE_EVENTS.paused || type === SCHEDULE_EVENTS.resumed;
 
 /** Applies one record of either stream of a schedule. */
-export function applyScheduleRecord(s: ScheduleState, rec: Pick<LogRecord, 'type' | 'data' | 'at' | 'streamSeq'>): ScheduleState {
+export function applyScheduleRecord(s: ScheduleState, rec: ScheduleRecord): ScheduleState {
   const d = (rec.data ?? {}) as { tickAt?: number; executionId?: string };
   const next = isControl(rec.type) ? { ...s, controlSeq: Math.max(s.controlSeq, rec.streamSeq) } : { ...s, runsSeq: Math.max(s.runsSeq, rec.streamSeq) };
   switch (rec.type) {
@@ -62,4 +69,4 @@ export function applyScheduleRecord(s: ScheduleState, rec: Pick<LogRecord, 'type
   }
 }
 
-export const foldSchedule = (records: readonly LogRecord[], from: ScheduleState = initialScheduleState()): ScheduleState => records.reduce(applyScheduleRecord, from);
+export const foldSchedule = (records: readonly ScheduleRecord[], from: ScheduleState = initialScheduleState()): ScheduleState => records.reduce(applyScheduleRecord, from);
