@@ -20,6 +20,7 @@ import { startExecution, validateInput } from './workflows/commands.js';
 import { executionStream } from './workflows/events.js';
 import { foldExecution } from './workflows/executions-view.js';
 import { AppError } from './errors.js';
+import { StreamFencedError } from './log/pg/pg-commit.js';
 import { mcpServerModule } from './protocols/mcp-server/module.js';
 
 /**
@@ -60,7 +61,8 @@ export function defaultModules(): ModuleFactory[] {
 /**
  * The port the schedules domain starts workflows through. A second start of one tick's execution id
  * (another node won the race, or the tick ran before a restart) is the log's refusal, mapped to
- * `started: false`.
+ * `started: false`: a conflict, or on PostgreSQL, when the racers' creations meet in the same
+ * moment, the fence of the winner that owns the new stream already.
  */
 export function scheduleRuns(workflows: Pick<WorkflowsModule, 'engine'>): ScheduleRuns {
   const engine = workflows.engine;
@@ -79,7 +81,7 @@ export function scheduleRuns(workflows: Pick<WorkflowsModule, 'engine'>): Schedu
         await startExecution(engine, workflowId, input, { executionId, metadata });
         return { started: true };
       } catch (err) {
-        if (err instanceof AppError && err.code === 'CONFLICT') return { started: false };
+        if ((err instanceof AppError && err.code === 'CONFLICT') || err instanceof StreamFencedError) return { started: false };
         throw err;
       }
     },
