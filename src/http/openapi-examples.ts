@@ -9,6 +9,7 @@ import type { ServerModule } from '../contract/server-module.js';
 import type { AgentsModule } from '../agents/module.js';
 import type { WorkflowsModule } from '../workflows/module.js';
 import type { ToolsModule } from '../tools/module.js';
+import type { SchedulesModule } from '../schedules/module.js';
 import { toolParametersJsonSchema } from '../tools/define-tool.js';
 import { sampleFromJsonSchema } from '../agents/models/json-schema-sample.js';
 
@@ -18,6 +19,7 @@ export interface DocsCatalog {
   agents: string[];
   workflows: Array<{ id: string; input?: Schema; resume?: Schema }>;
   tools: Array<{ name: string; parameters: Schema }>;
+  schedules?: string[];
 }
 
 const toJson = (schema: ZodType | undefined): Schema | undefined => (schema ? toJsonSchema(schema, { io: 'input' }) : undefined);
@@ -26,18 +28,21 @@ export function docsCatalog(modules: ReadonlyMap<string, ServerModule>): DocsCat
   const agents = modules.get('agents') as AgentsModule | undefined;
   const workflows = modules.get('workflows') as WorkflowsModule | undefined;
   const tools = modules.get('tools') as ToolsModule | undefined;
+  const schedules = modules.get('schedules') as SchedulesModule | undefined;
   return {
+    schedules: schedules?.scheduler.ids() ?? [],
     agents: agents?.registry.list().map((a) => a.id) ?? [],
     workflows: workflows ? [...workflows.engine.workflows.values()].map((w) => ({ id: w.id, input: toJson(w.input), resume: toJson(w.resumeSchema) })) : [],
     tools: tools?.catalog().executable().map((e) => ({ name: e.tool.name, parameters: toolParametersJsonSchema(e.tool) })) ?? [],
   };
 }
 
-/** The ids a path parameter can take: agents under /agents, workflows under /workflows, tools under /tools. */
+/** The ids a path parameter can take: agents under /agents, workflows under /workflows, tools under /tools, schedules under /schedules. */
 export function pathParamValues(path: string, param: string, catalog: DocsCatalog): string[] | undefined {
   if (param === 'id' && path.startsWith('/agents/')) return catalog.agents;
   if (param === 'id' && path.startsWith('/workflows/')) return catalog.workflows.map((w) => w.id);
   if (param === 'name' && path.startsWith('/tools/')) return catalog.tools.map((t) => t.name);
+  if (param === 'id' && path.startsWith('/schedules/')) return catalog.schedules;
   return undefined;
 }
 

@@ -54,8 +54,9 @@ export class Scheduler {
     for (const def of schedules) this.slots.set(def.id, { def, state: initialScheduleState(), chain: Promise.resolve() });
   }
 
-  has(id: string): boolean {
-    return this.slots.has(id);
+  /** the configured schedule ids, in config order */
+  ids(): string[] {
+    return [...this.slots.keys()];
   }
 
   /** Reads every schedule's state, runs the catch-ups, arms the timers. */

@@ -108,3 +108,12 @@ describe('schedules on the real server', () => {
     expect(after.map((r) => r.id).slice(0, before.length)).toEqual(before.map((r) => r.id));
   });
 });
+
+describe('schedules in the OpenAPI document', () => {
+  it('offers the configured schedule ids for the id of the schedule routes', async () => {
+    const doc = (await get('/doc')).body;
+    const param = doc.paths['/schedules/{id}/trigger'].post.parameters.find((p: { name: string }) => p.name === 'id');
+    expect(param.schema.enum).toEqual(['every-second', 'nightly']);
+    expect(doc.paths['/schedules'].get.tags).toEqual(['Schedules']);
+  });
+});
