@@ -17,6 +17,7 @@ import { schedulesModule } from '../../src/schedules/module.js';
 import { startExecution } from '../../src/workflows/commands.js';
 import { andThen, createWorkflow } from '../../src/workflows/builder.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import type { ScheduleConfig } from '../../src/schedules/config.js';
 import { until } from '../helpers/until.js';
 
 /** a workflow whose one step waits until the test opens the gate */
@@ -32,7 +33,8 @@ const servers: EventloomServer[] = [];
 async function start(schedules: unknown[], clock: ManualClock, dataDir: string): Promise<{ server: EventloomServer; workflows: WorkflowsModule }> {
   let workflows: WorkflowsModule | undefined;
   const server = await startServer({
-    config: { workflows: [gated, quick], schedules },
+    // the start-up tests hand in wrong values on purpose
+    config: { workflows: [gated, quick], schedules: schedules as ScheduleConfig[] },
     port: 0,
     dataDir,
     logger: pino({ level: 'silent' }),
