@@ -31,15 +31,15 @@ export type {
   StepFunction,
   StepType,
 } from './workflows/types.js';
-export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './workflows/agent-bridge.js';
+export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './contract/agent-bridge.js';
 export { workflowsModule } from './workflows/module.js';
 export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
 export { locateSteps, resolveReplayPoint, type StepLocation, type ReplayPointResolution } from './workflows/replay-point.js';
 // logs and observability
 export { observabilityModule, type ObservabilityConfig, type ObservabilityModule } from './observability/module.js';
-export { loggerFor, CORRELATION_KEYS, type LogBindings } from './observability/logger-for.js';
+export { loggerFor, CORRELATION_KEYS, type LogBindings } from './kernel/logger-for.js';
 export type { LogEntry } from './observability/log-entry.js';
-export type { Span, SpanNode, ObsLogRecord } from './observability/span-types.js';
+export type { Span, SpanNode, ObsLogRecord } from './kernel/span-types.js';
 // agents and tools
 export { createAgent, isAgent, DEFAULT_MAX_STEPS } from './agents/define-agent.js';
 export type { Agent, AgentConfig, AgentCallContext, AgentInstructions, DynamicAgentSettings, GenerationDefaults, ModelSpec } from './agents/define-agent.js';
@@ -55,8 +55,8 @@ export type {
 } from './agents/memory-hooks.js';
 export { agentsModule, type AgentsModule } from './agents/module.js';
 export { resolveCallOptions, API_DEFAULTS, type ResolvedCallOptions } from './agents/call-options.js';
-export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './tools/define-tool.js';
-export type { Tool, ToolConfig, ToolExecuteOptions } from './tools/define-tool.js';
+export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './kernel/define-tool.js';
+export type { Tool, ToolConfig, ToolExecuteOptions } from './kernel/define-tool.js';
 export type { AgentOperationType, AgentRunUsage } from '../machines/agent-run.machine.js';
 // tool endpoints and MCP servers
 export { toolsModule, type ToolsModule } from './tools/module.js';

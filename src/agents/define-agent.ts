@@ -12,7 +12,7 @@
  *   api.md defaults: request → agent → api.md.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { isTool, type Tool } from '../tools/define-tool.js';
+import { isTool, type Tool } from '../kernel/define-tool.js';
 import { isAgentMemoryHooks, type AgentMemoryHooks } from './memory-hooks.js';
 
 export type ModelSpec = string | LanguageModelV3;

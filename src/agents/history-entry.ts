@@ -7,7 +7,7 @@
 import type { AgentOperationType, AgentRunStarted, AgentRunUsage, PendingApproval, RecordedStep } from '../../machines/agent-run.machine.js';
 import type { LogRecord } from '../log/types.js';
 import { iso } from '../kernel/time.js';
-import { traceRefOf } from '../observability/span-types.js';
+import { traceRefOf } from '../kernel/span-types.js';
 
 export type HistoryStatus = 'working' | 'completed' | 'error' | 'cancelled';
 

@@ -13,7 +13,7 @@ import type { ResolvedCallOptions } from './call-options.js';
 import type { AgentMemoryHooks, AgentMemoryScope } from './memory-hooks.js';
 import type { AgentRegistry } from './registry.js';
 import type { RunToolContext } from './tool-adapter.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { Tool } from '../kernel/define-tool.js';
 
 export interface PreparedCall {
   agent: Agent;

@@ -8,7 +8,7 @@
 import type { Tool as AiTool, ToolSet } from 'ai';
 import { aiSdk } from './ai-sdk.js';
 import { formatIssues } from '../errors.js';
-import { toolParametersJsonSchema, type Tool, type ToolExecuteOptions } from '../tools/define-tool.js';
+import { toolParametersJsonSchema, type Tool, type ToolExecuteOptions } from '../kernel/define-tool.js';
 
 /** Forwarded stream parts of a sub-agent carry these keys (decisions.md §10.2). */
 export interface SubAgentPartKeys {

@@ -9,7 +9,7 @@ import type { ServerModule } from '../contract/server-module.js';
 import type { AgentsModule } from '../agents/module.js';
 import type { WorkflowsModule } from '../workflows/module.js';
 import type { ToolsModule } from '../tools/module.js';
-import { toolParametersJsonSchema } from '../tools/define-tool.js';
+import { toolParametersJsonSchema } from '../kernel/define-tool.js';
 import { sampleFromJsonSchema } from '../agents/models/json-schema-sample.js';
 
 type Schema = Record<string, unknown>;

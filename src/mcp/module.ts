@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import type { Agent } from '../agents/define-agent.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { Tool } from '../kernel/define-tool.js';
 import { mcpRoutes } from './routes.js';
 import { suggestName } from '../kernel/did-you-mean.js';
 import { VERSION } from '../version.js';

@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import { isInvalidWsJson, type RouteDef, type WsRouteDef } from '../contract/routes.js';
 import type { TraceStore } from './traces-store.js';
 import type { LogRecordStore } from './log-records.js';
-import { buildTree, type Span } from './span-types.js';
+import { buildTree, type Span } from '../kernel/span-types.js';
 import { topicsFor, type SlowClientGuard } from './feeds.js';
 import type { LogStats } from '../log/level-log.js';
 import type { StoreStatus } from '../log/store-health.js';

@@ -10,7 +10,7 @@
  * (so execution answers "cannot be executed on the server") but are left out of the listing.
  */
 import type { Agent } from '../agents/define-agent.js';
-import { isTool, toolParametersJsonSchema, type Tool } from './define-tool.js';
+import { isTool, toolParametersJsonSchema, type Tool } from '../kernel/define-tool.js';
 
 export interface CatalogEntry {
   tool: Tool;

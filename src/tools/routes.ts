@@ -12,7 +12,7 @@ import type { EventLog } from '../log/types.js';
 import type { Logger } from 'pino';
 import type { ToolCatalog } from './catalog.js';
 import { toolListItem } from './catalog.js';
-import { parseToolInput } from './define-tool.js';
+import { parseToolInput } from '../kernel/define-tool.js';
 import { runToolDirect } from './tool-runs.js';
 import { userIdentity } from '../contract/routes.js';
 import { EncodedAnswers } from '../contract/encoded-answers.js';

@@ -6,7 +6,7 @@
  * server at start-up with a message naming the workflow and step.
  */
 import type { ZodType } from 'zod';
-import { checkSchemaSlot } from '../config/schema-slot.js';
+import { checkSchemaSlot } from '../kernel/schema-slot.js';
 import type {
   AgentStep,
   AllStep,
@@ -22,7 +22,7 @@ import type {
   WorkflowStep,
 } from './types.js';
 import { nestedSteps } from './types.js';
-import { ToolApprovalDecision } from './agent-bridge.js';
+import { ToolApprovalDecision } from '../contract/agent-bridge.js';
 
 type Common = { id: string; name?: string; purpose?: string; retries?: number };
 type Schemas = { inputSchema?: ZodType; outputSchema?: ZodType; suspendSchema?: ZodType; resumeSchema?: ZodType };

@@ -16,10 +16,10 @@ import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js'
 import { resolveReplayPoint } from './replay-point.js';
 import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types.js';
 import type { ZodType } from 'zod';
-import { TOOL_APPROVAL_REASON, ToolApprovalDecision } from './agent-bridge.js';
+import { TOOL_APPROVAL_REASON, ToolApprovalDecision } from '../contract/agent-bridge.js';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../kernel/time.js';
-import { traceIdFor } from '../observability/span-types.js';
+import { traceIdFor } from '../kernel/span-types.js';
 
 export interface ExecuteOptions {
   userId?: string;

@@ -9,7 +9,7 @@ import { AppError, notFound } from '../errors.js';
 import { ok, type RouteDef, type RouteResult } from '../contract/routes.js';
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import { EncodedAnswers } from '../contract/encoded-answers.js';
-import type { WorkflowAgentRunner } from './agent-bridge.js';
+import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import { resumeForApproval, type StepApprovalAnswer } from './tool-approvals.js';
 import { WorkflowEngine } from './engine.js';
 import { isWorkflowDefinition, type WorkflowDefinition } from './types.js';
@@ -30,7 +30,7 @@ import type { LogRecord } from '../log/types.js';
 import type { StoreFaultError } from '../log/store-health.js';
 import { ExecutionsIndex, type ExecutionsFilter } from './executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
-import { claimable } from '../cluster/ownership.js';
+import { claimable } from '../contract/ownership.js';
 import { warnUnconfigured } from './unconfigured.js';
 
 const TAGS = ['Workflows'];

@@ -23,9 +23,9 @@ import {
   type ToolApprovalSuspension,
   type WorkflowAgentResult,
   type WorkflowAgentRunner,
-} from './agent-bridge.js';
+} from '../contract/agent-bridge.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
-import { loggerFor } from '../observability/logger-for.js';
+import { loggerFor } from '../kernel/logger-for.js';
 
 /** Thrown by `suspend()`: unwinds the step function. */
 export class SuspendSignal extends Error {

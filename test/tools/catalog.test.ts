@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, type Agent } from '../../src/agents/define-agent.js';
-import { createTool, type Tool } from '../../src/tools/define-tool.js';
+import { createTool, type Tool } from '../../src/kernel/define-tool.js';
 import { ToolCatalog, parseConfigTools, toolListItem } from '../../src/tools/catalog.js';
 
 const tool = (name: string, execute = true) => createTool({ name, description: `${name} tool`, parameters: z.object({}), ...(execute ? { execute: () => name } : {}) });

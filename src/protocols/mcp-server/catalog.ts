@@ -16,7 +16,7 @@ import { newRunId } from '../../agents/agent-runs.js';
 import { resolveCallOptions } from '../../agents/call-options.js';
 import type { TextOptions } from '../../agents/request-schema.js';
 import { runText } from '../../agents/ops-text.js';
-import { parseToolInput, toolParametersJsonSchema } from '../../tools/define-tool.js';
+import { parseToolInput, toolParametersJsonSchema } from '../../kernel/define-tool.js';
 import { runToolDirect } from '../../tools/tool-runs.js';
 import { executionResult, resumeSchemaOf, startExecution } from '../../workflows/commands.js';
 import { toJsonSchema } from '../../kernel/json-schema.js';
