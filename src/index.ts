@@ -43,7 +43,7 @@ export type { Span, SpanNode, ObsLogRecord } from './kernel/span-types.js';
 // agents and tools
 export { createAgent, isAgent, DEFAULT_MAX_STEPS } from './agents/define-agent.js';
 export type { Agent, AgentConfig, AgentCallContext, AgentInstructions, DynamicAgentSettings, GenerationDefaults, ModelSpec } from './agents/define-agent.js';
-export { isAgentMemoryHooks } from './agents/memory-hooks.js';
+export { isAgentMemoryHooks } from './contract/memory-hooks.js';
 export type {
   AgentMemoryHooks,
   AgentMemoryConfig,
@@ -52,7 +52,7 @@ export type {
   SaveMessagesArgs,
   ResolvedSemanticMemory,
   ResolvedPersistence,
-} from './agents/memory-hooks.js';
+} from './contract/memory-hooks.js';
 export { agentsModule, type AgentsModule } from './agents/module.js';
 export { resolveCallOptions, API_DEFAULTS, type ResolvedCallOptions } from './agents/call-options.js';
 export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './kernel/define-tool.js';

@@ -9,6 +9,7 @@ import { workflowsModule, type WorkflowsModule } from './workflows/module.js';
 import { checkAgentReferences } from './workflows/references.js';
 import { agentsModule, type AgentsModule } from './agents/module.js';
 import { memoryModule } from './memory/module.js';
+import { resolveEmbeddingModel, type ProvidersConfig } from './agents/models/registry.js';
 import { observabilityModule } from './observability/module.js';
 import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule, type ToolsModule } from './tools/module.js';
@@ -30,7 +31,11 @@ export function defaultModules(): ModuleFactory[] {
   let tools: ToolsModule | undefined;
   return [
     observabilityModule,
-    (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
+    (ctx) =>
+      memoryModule(ctx, {
+        agents: () => agents?.registry.list() ?? [],
+        embeddingModel: (spec, env, providers) => resolveEmbeddingModel(spec, env, providers as ProvidersConfig | undefined),
+      }),
     (ctx) => (agents = agentsModule(ctx)),
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
     (ctx) => (tools = toolsModule(ctx, { agents, mcp })),

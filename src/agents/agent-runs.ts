@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Schema, Tool as AiTool, ToolSet } from 'ai';
-import { aiSdk } from './ai-sdk.js';
+import { aiSdk } from '../kernel/ai-sdk.js';
 import type { Logger } from 'pino';
 import type { ActorHost } from '../runtime/actor-host.js';
 import { runStream, type AgentOperationType, type AgentRunStarted } from '../../machines/agent-run.machine.js';

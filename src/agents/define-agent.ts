@@ -13,7 +13,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { isTool, type Tool } from '../kernel/define-tool.js';
-import { isAgentMemoryHooks, type AgentMemoryHooks } from './memory-hooks.js';
+import { isAgentMemoryHooks, type AgentMemoryHooks } from '../contract/memory-hooks.js';
 
 export type ModelSpec = string | LanguageModelV3;
 

@@ -12,6 +12,7 @@ import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import { parseMessageInput, type MessageInput } from './messages.js';
 import * as S from './route-schemas.js';
 import { MemoryService, type AgentLike } from './service.js';
+import type { EmbeddingModelResolver } from './config.js';
 import { conversationNotFound, type MemoryStore } from './store.js';
 import type { Conversation, MessageRole, OrderDirection } from './types.js';
 import { userIdentity } from '../contract/routes.js';
@@ -281,6 +282,8 @@ export const MEMORY_MODULE = 'memory';
 export interface MemoryModuleDeps {
   /** the agents registered by the agents module (read at request time: it is created after this one) */
   agents(): readonly AgentLike[];
+  /** resolves an embedding model's name with the agents' model providers */
+  embeddingModel?: EmbeddingModelResolver;
 }
 
 export function memoryModule(ctx: ServerContext, deps: MemoryModuleDeps): MemoryModule {
@@ -291,6 +294,7 @@ export function memoryModule(ctx: ServerContext, deps: MemoryModuleDeps): Memory
     env: ctx.env,
     logger: ctx.logger.child({ component: 'memory' }),
     agents: deps.agents,
+    embeddingModel: deps.embeddingModel,
     followLog: ctx.node.store === 'postgres',
   });
   return {

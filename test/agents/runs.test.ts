@@ -15,7 +15,7 @@ import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { agentsModule, type AgentsModule } from '../../src/agents/module.js';
 import { createAgent } from '../../src/agents/define-agent.js';
-import type { AgentMemoryHooks, LoadContextArgs, SaveMessagesArgs } from '../../src/agents/memory-hooks.js';
+import type { AgentMemoryHooks, LoadContextArgs, SaveMessagesArgs } from '../../src/contract/memory-hooks.js';
 import { createAuthenticator, resolveAuthConfig } from '../../src/http/auth/index.js';
 import { api } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';
