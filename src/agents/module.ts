@@ -5,7 +5,7 @@
  * (the composition root bounds the wait). Exposes `agentRunner` for workflow `andAgent` steps.
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import { agentRoutes } from './routes.js';
+import { agentDocs, agentRoutes } from './routes.js';
 import { AgentHistoryProjection } from './history.js';
 import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import { VERSION } from '../version.js';
@@ -62,5 +62,6 @@ export function agentsModule(ctx: ServerContext): AgentsModule {
       await history.stop();
     },
     counts: () => ({ agents: registry.size }),
+    docs: () => agentDocs(registry.list()),
   };
 }

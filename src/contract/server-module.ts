@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { EventLog } from '../log/types.js';
 import type { ActorHost } from '../runtime/actor-host.js';
 import type { RouteDef, WsRouteDef } from './routes.js';
+import type { ModuleDocs } from './docs.js';
 
 /** What a domain (workflows, agents, memory, ...) plugs into the server. */
 export interface ServerModule {
@@ -23,6 +24,8 @@ export interface ServerModule {
    */
   graceExpired?(): void;
   counts?(): Partial<{ agents: number; workflows: number; tools: number }>;
+  /** the ids its paths take and the request bodies its routes show in the API document, read each time it is built */
+  docs?(): ModuleDocs;
 }
 
 /**

@@ -5,7 +5,7 @@
  * tools handed to the agents, and is fixed from then on.
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import { toolRoutes } from './routes.js';
+import { toolDocs, toolRoutes } from './routes.js';
 import { ToolCatalog, parseConfigTools } from './catalog.js';
 import type { AgentsHooks } from '../contract/agents-hooks.js';
 import type { Tool } from '../kernel/define-tool.js';
@@ -44,5 +44,6 @@ export function toolsModule(ctx: ServerContext, deps: ToolsModuleDeps = {}): Too
       catalog = build();
     },
     counts: () => ({ tools: catalog.executable().length }),
+    docs: () => toolDocs(catalog),
   };
 }
