@@ -16,6 +16,9 @@ import { toolsModule, type ToolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
 import { a2aModule } from './protocols/a2a/module.js';
 import { mcpServerModule } from './protocols/mcp-server/module.js';
+import { a2aAgents, mcpAgents } from './agents/protocol-ports.js';
+import { mcpTools } from './tools/protocol-ports.js';
+import { mcpWorkflows } from './workflows/protocol-ports.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
@@ -48,8 +51,17 @@ export function defaultModules(): ModuleFactory[] {
       checkAgentReferences(workflows.engine.workflows.values(), agents?.registry.list().map((a) => a.id) ?? []);
       return workflows;
     },
-    (ctx) => a2aModule(ctx, { agents }),
-    (ctx) => mcpServerModule(ctx, { agents, tools, workflows }),
+    // the protocol servers reach the domains through the ports they declare
+    (ctx) => a2aModule(ctx, { agents: agents && a2aAgents(agents.runs) }),
+    (ctx) => {
+      const toolRuns = { log: ctx.log, logger: ctx.logger.child({ component: 'mcp-server' }) };
+      const [a, t, w] = [agents, tools, workflows];
+      return mcpServerModule(ctx, {
+        agents: a && (() => mcpAgents(a.runs)),
+        tools: t && (() => mcpTools(t.catalog(), toolRuns)),
+        workflows: w && (() => mcpWorkflows(w.engine)),
+      });
+    },
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];

@@ -8,16 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ServerContext, ServerModule } from '../../contract/server-module.js';
-import { userIdentity, type RequestContext, type RouteDef, type RouteResult, type SseSink } from '../../contract/routes.js';
+import { userIdentity, type RequestContext, type RouteDef, type RouteResult } from '../../contract/routes.js';
 import { AppError, formatIssues } from '../../errors.js';
-import type { AgentsModule } from '../../agents/module.js';
-import type { Agent } from '../../agents/define-agent.js';
-import { newRunId } from '../../agents/agent-runs.js';
-import { resolveCallOptions } from '../../agents/call-options.js';
-import type { TextOptions } from '../../agents/request-schema.js';
-import { runRawStream } from '../../agents/ops-stream.js';
-import { AgentRun } from '../../agents/run-session.js';
-import { runStream } from '../../../machines/agent-run.machine.js';
 import type { EventLog } from '../../log/types.js';
 import { invalidParams, parseRpcRequest, rpcAnswer, rpcError, RpcError, rpcResult, RPC_ERRORS, taskNotFound, type RpcId } from './rpc.js';
 import { isTerminal, taskStatus, toTask, type RunView } from './task-view.js';
@@ -52,11 +44,29 @@ function parse<T>(schema: z.ZodType<T>, params: unknown): T {
   return r.data;
 }
 
-/** A sink that drops what it is given: background runs record to the log, and clients read the log. */
-const DISCARD: SseSink = { closed: true, send: () => false, end: () => undefined, onClose: () => undefined };
+/**
+ * What the A2A server needs of the agents: a port it declares, wired to the agents module by the
+ * composition root (src/server-assembly.ts), so this domain imports no other.
+ */
+export interface A2aAgents {
+  /** the agent of this id, when one is registered */
+  get(id: string): A2aAgent | undefined;
+}
+
+export interface A2aAgent {
+  readonly id: string;
+  /**
+   * Prepares a run of `text` in conversation `conversationId` for `userId`; throws when the run cannot
+   * start (a model that is not configured, say). `run()` then runs it in the background, recording to
+   * the log; its clients read the log, so nothing is streamed to them from here.
+   */
+  prepare(req: { text: string; userId: string; conversationId: string; headers: Record<string, string>; signal: AbortSignal }): Promise<{ runId: string; run(): Promise<void> }>;
+  /** aborts the run with `reason` when this node runs it; false when it runs on another node */
+  cancel(runId: string, reason: string): boolean;
+}
 
 export interface A2aDeps {
-  agents: AgentsModule | undefined;
+  agents: A2aAgents | undefined;
 }
 
 export function a2aModule(ctx: ServerContext, deps: A2aDeps): ServerModule {
@@ -84,12 +94,12 @@ export function a2aModule(ctx: ServerContext, deps: A2aDeps): ServerModule {
 
 interface HandlerDeps {
   log: EventLog;
-  agents: AgentsModule | undefined;
+  agents: A2aAgents | undefined;
   track(p: Promise<void>): void;
 }
 
 async function handleRpc(deps: HandlerDeps, ctx: RequestContext): Promise<RouteResult> {
-  const agent = deps.agents?.registry.get(ctx.params.id);
+  const agent = deps.agents?.get(ctx.params.id);
   // an unknown agent is a missing resource of the HTTP API (404 envelope), as for the card routes
   if (!agent) throw new AppError('NOT_FOUND', `Agent ${ctx.params.id} not found`);
   const req = parseRpcRequest(ctx.body);
@@ -103,7 +113,7 @@ async function handleRpc(deps: HandlerDeps, ctx: RequestContext): Promise<RouteR
   }
 }
 
-function dispatch(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, method: string, params: Record<string, unknown>): Promise<RouteResult> | RouteResult {
+function dispatch(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, id: RpcId, method: string, params: Record<string, unknown>): Promise<RouteResult> | RouteResult {
   switch (method) {
     case 'SendMessage':
       return sendMessage(deps, ctx, agent, id, parse(SendParams, params));
@@ -141,7 +151,7 @@ function callerUser(ctx: RequestContext, p: SendParams): string {
  * A task of this agent that the caller may see: another agent's run, or (with JWT auth) another
  * user's, is not found rather than forbidden, so ids of others' tasks reveal nothing.
  */
-async function loadTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, taskId: string): Promise<{ view: RunView; head: number }> {
+async function loadTask(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, taskId: string): Promise<{ view: RunView; head: number }> {
   const { view, head } = await readRun(deps.log, taskId);
   if (!view || view.stored.agentId !== agent.id) throw taskNotFound(taskId);
   const caller = ctx.user && userIdentity(ctx.user);
@@ -154,7 +164,7 @@ async function loadTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, ta
  * fetched or subscribed to later). Resolves once the run is prepared, with the global position to
  * follow its records from and the promise of its end.
  */
-async function startRun(deps: HandlerDeps, ctx: RequestContext, agent: Agent, p: SendParams): Promise<{ runId: string; head: number; done: Promise<void> }> {
+async function startRun(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, p: SendParams): Promise<{ runId: string; head: number; done: Promise<void> }> {
   if (p.message.taskId !== undefined) {
     // a task is one run and ends with it: a follow-up message starts a new task in the same context
     await loadTask(deps, ctx, agent, p.message.taskId);
@@ -162,22 +172,19 @@ async function startRun(deps: HandlerDeps, ctx: RequestContext, agent: Agent, p:
   }
   const text = p.message.parts.flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('\n');
   if (text === '') throw invalidParams('message.parts: at least one text part is required (the agents take text)');
-  const runs = deps.agents!.runs;
-  const options = resolveCallOptions({ memory: { userId: callerUser(ctx, p), conversationId: p.message.contextId ?? randomUUID() } } as TextOptions, agent);
-  const runId = newRunId();
   let prepared;
   try {
-    prepared = await runs.prepare({ agent, input: text, options, headers: ctx.headers, runId, signal: ctx.signal });
+    prepared = await agent.prepare({ text, userId: callerUser(ctx, p), conversationId: p.message.contextId ?? randomUUID(), headers: ctx.headers, signal: ctx.signal });
   } catch (err) {
     throw new RpcError(RPC_ERRORS.INTERNAL_ERROR, err instanceof Error ? err.message : String(err));
   }
   const head = deps.log.head();
-  const done = runRawStream(runs, prepared, text, undefined, DISCARD);
+  const done = prepared.run();
   deps.track(done);
-  return { runId, head, done };
+  return { runId: prepared.runId, head, done };
 }
 
-async function sendMessage(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, p: SendParams): Promise<RouteResult> {
+async function sendMessage(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, id: RpcId, p: SendParams): Promise<RouteResult> {
   const { runId, head, done } = await startRun(deps, ctx, agent, p);
   if (p.configuration?.returnImmediately) {
     const view = await untilStarted(deps.log, runId, head, done);
@@ -189,7 +196,7 @@ async function sendMessage(deps: HandlerDeps, ctx: RequestContext, agent: Agent,
   return rpcAnswer(rpcResult(id, { task: toTask(view, p.configuration?.historyLength) }));
 }
 
-async function sendStreamingMessage(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, p: SendParams): Promise<RouteResult> {
+async function sendStreamingMessage(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, id: RpcId, p: SendParams): Promise<RouteResult> {
   const { runId, head, done } = await startRun(deps, ctx, agent, p);
   // the stream opens with the task, so it opens once the task exists (or answers the error)
   const view = await untilStarted(deps.log, runId, head, done);
@@ -201,17 +208,15 @@ async function sendStreamingMessage(deps: HandlerDeps, ctx: RequestContext, agen
  * closes the runs it interrupted) gets that one event and the stream ends, so a client reconnecting
  * after a broken stream learns the outcome instead of an error.
  */
-async function subscribeToTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, taskId: string): Promise<RouteResult> {
+async function subscribeToTask(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, id: RpcId, taskId: string): Promise<RouteResult> {
   const from = await loadTask(deps, ctx, agent, taskId);
   return streamRun(deps.log, id, taskId, from);
 }
 
-async function cancelTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, taskId: string): Promise<RouteResult> {
+async function cancelTask(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, id: RpcId, taskId: string): Promise<RouteResult> {
   const from = await loadTask(deps, ctx, agent, taskId);
   if (isTerminal(from.view)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} has already ended (${taskStatus(from.view).state})`);
-  const session = deps.agents!.runs.sessions.get(runStream(taskId));
-  if (!(session instanceof AgentRun)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} is running on another node`);
-  session.controller.abort(new DOMException(CANCEL_REASON, 'AbortError'));
+  if (!agent.cancel(taskId, CANCEL_REASON)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} is running on another node`);
   const view = await untilTerminal(deps.log, taskId, from, CANCEL_WAIT_MS);
   return rpcAnswer(rpcResult(id, toTask(view)));
 }

@@ -18,12 +18,13 @@ import { AppError, toFailure, type ErrorCode as AppErrorCode } from '../../error
 import { VERSION } from '../../version.js';
 import { mcpTools, type McpCatalogDeps, type McpCaller } from './catalog.js';
 
-export type McpServerDeps = Omit<McpCatalogDeps, 'log' | 'logger'>;
+export type McpServerDeps = McpCatalogDeps;
+type CatalogAndLogger = McpCatalogDeps & { logger: Logger };
 
 const tags = ['MCP server'];
 
 export function mcpServerModule(ctx: ServerContext, deps: McpServerDeps): ServerModule {
-  const catalog: McpCatalogDeps = { ...deps, log: ctx.log, logger: ctx.logger.child({ component: 'mcp-server' }) };
+  const catalog: CatalogAndLogger = { ...deps, logger: ctx.logger.child({ component: 'mcp-server' }) };
   const routes: RouteDef[] = [
     {
       method: 'POST',
@@ -89,7 +90,7 @@ function transportError(body: string): string {
   return 'the MCP transport refused it';
 }
 
-async function handleMcp(deps: McpCatalogDeps, ctx: RequestContext): Promise<RouteResult> {
+async function handleMcp(deps: CatalogAndLogger, ctx: RequestContext): Promise<RouteResult> {
   const caller: McpCaller = { headers: ctx.headers, signal: ctx.signal };
   const identity = ctx.user && userIdentity(ctx.user);
   if (identity) caller.userId = identity;
