@@ -7,8 +7,9 @@
 const DOMAINS = ['workflows', 'agents', 'memory', 'tools', 'mcp', 'observability', 'protocols', 'cluster'];
 
 const LAYERS = [
-  { id: 'root', name: 'composition root', folders: ['root'] },
-  { id: 'consumers', name: 'offline tools, testing helper', folders: ['cli', 'testing'] },
+  // the `eventloom` command (cli/) starts the server as main.ts does, so it shares the root's layer
+  { id: 'root', name: 'composition root and the command', folders: ['root', 'cli'] },
+  { id: 'testing', name: 'testing helper', folders: ['testing'] },
   { id: 'edge', name: 'edge', folders: ['http'] },
   { id: 'domains', name: 'domains (peers)', folders: DOMAINS },
   { id: 'config', name: 'config', folders: ['config'] },

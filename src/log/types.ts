@@ -1,5 +1,5 @@
 /**
- * The event log contract (DESIGN.md §3). Every implementation (in-memory, LevelDB, later PostgreSQL)
+ * The event log contract (docs/design-notes.md "The event log contract"). Every implementation (in-memory, LevelDB, later PostgreSQL)
  * passes the same contract suite in test/contract/event-log.contract.ts.
  */
 
