@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { repairLog, type RepairReport, type SeqRange } from '../log/repair.js';
+import { repairLog, type RepairReport, type SeqRange } from '../log/level/repair.js';
 import { LogLockedError } from '../log/types.js';
 import { CliError } from './cli-error.js';
 import { isLogLocked, logDirOf } from './history-source.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { runEventLogContract } from '../contract/event-log.contract.js';
 import { until } from '../helpers/until.js';

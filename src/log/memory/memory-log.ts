@@ -5,10 +5,10 @@
  * producer mutating its data after `append` cannot change history. Appends commit immediately;
  * their promises and live deliveries still follow the commit, as with the durable log.
  */
-import { assertStreamId, compareCodePoints, isStreamId } from './key-codec.js';
-import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from './kv-codec.js';
-import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
-import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
+import { assertStreamId, compareCodePoints, isStreamId } from '../names.js';
+import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from '../kv-codec.js';
+import { decodeRecord, encodeRecord, makeRecord, serializeData } from '../record-codec.js';
+import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
 import {
   LogClosedError,
   StreamConflictError,
@@ -19,7 +19,7 @@ import {
   type LogRecord,
   type NewRecord,
   type Subscription,
-} from './types.js';
+} from '../types.js';
 
 export interface MemoryLogOptions {
   /** Clock for records appended without `at` (default `Date.now`). */
