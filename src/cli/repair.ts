@@ -1,5 +1,5 @@
 /**
- * `eventloom repair --data <dir>`: repairs a damaged event log in place (src/log/repair.ts) and
+ * `eventloom repair --data <dir>`: repairs a damaged event log in place (src/log/level/repair.ts) and
  * prints what was kept and what was lost. Refuses while a server holds the data directory.
  * Exit codes: 0 repaired (even with losses), 1 the repair failed, 2 a usage error.
  */
