@@ -8,7 +8,9 @@
  * no gap (pg-delivery.ts). It moves forward from this node's own commits, NOTIFY payloads from
  * every node's commits and a poll of `el_head` (pg-tail.ts). An append resolves once its records
  * are published, as with the LevelDB log, so a projection fed by `subscribe` has seen them when the
- * appender continues. With the `lease` option the node holds a lease and owns streams (pg-lease.ts).
+ * appender continues. The store is `shared` (capabilities.ts: `catchUp`, the cluster read barrier);
+ * with the `lease` option the node also holds a lease and owns streams (pg-lease.ts), which the log
+ * declares as its `ownership` capability.
  *
  * Reads (`readStream`, `readGlobal`, `streamHead`, `listStreams`) query the database, so a write
  * acknowledged by any node is visible to the next read on every node. kv and checkpoints belong
