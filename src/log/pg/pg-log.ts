@@ -8,7 +8,7 @@
  * no gap (pg-delivery.ts). It moves forward from this node's own commits, NOTIFY payloads from
  * every node's commits and a poll of `el_head` (pg-tail.ts). An append resolves once its records
  * are published, as with the LevelDB log, so a projection fed by `subscribe` has seen them when the
- * appender continues. The store is `shared` (capabilities.ts: `catchUp`, the cluster read barrier);
+ * appender continues. The store is `shared` (../capabilities.ts: `catchUp`, the cluster read barrier);
  * with the `lease` option the node also holds a lease and owns streams (pg-lease.ts), which the log
  * declares as its `ownership` capability.
  *
