@@ -2,7 +2,7 @@
 export * from './types.js';
 export * from './capabilities.js';
 export { openLog, type OpenLogOptions } from './open.js';
-export { createMemoryLog, type MemoryLogOptions } from './memory/memory-log.js';
+export { createMemoryLog, createMemoryCluster, type MemoryLogOptions, type MemoryCluster, type MemoryNodeOptions } from './memory/memory-log.js';
 export { openLevelLog, LogDamagedError, type LevelEventLog, type LevelLogOptions, type LogStats } from './level/level-log.js';
 export { checkLogIntegrity, type IntegrityReport } from './integrity.js';
 export { records$, liveRecords } from './committed.js';

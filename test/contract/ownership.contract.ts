@@ -3,7 +3,8 @@
  * store that offers it registers this suite with a factory and must pass it unchanged, as every
  * store passes the EventLog contract. `newStore()` makes a fresh, empty store; its `open(node)`
  * opens a log on it as `node.nodeId`, holding a lease of `node.leaseMs`, with `fenced` and
- * `releases` as given. The suite closes every log it opened.
+ * `releases` as given. The suite closes every log it opened. Registered by the PostgreSQL store
+ * (test/log/pg-log-fencing.test.ts) and the memory cluster (test/log/memory-log.test.ts).
  *
  * What needs real time or real processes (a lease lapsing while its process is paused, renewals)
  * is the store's own test: here a node stops by closing its log, which gives its lease up at once.
