@@ -1,5 +1,5 @@
 /**
- * The import direction of eventloom, checked by `npm test` (test/architecture.test.ts):
+ * The import direction of eventloom, checked by `npm test` (test/architecture/layers.test.ts):
  *   cli / main / server-assembly / index  →  http  →  domains  →  projections  →  runtime  →  log
  * machines/ import only xstate; shared leaves (errors, version, feeds, kernel, config, and the
  * route and module contract in src/contract) import nothing above them; no cycles between files.
@@ -54,20 +54,20 @@ module.exports = {
       severity: 'error',
       comment: 'domains never import http/ or the composition root',
       from: { path: DOMAINS },
-      to: { path: ['^src/http/', '^src/(main|cli|cli-args|server-assembly|index)\\.ts$'] },
+      to: { path: ['^src/http/', '^src/(main|server-assembly|index)\\.ts$', '^src/cli/'] },
     },
     {
       name: 'edge-below-the-root',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: { path: '^src/(main|cli|cli-args|server-assembly|index)\\.ts$' },
+      to: { path: ['^src/(main|server-assembly|index)\\.ts$', '^src/cli/'] },
     },
     {
       name: 'leaves-import-no-layer',
       severity: 'error',
       comment: 'shared leaves and the module contract sit below every layer that uses them',
       from: { path: ['^src/(errors|version)\\.ts$', '^src/(feeds|config|contract|kernel)/'] },
-      to: { path: ['^src/http/', DOMAINS, '^src/(main|cli|server-assembly|index)\\.ts$'] },
+      to: { path: ['^src/http/', DOMAINS, '^src/(main|server-assembly|index)\\.ts$', '^src/cli/'] },
     },
   ],
   options: {

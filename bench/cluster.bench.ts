@@ -312,7 +312,7 @@ const runId = process.pid;
 async function startNodes(url: string, tag: string, root?: string, count = 3, store: 'pg' | 'level' = 'pg', env: Record<string, string> = {}): Promise<SpawnedServer[]> {
   const started: SpawnedServer[] = [];
   const config = root ? path.join(root, 'bench', 'lib', 'cluster-config.ts') : CONFIG;
-  const target = root ? { entry: path.join(root, 'src', 'cli.ts'), cwd: root } : {};
+  const target = root ? { entry: path.join(root, 'src', 'cli', 'index.ts'), cwd: root } : {};
   for (const name of ['a', 'b', 'c'].slice(0, count)) {
     // one after the other: the first creates the schema
     const db = store === 'pg' ? ['--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)] : [];

@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const distCli = path.join(root, 'dist', 'src', 'cli.js');
+const distCli = path.join(root, 'dist', 'src', 'cli', 'index.js');
 
 /**
  * dist/ is current when every directory and file the last build read still has the modification time

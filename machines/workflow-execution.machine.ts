@@ -3,7 +3,7 @@
  * accepted event is one record of the execution's stream (type = event type, data = the rest), so
  * replaying the stream through this machine rebuilds the state exactly.
  *
- * Statuses (state values): running, suspended, completed, error, cancelled (decisions.md §9.9).
+ * Statuses (state values): running, suspended, completed, error, cancelled (docs/api-reference.md "Statuses and transitions").
  * Inside `running` the machine tracks the top-level step in flight (`current`) and the next one to
  * start (`nextIndex`). Step functions are effects: the engine starts them on `runStep` and their
  * outcome comes back as `step.completed` / `step.skipped` / `execution.suspended` /

@@ -78,7 +78,7 @@ function removeJs(dir) {
  * the CLI starts share one copy of every module, and a feature loaded with `import()` (the PostgreSQL
  * store, MCP clients, the OTLP exporter, the offline tools) becomes a chunk read only when used.
  */
-const ENTRY_POINTS = { 'src/index': 'src/index.ts', 'src/testing/index': 'src/testing/index.ts', 'src/cli': 'src/cli.ts' };
+const ENTRY_POINTS = { 'src/index': 'src/index.ts', 'src/testing/index': 'src/testing/index.ts', 'src/cli/index': 'src/cli/index.ts' };
 
 /**
  * rxjs's `node` export is its CommonJS build, whose index loads all of its ~220 files; its ES module

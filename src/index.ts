@@ -30,7 +30,11 @@ export type {
   StepCustomEvent,
   StepFunction,
   StepType,
+  StepBase,
+  StepKinds,
 } from './workflows/types.js';
+export { registerStepKind } from './workflows/steps/registry.js';
+export { SKIPPED, type StepKind, type StepRun, type DescribeChild } from './workflows/steps/kind.js';
 export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './workflows/agent-bridge.js';
 export { workflowsModule } from './workflows/module.js';
 export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';

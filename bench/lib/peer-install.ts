@@ -46,7 +46,7 @@ async function buildPeerServer(): Promise<void> {
 async function buildEventloom(): Promise<void> {
   const script = pathToFileURL(path.join(ROOT, 'scripts', 'build.mjs')).href;
   const { newestSourceMtime, buildDist } = (await import(script)) as { newestSourceMtime(): number; buildDist(): Promise<number> };
-  const cli = path.join(ROOT, 'dist', 'src', 'cli.js');
+  const cli = path.join(ROOT, 'dist', 'src', 'cli', 'index.js');
   if (!existsSync(cli) || statSync(cli).mtimeMs < newestSourceMtime()) await buildDist();
 }
 

@@ -17,13 +17,15 @@ export function runStatus(events, fallback) {
   return fallback;
 }
 
-const NEST_KIND = { andAll: 'parallel', andRace: 'race', andWhen: 'branch', andWorkflow: 'sub-workflow' };
-
-/** The definition's steps as a flat list with depth, children after their parent. */
+/**
+ * The definition's steps as a flat list with depth, children after their parent. How a step shows is
+ * the server's word (`nest`: the tag of a step holding others, `childOutput`), so a new step kind
+ * needs no change here.
+ */
 export function flattenSteps(steps, depth = 0, parent) {
   const out = [];
   for (const s of steps ?? []) {
-    out.push({ id: s.id, name: s.name ?? s.id, type: s.type, depth, parent, def: s, nest: NEST_KIND[s.type] });
+    out.push({ id: s.id, name: s.name ?? s.id, type: s.type, depth, parent, def: s, nest: s.nest });
     const kids = s.subSteps ?? (s.nestedStep ? [s.nestedStep] : []);
     out.push(...flattenSteps(kids, depth + 1, s.id));
   }

@@ -211,8 +211,9 @@ export function RunView({ p }) {
     const po = recs.get(row.parent)?.output;
     // the nearest ancestor that recorded events (sub-steps of sub-steps record none either)
     for (let a = row.parent; a && parentInput === undefined; a = rows.find((r) => r.id === a)?.parent) parentInput = recs.get(a)?.input;
-    if (parentRow?.type === 'andAll' && Array.isArray(po)) parentOutput = po[parentRow.def.subSteps.findIndex((s) => s.id === row.id)];
-    else if (parentRow?.type === 'andWhen') parentOutput = po;
+    const share = parentRow?.def.childOutput;
+    if (share === 'by-index' && Array.isArray(po)) parentOutput = po[(parentRow.def.subSteps ?? []).findIndex((s) => s.id === row.id)];
+    else if (share === 'whole') parentOutput = po;
   }
   const tab = p.tab ?? (state?.replayedFromExecutionId ? 'diff' : 'events');
   const suspension = state?.status === 'suspended' && status === 'suspended' ? state.suspension : undefined;

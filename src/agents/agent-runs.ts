@@ -62,7 +62,7 @@ export class AgentRuns {
   readonly sessions = new Map<string, RunEffect>();
   readonly kind = createAgentRunKind(this.sessions);
   readonly runDeps: RunDeps;
-  /** active resumable `/chat` generations (decisions.md §3) */
+  /** active resumable `/chat` generations (docs/api-reference.md "Chat streams") */
   readonly resumableChats = new ResumableChats();
   private readonly toolSets = new WeakMap<Agent, { tools: readonly Tool[]; set: ToolSet | null }>();
   subAgentRunner: SubAgentRunner | undefined;
@@ -218,7 +218,7 @@ export function callSettings(p: PreparedCall) {
     seed: o.seed,
     providerOptions: o.providerOptions as never,
     experimental_telemetry: telemetrySettings(p.agent),
-    // api.md lets clients send system messages; without this the SDK warns on the console each time
+    // clients may send system messages (docs/api-reference.md "Generation options"); without this the SDK warns on the console each time
     allowSystemInMessages: true,
     maxRetries: 0,
   };

@@ -1,7 +1,7 @@
 /**
- * Resolution of a text request's options (api.md "Options", decisions.md §3): the deprecated
+ * Resolution of a text request's options (docs/api-reference.md "Generation options"): the deprecated
  * top-level memory fields are mapped into the `memory` envelope (the envelope wins, key by key), and
- * every unset value resolves request → agent configuration → api.md default. Pure, so the mapping
+ * every unset value resolves request → agent configuration → server default. Pure, so the mapping
  * is property-tested for random combinations (test/agents/call-options.prop.test.ts).
  */
 import type { GenerationDefaults } from './define-agent.js';
@@ -93,7 +93,7 @@ export function resolveCallOptions(options: TextOptions | undefined, agent: Agen
     frequencyPenalty: pick(o.frequencyPenalty, agent.frequencyPenalty) ?? API_DEFAULTS.frequencyPenalty,
     presencePenalty: pick(o.presencePenalty, agent.presencePenalty) ?? API_DEFAULTS.presencePenalty,
     context: o.context ?? {},
-    // a resumable stream must outlive its first reader (decisions.md §3)
+    // a resumable stream must outlive its first reader (docs/api-reference.md "Chat streams")
     onDisconnect: resumableStream ? 'continue' : (o.onDisconnect ?? 'cancel'),
     resumableStream,
   };

@@ -9,7 +9,7 @@
  * - `model` is `provider/model`, a LanguageModelV3, or a function of the call context; unset means
  *   EVENTLOOM_MODEL, else the offline demo model.
  * - generation defaults (`temperature`, `maxOutputTokens`, ...) sit between the request and the
- *   api.md defaults: request → agent → api.md.
+ *   server defaults: request → agent → server default (docs/api-reference.md "Generation options").
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { isTool, type Tool } from '../tools/define-tool.js';
@@ -23,7 +23,7 @@ export interface AgentCallContext {
   context: Record<string, unknown>;
   userId?: string;
   conversationId?: string;
-  /** lower-cased request headers (decisions.md §12); `{}` outside HTTP (workflow steps) */
+  /** lower-cased request headers (docs/api-reference.md "The user in requests"); `{}` outside HTTP (workflow steps) */
   headers: Record<string, string>;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The agent shapes of decisions.md §3: list item, detail (with `instructions` and one level of
- * sub-agents' sub-agents), the §3 `memory` object, and the A2A agent card.
+ * The agent shapes of docs/api-reference.md "Agent shapes": list item, detail (with `instructions` and one level of
+ * sub-agents' sub-agents), the `memory` object, and the A2A agent card.
  */
 import type { Agent } from './define-agent.js';
 import type { AgentRegistry } from './registry.js';

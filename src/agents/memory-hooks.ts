@@ -3,7 +3,7 @@
  * `AgentMemoryHooks` (the memory module provides it); without one the agent has no memory (`memory:
  * null` in the listing) and nothing is read or written.
  *
- * What the run does with it (decisions.md §3 "Memory"):
+ * What the run does with it (docs/api-reference.md "Memory in agent calls"):
  * - no `userId` → memory is not touched at all;
  * - `userId` without `conversationId` → the run picks a new conversation id (UUID v4) for this call;
  * - before the model is called: `loadContext` returns earlier messages, which are put before the
@@ -20,7 +20,7 @@
  */
 import type { ModelMessage } from 'ai';
 
-/** decisions.md §3 `MemoryConfig` (the listing repeats its keys next to `config`). */
+/** The `MemoryConfig` of docs/api-reference.md "Agent shapes" (the listing repeats its keys next to `config`). */
 export interface AgentMemoryConfig {
   type: string;
   resourceId: string;
@@ -73,7 +73,7 @@ export interface SaveMessagesArgs extends AgentMemoryScope {
 }
 
 export interface AgentMemoryHooks {
-  /** The §3 description shown by `GET /agents` (`config` + repeated keys are added by the agents module). */
+  /** The description shown by `GET /agents` (`config` + repeated keys are added by the agents module). */
   describe(agentId: string): AgentMemoryConfig;
   /** Earlier messages of the conversation (oldest first), at most `contextLimit` plus semantic hits. */
   loadContext(args: LoadContextArgs): Promise<{ messages: ModelMessage[]; system?: string }>;

@@ -1,5 +1,5 @@
 /**
- * JSON Schemas of the object routes. Any schema is accepted (arrays and scalars too, api.md): a
+ * JSON Schemas of the object routes. Any schema is accepted (arrays and scalars too, docs/api-reference.md "Generation options"): a
  * schema whose root is not an object is sent to the model wrapped as `{result: <schema>}` (providers
  * with structured outputs require an object root) and unwrapped afterwards. The generated value is
  * checked against the caller's schema with zod's JSON Schema import; a mismatch is the 500

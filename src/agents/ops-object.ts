@@ -1,6 +1,6 @@
 /**
  * The object operations: `/object` (data = the generated value) and `/stream-object` (SSE
- * `partial-object` frames on every change, then one validated `object` frame, decisions.md §10.4,
+ * `partial-object` frames on every change, then one validated `object` frame, docs/api-reference.md "Object streams",
  * written once the run and its memory saves are durable: stream-end.ts).
  * No tool calling. Any JSON Schema root works (object-schema.ts wraps non-object roots for the
  * model); a value that does not match the caller's schema fails the run with

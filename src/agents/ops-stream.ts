@@ -1,6 +1,6 @@
 /**
- * The streaming operations: `/stream` (raw parts, decisions.md §10.2), `/chat` (the `ai` SDK UI
- * message stream v1, §10.3) and a sub-agent's run inside a streaming parent (its parts forwarded
+ * The streaming operations: `/stream` (raw parts, docs/api-reference.md "Agent stream parts"), `/chat` (the `ai` SDK UI
+ * message stream v1, docs/api-reference.md "Chat streams") and a sub-agent's run inside a streaming parent (its parts forwarded
  * into the parent's stream with the sub-agent keys). Each is one `streamText` call; the SDK's
  * callbacks record the run (batched text deltas, steps, finish/error/abort) while the client
  * receives every part as it comes. Frames are written straight from the SDK stream (time to first
@@ -69,7 +69,7 @@ async function settle(run: AgentRun, thrown?: unknown): Promise<void> {
   await run.done;
 }
 
-/** A frame writer with the 1-based part index of §10.2/§10.3. Writes to a closed sink are dropped. */
+/** A frame writer with the 1-based part index (docs/api-reference.md "Agent stream parts", "Chat streams"). Writes to a closed sink are dropped. */
 function frameWriter(sink: SseSink) {
   let index = 0;
   return (payload: Json) => {
@@ -93,7 +93,7 @@ export async function runRawStream(runs: AgentRuns, prepared: PreparedCall, inpu
       try {
         for await (const part of result.fullStream) {
           emit(toRawPart(part));
-          // the stream closes after `error` (decisions.md §10.2), even if the SDK would go on
+          // the stream closes after `error` (docs/api-reference.md "Agent stream parts"), even if the SDK would go on
           if (part.type === 'error') {
             void run.fail(part.error);
             break;

@@ -2,7 +2,7 @@
  * The `text` operation (POST /agents/:id/text), its use for sub-agent delegation without a stream,
  * and for workflow steps (operationType `workflow-step`): one `generateText` call with the tool loop
  * (`stopWhen: stepCountIs(maxSteps)`), recorded as one run. The response sums usage over every step
- * and lists every step's tool calls and results (decisions.md §3); a tool that threw is listed among the
+ * and lists every step's tool calls and results (docs/api-reference.md "Generation options"); a tool that threw is listed among the
  * results as a `tool-error` entry with its message, so a client sees why the answer lacks its output.
  * A run whose model calls a tool needing approval pauses (`status: "awaiting-approval"`);
  * `continueText` continues it with the decisions (approvals.ts reads them from the log).

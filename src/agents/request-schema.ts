@@ -1,5 +1,5 @@
 /**
- * Request bodies of the agent routes as zod schemas (decisions.md §3): the text request (text,
+ * Request bodies of the agent routes as zod schemas (docs/api-reference.md "Generation options"): the text request (text,
  * stream, chat) and the object request (object, stream-object). The edge validates them and answers
  * 400 `Invalid request: <path>: <message>`; messages are short sentences about the value
  * (`options.temperature: must be <= 1`). Unknown option keys are dropped, never rejected.

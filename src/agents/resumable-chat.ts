@@ -1,5 +1,5 @@
 /**
- * Resumable `/chat` streams (decisions.md §3, `options.resumableStream: true`): the chunk frames of
+ * Resumable `/chat` streams (docs/api-reference.md "Chat streams", `options.resumableStream: true`): the chunk frames of
  * the active generation of one (agent, conversation, user) are kept in memory until the generation
  * ends, so `GET /agents/:id/chat/:conversationId/stream` can replay them from the first chunk (or
  * after `Last-Event-ID`) and then follow live until `[DONE]`. No external store. A new resumable
@@ -13,7 +13,8 @@ export const SUPERSEDED_REASON = 'Superseded by a newer chat request';
 
 export class ChatBuffer {
   private readonly frames: Uint8Array[] = [];
-  private readonly readers = new Set<SseSink>();
+  /** live readers, each with the number of the last frame it has (a resumed reader may be ahead of the buffer) */
+  private readonly readers = new Map<SseSink, number>();
   done = false;
 
   constructor(readonly key: string, readonly abort: (reason: string) => void, private readonly onEnd: (b: ChatBuffer) => void) {}
@@ -22,7 +23,12 @@ export class ChatBuffer {
   push(frame: Uint8Array): void {
     if (this.done) return;
     this.frames.push(frame);
-    for (const r of this.readers) if (!r.send(frame)) this.readers.delete(r);
+    const n = this.frames.length;
+    for (const [r, last] of this.readers) {
+      if (n <= last) continue; // the reader said (Last-Event-ID) it has this frame already
+      this.readers.set(r, n);
+      if (!r.send(frame)) this.readers.delete(r);
+    }
   }
 
   /** Sends the frames after `afterId`, then follows live (or ends at once when the stream is done). */
@@ -33,14 +39,14 @@ export class ChatBuffer {
       sink.end();
       return;
     }
-    this.readers.add(sink);
+    this.readers.set(sink, Math.max(afterId, this.frames.length));
     sink.onClose(() => this.readers.delete(sink));
   }
 
   end(): void {
     if (this.done) return;
     this.done = true;
-    for (const r of this.readers) {
+    for (const r of this.readers.keys()) {
       r.send(SSE_DONE_FRAME);
       r.end();
     }

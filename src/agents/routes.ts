@@ -1,5 +1,5 @@
 /**
- * The agent routes of api.md "Agents" with the shapes of decisions.md §3: listing, detail, the five
+ * The agent routes with the shapes of docs/api-reference.md "Agents": listing, detail, the five
  * generation routes (auth class `execution`, the authenticated user merged into `options`), history,
  * the agent card and its A2A well-known path. Unknown agent → 404 `Agent <id> not found`.
  */

@@ -32,7 +32,7 @@ export function streamEnd(write: (payload: Json) => void, terminalTypes: Readonl
   };
 }
 
-/** Terminal parts of `/stream` (decisions.md §10.2) and chunks of `/chat` (the UI message stream). */
+/** Terminal parts of `/stream` (docs/api-reference.md "Agent stream parts") and chunks of `/chat` (the UI message stream). */
 export const STREAM_TERMINAL_TYPES: ReadonlySet<string> = new Set(['finish', 'error', 'abort']);
-/** Terminal frames of `/stream-object` (§10.4). */
+/** Terminal frames of `/stream-object` (docs/api-reference.md "Object streams"). */
 export const STREAM_OBJECT_TERMINAL_TYPES: ReadonlySet<string> = new Set(['object', 'error', 'abort']);

@@ -1,5 +1,5 @@
 /**
- * The raw stream parts of `/agents/:id/stream` (decisions.md §10.2): the `ai` SDK's full-stream
+ * The raw stream parts of `/agents/:id/stream` (docs/api-reference.md "Agent stream parts"): the `ai` SDK's full-stream
  * parts as JSON, with the contract's adjustments: `text-delta`/`reasoning-delta` carry the text as
  * both `delta` and `text`, errors are strings, usage uses the five-key v6 names, `finish-step`'s
  * response keeps `{id, timestamp, modelId}`, and `start-step`'s request drops the provider body

@@ -10,7 +10,7 @@ import { aiSdk } from './ai-sdk.js';
 import { formatIssues } from '../errors.js';
 import { toolParametersJsonSchema, type Tool, type ToolExecuteOptions } from '../tools/define-tool.js';
 
-/** Forwarded stream parts of a sub-agent carry these keys (decisions.md §10.2). */
+/** Forwarded stream parts of a sub-agent carry these keys (docs/api-reference.md "Agent stream parts"). */
 export interface SubAgentPartKeys {
   subAgentId: string;
   subAgentName: string;

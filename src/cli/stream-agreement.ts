@@ -10,7 +10,7 @@ import { CliError } from './cli-error.js';
 /** The stream prefix of each machine kind a history may hold. */
 export const STREAM_PREFIX: Readonly<Record<string, string>> = { 'workflow-execution': 'exec:', 'agent-run': 'run:' };
 
-/** Longest client-chosen execution id (decisions.md §13), and the bound put on run ids (the server's are UUIDs). */
+/** Longest client-chosen execution id (docs/api-reference.md "Limits and paging"), and the bound put on run ids (the server's are UUIDs). */
 const MAX_ID = 128;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 

@@ -1,5 +1,5 @@
 /**
- * The `cors` section of the config (api.md "Custom routes and CORS", decisions.md §8): all origins by
+ * The `cors` section of the config (docs/api-reference.md "Custom routes and CORS"): all origins by
  * default; `origin` (string, list or function), `allowHeaders`, `allowMethods`, `exposeHeaders`,
  * `maxAge`, `credentials`; `false` turns CORS off. The edge (src/http/cors.ts) applies it.
  */

@@ -64,7 +64,7 @@ export function defineConfig<T extends EventloomConfig>(config: T): T {
 
 let typeScriptLoader: Promise<void> | undefined;
 
-/** Only the built package compiles configs: under tsx (tests, `tsx src/cli.ts`) a loader is active already. */
+/** Only the built package compiles configs: under tsx (tests, `tsx src/cli/index.ts`) a loader is active already. */
 const needsCompiling = (file: string) => /\.[cm]?tsx?$/.test(file) && import.meta.url.endsWith('.js');
 
 /** tsx, registered once in this process, for a TypeScript config that compile-config.ts does not compile. */

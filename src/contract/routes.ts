@@ -8,7 +8,7 @@ import type { ZodType } from 'zod';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
- * Auth class of a route (decisions.md §12):
+ * Auth class of a route (docs/api-reference.md "Auth classes"):
  * - `execution`: in the default protected list (protected whenever JWT auth is configured);
  * - `management` / `documentation` / `custom`: public unless `defaultPrivate: true`;
  * - `console`: `/observability/*` and `WS /ws/observability`, guarded by console credentials in every mode;
@@ -82,8 +82,8 @@ export interface RouteDef {
   /** status of a success, for the OpenAPI document (default 200) */
   successStatus?: number;
   /**
-   * Where the authenticated user goes into the body before validation (decisions.md §12 "User
-   * propagation"): agent options, workflow options or tool context. Bodies are merged, never replaced.
+   * Where the authenticated user goes into the body before validation (docs/api-reference.md
+   * "The user in requests"): agent options, workflow options or tool context. Bodies are merged, never replaced.
    */
   mergeUser?: 'agent' | 'workflow' | 'tool';
   /**

@@ -1,6 +1,6 @@
 /**
  * The one SSE encoder. A frame is `event: <type>`, `id: <n>`, one `data: <json>` line and a blank
- * line (decisions.md §10.0). Frames are encoded once into bytes and the same bytes are written to
+ * line (docs/api-reference.md "Framing, heartbeats and slow readers"). Frames are encoded once into bytes and the same bytes are written to
  * every subscriber.
  */
 const encoder = new TextEncoder();
@@ -16,7 +16,7 @@ export function encodeSseFrame(event: string | undefined, id: number | string | 
   return encoder.encode(text);
 }
 
-/** The chat terminator: exactly `data: [DONE]` and a blank line (decisions.md §10.3). */
+/** The chat terminator: exactly `data: [DONE]` and a blank line (docs/api-reference.md "Chat streams"). */
 export const SSE_DONE_FRAME = encoder.encode('data: [DONE]\n\n');
 
 /** Keep-alive comment: the first write of every stream (it sends the head at once), then every 15 s of idleness. */

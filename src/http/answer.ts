@@ -1,6 +1,6 @@
 /**
  * How a route's result goes on the wire: status line, CORS headers, the route's headers, content type, body (a HEAD
- * answer: the length only). The generic request path (server.ts) and the fast routes (fast-routes.ts) both write
+ * answer: the length only). The generic request path (dispatch.ts) and the fast routes (fast-routes.ts) both write
  * through here, so the same result is the same bytes whichever path answered it.
  */
 import type { HttpResponse } from 'uWebSockets.js';

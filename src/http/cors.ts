@@ -1,5 +1,5 @@
 /**
- * CORS as api.md "Custom routes and CORS" and decisions.md §8: all origins by default; `origin`
+ * CORS as docs/api-reference.md "Custom routes and CORS": all origins by default; `origin`
  * (string, list or function), `allowHeaders`, `allowMethods`, `exposeHeaders`, `maxAge`,
  * `credentials`; `cors: false` turns it off for every route (OPTIONS then answers 404).
  */

@@ -1,7 +1,7 @@
 /**
  * The fast routes: the route table's `pathOnly` GETs (the registries' pre-encoded listings and details) are each
  * registered with uWS on their own pattern and answered inside uWS's request callback, with the bytes the generic
- * path (server.ts) writes for them but without its per-request work: no header object, no route match in JS, no
+ * path (dispatch.ts) writes for them but without its per-request work: no header object, no route match in JS, no
  * query parsing, no request context or closures, no promise. What a request costs here is one pass over its
  * headers (sizes, `Origin`, `Host`, whether a body comes), the auth decision, the handler and the writes.
  *
@@ -27,10 +27,10 @@ export interface FastRouteEdge {
   cors: CorsPolicy | undefined;
   /** the edge's `Host` check, if any */
   hosts: HostPolicy | undefined;
-  /** the edge's authenticator (server.ts `Authenticator`), if any: its `decide` tells a public request from one that needs credentials */
+  /** the edge's authenticator (edge-options.ts `Authenticator`), if any: its `decide` tells a public request from one that needs credentials */
   authenticate?: { decide?: (route: { method: 'GET'; path: string; auth: RouteDef['auth'] }, requestPath: string) => 'public' | 'protected' | 'console' };
   onError?: (err: unknown, ctx: { method: string; path: string }) => void;
-  /** the access log (server.ts `AccessEntry`) */
+  /** the access log (edge-options.ts `AccessEntry`) */
   onResponse?: (entry: { method: string; path: string; status: number; ms: number }) => void;
   maxUrlBytes: number;
   stopping(): boolean;

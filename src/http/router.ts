@@ -86,7 +86,7 @@ export class Router {
     for (const r of routes) this.add(r);
   }
 
-  /** Adds a route; a custom route with a built-in's method and path is never reached (decisions.md §8), so it is skipped. */
+  /** Adds a route; a custom route with a built-in's method and path is never reached (docs/api-reference.md "Custom routes and CORS"), so it is skipped. */
   add(route: RouteDef): boolean {
     let trie = this.tries.get(route.method);
     if (!trie) this.tries.set(route.method, (trie = new PathTrie()));

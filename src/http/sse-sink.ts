@@ -1,7 +1,7 @@
 /**
  * The SSE writer on a uWS response: writes pre-encoded frames, respects backpressure (a frame that
  * does not fit waits in a queue until `onWritable`), and closes a reader whose unsent bytes exceed the
- * limit instead of buffering without bound (decisions.md §10.0: 8 MiB). Idle sinks get `: ping`.
+ * limit instead of buffering without bound (docs/api-reference.md "Framing, heartbeats and slow readers": 8 MiB). Idle sinks get `: ping`.
  * What a sink holds also counts against the server-wide output budget (output-budget.ts): before a
  * frame could be buffered past it, the slowest clients are cut. uWS does not say how much it keeps for
  * a response, so a sink counts each frame uWS reported it could not send in full until a later write

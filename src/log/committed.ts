@@ -1,5 +1,5 @@
 /**
- * RxJS views of an EventLog for projections and feeds (DESIGN.md §2 `committed$`). They wrap
+ * RxJS views of an EventLog for projections and feeds (`committed$` of docs/design-notes.md "One log, actors and projections"). They wrap
  * `subscribe`, which stays the contract: catch-up then live, each record once, in global order.
  */
 import { Observable, share } from 'rxjs';

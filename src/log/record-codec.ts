@@ -1,6 +1,6 @@
 /**
  * Record codec: validates what producers hand to `append` and turns committed records into the
- * JSON stored on disk (and back). The stored value is the record envelope of DESIGN.md §3, built by
+ * JSON stored on disk (and back). The stored value is the record envelope of docs/design-notes.md "The event log contract", built by
  * string concatenation so that only `data` goes through `JSON.stringify` per record: the stream id
  * is escaped once per append and record types once per distinct type.
  */

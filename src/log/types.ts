@@ -1,7 +1,8 @@
 /**
- * The event log contract. Every store (memory/, level/, pg/) passes the same contract suite in
- * test/contract/event-log.contract.ts; what only some stores offer is an optional capability
- * (capabilities.ts), with a contract suite of its own where it has cases.
+ * The event log contract (docs/design-notes.md "The event log contract"). Every store (memory/,
+ * level/, pg/) passes the same contract suite in test/contract/event-log.contract.ts; what only some
+ * stores offer is an optional capability (capabilities.ts), with a contract suite of its own where
+ * it has cases.
  */
 
 import type { IntegrityCapability, OwnershipCapability, SharedStoreCapability, StorageCapability } from './capabilities.js';

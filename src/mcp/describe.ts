@@ -1,5 +1,5 @@
 /**
- * The MCP shapes of decisions.md §4: `McpServer` (with the additions `status` and `error`, so an
+ * The MCP shapes of docs/api-reference.md "Tools and MCP servers": `McpServer` (with the additions `status` and `error`, so an
  * operator sees why a server's tools are missing) and the `/mcp/servers/:id/tools` entries. Nothing
  * secret is shown: no command line, environment, URL or headers.
  */

@@ -1,5 +1,5 @@
 /**
- * The MCP server routes of decisions.md §4 (auth class `management`): the configured MCP servers
+ * The MCP server routes of docs/api-reference.md "Tools and MCP servers" (auth class `management`): the configured MCP servers
  * this eventloom is a client of, one server, and one server's tools (by their eventloom name, with
  * the server's own definition). Unknown id → 404 `MCP server '<id>' not found`.
  */

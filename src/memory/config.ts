@@ -1,6 +1,6 @@
 /**
  * Memory configuration: the global `memory` section of the config file, the per-agent `memory`
- * option, and how an agent's memory is described in the agent API (decisions.md §3).
+ * option, and how an agent's memory is described in the agent API (docs/api-reference.md "Agent shapes").
  *
  * ```ts
  * memory: {
@@ -107,7 +107,7 @@ export function createVectorIndex(memory: unknown): VectorIndex | undefined {
 
 export const STORAGE_ADAPTER = 'EventLogMemory';
 
-/** The `Memory` object of the agent API (decisions.md §3), or null without memory. */
+/** The `Memory` object of the agent API (docs/api-reference.md "Agent shapes"), or null without memory. */
 export interface AgentMemoryDescription {
   config: MemoryConfigDescription;
   available: true;

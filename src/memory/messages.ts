@@ -1,5 +1,5 @@
 /**
- * Message normalisation (decisions.md §6) and conversions. Saving turns what clients and agents
+ * Message normalisation (docs/api-reference.md "Memory routes") and conversions. Saving turns what clients and agents
  * send (model messages with string or part-array `content`, UI messages with `parts`) into one
  * stored shape: `parts` always, `createdAt` always; reading adds `content` (the concatenated text
  * parts) and `metadata.createdAt`. Agents get history back as model messages (`toModelMessages`).
@@ -70,7 +70,7 @@ export function normalizeMessage(input: MessageInput, now: string): { message: S
   return { message: { id: input.id ?? randomUUID(), role: input.role, parts, metadata, createdAt }, generated };
 }
 
-/** Concatenated text of the text parts (what api.md readers see as `content`). */
+/** Concatenated text of the text parts (what older readers expect as `content`). */
 export function textOf(parts: readonly MessagePart[]): string {
   let out = '';
   for (const p of parts) if (p.type === 'text' && typeof p.text === 'string') out += p.text;

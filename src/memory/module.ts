@@ -1,5 +1,5 @@
 /**
- * The `/api/memory` routes (api.md "Memory", decisions.md §6) and the memory server module.
+ * The `/api/memory` routes (docs/api-reference.md "Memory routes") and the memory server module.
  *
  * Every route first resolves which memory it addresses (agentId → that agent's; else the global
  * memory; else the only agent with memory), which also gives the default resourceId. All are auth
@@ -170,7 +170,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
       async handler(ctx) {
         const b = ctx.body as import('zod').infer<typeof S.saveMessagesBody>;
         resolve(ctx, b.agentId);
-        // an empty array saves nothing and is refused like a missing one (decisions.md §6)
+        // an empty array saves nothing and is refused like a missing one (docs/api-reference.md "Memory routes")
         if (!Array.isArray(b.messages) || b.messages.length === 0) throw badRequest('messages array is required');
         const entries = b.messages.map((entry: unknown, i: number) => saveEntry(ctx, entry, i, b));
         const token = tokenUser(ctx);

@@ -1,5 +1,5 @@
 /**
- * Request and response schemas of the `/api/memory` routes (decisions.md §6, limits §13). Query
+ * Request and response schemas of the `/api/memory` routes (docs/api-reference.md "Memory routes", "Limits and paging"). Query
  * values are parsed from text (`?limit=5`), an invalid value of a known parameter is a 400 naming
  * it, a `limit` above the maximum is lowered to it. Presence rules with their own messages
  * (`userId is required`, `messages array is required`, ...) are checked by the handlers, so the

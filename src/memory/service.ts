@@ -1,7 +1,7 @@
 /**
  * The running memory domain of one server: the projection, the semantic indexer (embedder +
  * vector index), the `MemoryStore`, and the resolution of which memory an `/api/memory` request
- * addresses (decisions.md §6: agentId → that agent's memory; else the global memory; else the only
+ * addresses (docs/api-reference.md "Memory routes": agentId → that agent's memory; else the global memory; else the only
  * agent with memory). Agents' `AgentMemory` hooks are attached to it on start and detached on stop.
  */
 import type { Logger } from 'pino';
@@ -114,7 +114,7 @@ export class MemoryService {
   }
 
   /**
-   * Which memory a request addresses (decisions.md §6): 404 `Agent <id> not found`, 400 `Memory
+   * Which memory a request addresses (docs/api-reference.md "Memory routes"): 404 `Agent <id> not found`, 400 `Memory
    * not configured for agent <id>`, 400 `agentId is required when multiple agents are configured`,
    * 400 `Memory not configured`.
    */
@@ -135,7 +135,7 @@ export class MemoryService {
     throw badRequest('Memory not configured');
   }
 
-  /** The §3 `memory` object of an agent (null without memory). */
+  /** The `memory` object of an agent (null without memory). */
   describeAgent(agentId: string, option: unknown): AgentMemoryDescription | null {
     if (option === null || option === undefined || option === false) return null;
     const own = option instanceof AgentMemory ? option.options : true;

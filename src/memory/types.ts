@@ -1,5 +1,5 @@
 /**
- * Shapes of the memory domain (decisions.md §6): conversations, messages, working memory and
+ * Shapes of the memory domain (docs/api-reference.md "Memory routes"): conversations, messages, working memory and
  * search results as the API and the agents see them, plus the record types the memory streams
  * hold in the event log (`conv:<conversationId>` and `wm:<userId>`).
  */

@@ -1,7 +1,7 @@
 /**
  * Working memory: a small document (markdown, or JSON checked by a zod schema) kept per
  * conversation or per user and offered to the model with every call. This module holds the
- * update rules of decisions.md §6: `replace` (default) or `append` (markdown: old + blank line +
+ * update rules of docs/api-reference.md "Memory routes": `replace` (default) or `append` (markdown: old + blank line +
  * new; JSON: deep merge with objects merged, arrays concatenated without duplicates, scalars
  * replaced), and the validation that turns bad content into 400s.
  */

@@ -1,5 +1,5 @@
 /**
- * Live WebSocket feeds (decisions.md §11). Each event is encoded once.
+ * Live WebSocket feeds (docs/api-reference.md "WebSocket feeds"). Each event is encoded once.
  *
  * `/ws/observability` fans out through uWS topics, one publish per topic and event:
  * - `obs:all`: unfiltered clients;

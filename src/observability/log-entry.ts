@@ -1,5 +1,5 @@
 /**
- * Captured server log entries: the `LogEntry` shape of `/api/logs` and `/ws/logs` (decisions.md §7, §11), built
+ * Captured server log entries: the `LogEntry` shape of `/api/logs` and `/ws/logs` (docs/api-reference.md "Logs, observability and updates", "WebSocket feeds"), built
  * from one pino line, and the filter both routes apply (level minimum, entity ids, time bounds).
  *
  * Correlation keys a log line may carry (pino child bindings, see `logger-for.ts`): `component`, `agentId`,

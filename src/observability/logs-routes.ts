@@ -1,5 +1,5 @@
 /**
- * Server logs over HTTP and WebSocket (decisions.md §7, §11, §13): `GET /api/logs` (filters over the last 1000
+ * Server logs over HTTP and WebSocket (docs/api-reference.md "Logs, observability and updates", "WebSocket feeds", "Limits and paging"): `GET /api/logs` (filters over the last 1000
  * captured entries; the most recent matches, oldest first) and `WS /ws/logs` (an `initial` batch, then one
  * `update` per new matching entry; `updateFilter` replaces the filter; `since`/`until` apply to live entries too).
  */

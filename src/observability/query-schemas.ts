@@ -1,5 +1,5 @@
 /**
- * Query schemas of the logs and observability routes and WebSocket handshakes (decisions.md §7, §11, §13):
+ * Query schemas of the logs and observability routes and WebSocket handshakes (docs/api-reference.md "Logs, observability and updates", "WebSocket feeds", "Limits and paging"):
  * values arrive as text, numbers are parsed, an invalid value of a known parameter is a 400 naming it, unknown
  * parameters are ignored, a `limit` over the maximum is lowered to it.
  */

@@ -1,5 +1,5 @@
 /**
- * Observability routes (decisions.md §7, §11), all of auth class `console`: status, traces (list, by id), spans,
+ * Observability routes (docs/api-reference.md "Logs, observability and updates", "WebSocket feeds"), all of auth class `console`: status, traces (list, by id), spans,
  * their log records, the log-record query, and `WS /ws/observability` (also `/ws/observability/<anything>`), whose
  * clients subscribe to the uWS topics of their entity filter (src/observability/feeds.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry-compatible shapes of decisions.md §7 (`Span`, `SpanNode`, `LogRecord`) and the deterministic id
+ * OpenTelemetry-compatible shapes of docs/api-reference.md "Logs, observability and updates" (`Span`, `SpanNode`, `LogRecord`) and the deterministic id
  * scheme: a trace id is derived from the stream that roots the trace, a span id from the stream and the span's key
  * within it. Rebuilding the projection from the log therefore yields the same ids, and a log line can be linked to
  * its trace before the record that opens the span is committed.

@@ -1,5 +1,5 @@
 /**
- * System routes (decisions.md §7, §12): `POST /setup-observability` writes the platform keys into `./.env`;
+ * System routes (docs/api-reference.md "Logs, observability and updates", "Auth classes"): `POST /setup-observability` writes the platform keys into `./.env`;
  * `GET /updates` checks the server's own packages against the registry; `POST /updates` and
  * `POST /updates/:packageName` install latest versions. The writers are auth class `host-changing`: public for JWT,
  * behind the console guard in production (the auth layer applies it from the class).

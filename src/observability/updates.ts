@@ -1,5 +1,5 @@
 /**
- * Update check and install of the server's own packages (GET/POST /updates, decisions.md §7): the registry
+ * Update check and install of the server's own packages (GET/POST /updates, docs/api-reference.md "Logs, observability and updates"): the registry
  * packages named in the project `package.json` (`dependencies`, `devDependencies`; npm aliases resolved, local
  * and git specs skipped) are compared with the `latest` dist-tag of the registry npm is configured with
  * (npm-registry.ts; a configured `registryUrl` overrides it). All lookups together are bounded by one deadline

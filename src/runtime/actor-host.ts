@@ -1,5 +1,5 @@
 /**
- * The actor host: one mailbox per stream, and the decide → append → apply loop of DESIGN.md §2.
+ * The actor host: one mailbox per stream, and the decide → append → apply loop of docs/design-notes.md "One log, actors and projections".
  *
  * - decide: xstate's pure `initialTransition()` / `transition()` (pure-transition.ts) computes the next snapshot;
  *   an event the machine does not accept is rejected (`EventRejectedError`) and nothing is written.
@@ -8,13 +8,17 @@
  * - apply: the snapshot is adopted and the transition's actions are handed to the kind's effect
  *   runner; effect results come back through `send()` as events and are recorded like any other.
  *
- * Pipelining: the log assigns sequences at enqueue and commits in order, so the host does not wait
- * for one append to be durable before deciding the next event of the same stream; `send()` resolves
- * only once its own records are durable, and the log delivers records to readers only after they are
- * durable, so nobody outside sees an undurable state (invariant 1). The price is that an effect may
- * start before the record that started it is durable; effects are at-least-once anyway (a crash
- * re-runs an interrupted step), and a failed append poisons the actor, which is then dropped and
- * rehydrated from the log on next use.
+ * Pipelining, and effects after durability: the log assigns sequences at enqueue and commits in
+ * order, so the host does not wait for one append to be durable before deciding (and appending) the
+ * next event of the same stream; `send()` resolves only once its own records are durable, and the log
+ * delivers records to readers only after they are durable, so nobody outside sees an undurable state.
+ * Effects are different: a transition's effects start only once its records are durable. Otherwise a
+ * crash between append and fsync could lose step N's completion after step N+1 had already acted on
+ * its output, and step N would run again with another output while the log said nothing of the first.
+ * Since appends of one stream commit in order, effects start in the order their transitions were
+ * decided. Effects are at-least-once (a crash re-runs a step whose completion was not durable), and a
+ * failed append runs no effect and poisons the actor, which is then dropped and rehydrated from the
+ * log on next use.
  *
  * Built events: `sendTo`/`send` also take a builder `(snapshot, streamSeq) => event | event[]`,
  * called when the mailbox reaches it, so a command can be shaped by the state it actually applies
@@ -51,6 +55,13 @@ export class StreamNotFoundError extends Error {
 
 type AnyEvent = { type: string; [k: string]: unknown };
 
+/** One decided transition: its event, its actions and the state it reached. */
+interface Decided {
+  event: AnyEvent;
+  actions: unknown;
+  reached: unknown;
+}
+
 /** Follow-ups one append may carry (a kind's hook that always answers must not loop). */
 const MAX_FOLLOW_UPS = 4;
 
@@ -65,10 +76,12 @@ export interface ActorKind<TLogic extends AnyStateMachine = AnyStateMachine> {
   /** record type of the first record, whose data is the machine input */
   createdType: string;
   /**
-   * Effects for one applied transition. Called after the records were handed to the log, with the
-   * event that caused it (undefined for the initial transition). Never called during rehydration.
+   * Effects for one applied transition. Called once the transition's records are durable, with the
+   * event that caused it (undefined for the initial transition); the actor's snapshot may be ahead by
+   * then (later events decided meanwhile: a cancel, a suspension), `reached` is the state this
+   * transition reached. Never called during rehydration.
    */
-  runEffects?(actor: Actor<TLogic>, event: AnyEvent | undefined, actions: ReadonlyArray<{ type: string; params?: unknown }>): void;
+  runEffects?(actor: Actor<TLogic>, event: AnyEvent | undefined, actions: ReadonlyArray<{ type: string; params?: unknown }>, reached: SnapshotFrom<TLogic>): void;
   /**
    * The event the kind decides at once after an accepted one (`snapshot` is the state it left, `actions`
    * its actions), appended in the same append: one commit, one fan-out pass for everything a command
@@ -155,9 +168,8 @@ export class ActorHost {
     actor.pendingAppends++;
     let result;
     try {
-      kind.runEffects?.(actor, undefined, actions as never);
-      for (const { event, actions: more } of follow.decided) kind.runEffects?.(actor, event, more as never);
       result = await pending;
+      this.runEffectsOf(actor, [{ event: undefined, actions, reached: snapshot }, ...follow.decided]);
     } catch (err) {
       actor.poisoned = err as Error;
       this.actors.delete(stream);
@@ -215,12 +227,12 @@ export class ActorHost {
     if (events.length === 0) return Promise.resolve({ snapshot: actor.snapshot, records: [], seq: this.log.head() });
     // decide (pure): every event must be accepted, in order, or nothing is written
     let snapshot = actor.snapshot;
-    const decided: Array<{ event: AnyEvent; actions: unknown }> = [];
+    const decided: Decided[] = [];
     for (const event of events) {
       const step = pureDecide(actor.kind.logic, snapshot, event);
       if (!step) return Promise.reject(new EventRejectedError(actor.stream, event.type, (snapshot as { value: unknown }).value));
       const [next, actions] = step;
-      decided.push({ event, actions });
+      decided.push({ event, actions, reached: next });
       snapshot = next as SnapshotFrom<TLogic>;
     }
     // the kind's follow-ups of the last event join the same append
@@ -240,9 +252,11 @@ export class ActorHost {
     // apply
     actor.snapshot = snapshot;
     const next = snapshot;
+    // effects start once the records that lead to them are durable (see the module comment), in append order
     const settled = pending.then(
       (res) => {
         actor.pendingAppends--;
+        this.runEffectsOf(actor, decided);
         if (actor.pendingAppends === 0 && actor.kind.isTerminal?.(actor.snapshot) && actor.mailbox.idle && this.actors.get(actor.stream) === actor) {
           this.actors.delete(actor.stream);
         }
@@ -255,14 +269,15 @@ export class ActorHost {
         throw err;
       },
     );
-    try {
-      for (const { event, actions } of decided) actor.kind.runEffects?.(actor, event, actions as never);
-    } catch (err) {
-      // An effect runner must not throw; if it does, the records stand and the error surfaces to the caller.
-      settled.catch(() => undefined);
-      return Promise.reject(err);
-    }
     return settled;
+  }
+
+  /**
+   * Hands a durable append's transitions to the kind's effect runner. An effect runner must not throw;
+   * if it does, the records stand and the error surfaces to the caller of the send.
+   */
+  private runEffectsOf<TLogic extends AnyStateMachine>(actor: Actor<TLogic>, decided: ReadonlyArray<Omit<Decided, 'event'> & { event: AnyEvent | undefined }>): void {
+    for (const { event, actions, reached } of decided) actor.kind.runEffects?.(actor, event, actions as never, reached as SnapshotFrom<TLogic>);
   }
 
   /**
@@ -273,8 +288,8 @@ export class ActorHost {
     actor: Actor<TLogic>,
     snapshot: SnapshotFrom<TLogic>,
     actions: ReadonlyArray<{ type: string; params?: unknown }>,
-  ): { snapshot: SnapshotFrom<TLogic>; decided: Array<{ event: AnyEvent; actions: unknown }> } {
-    const decided: Array<{ event: AnyEvent; actions: unknown }> = [];
+  ): { snapshot: SnapshotFrom<TLogic>; decided: Decided[] } {
+    const decided: Decided[] = [];
     const followUp = actor.kind.followUp;
     if (!followUp) return { snapshot, decided };
     let current = actions;
@@ -283,7 +298,7 @@ export class ActorHost {
       if (!event) break;
       const step = pureDecide(actor.kind.logic, snapshot, event);
       if (!step) break;
-      decided.push({ event, actions: step[1] });
+      decided.push({ event, actions: step[1], reached: step[0] });
       snapshot = step[0] as SnapshotFrom<TLogic>;
       current = step[1] as never;
     }

@@ -1,5 +1,5 @@
 /**
- * The server's tools by name (decisions.md §4): every tool registered anywhere — on agents (their
+ * The server's tools by name (docs/api-reference.md "Tools and MCP servers"): every tool registered anywhere — on agents (their
  * own tools and the MCP tools they opted into), on their sub-agents, in the config's `tools`
  * section, or on a connected MCP server — in first-registration order:
  *   1. agents in registration order, each agent's tools then (depth first) its sub-agents' tools;
@@ -58,7 +58,7 @@ export class ToolCatalog {
   }
 }
 
-/** One `/tools` list item (decisions.md §4). */
+/** One `/tools` list item (docs/api-reference.md "Tools and MCP servers"). */
 export function toolListItem(entry: CatalogEntry): Record<string, unknown> {
   const { tool } = entry;
   const item: Record<string, unknown> = {

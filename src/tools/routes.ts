@@ -1,5 +1,5 @@
 /**
- * The tool routes of decisions.md §4: `GET /tools` (auth `management`) lists every
+ * The tool routes of docs/api-reference.md "Tools and MCP servers": `GET /tools` (auth `management`) lists every
  * server-executable tool once, in first-registration order; `POST /tools/:name/execute` (auth
  * `execution`, the authenticated user merged into `context.user` and `userId`) runs the first
  * registered tool of that name with the caller's context and the request's abort signal, records

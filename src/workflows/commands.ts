@@ -2,7 +2,7 @@
  * The workflow commands behind the HTTP routes: execute, resume, suspend, cancel, replay and the
  * ownership-checked read of one execution. Each validates against the definition, decides through
  * the execution's actor (so status checks and the change are one atomic decision) and answers only
- * once the records are durable. Errors use the messages of decisions.md §5/§9/§14.
+ * once the records are durable. Errors use the messages of docs/api-reference.md "Workflow routes", "Workflow executions", "Errors".
  */
 import { AppError, badRequest, conflict, formatIssues, notFound } from '../errors.js';
 import type { LogRecord } from '../log/types.js';
@@ -14,9 +14,10 @@ import { cancelEvents, statusOf, type ExecActor, type WorkflowEngine } from './e
 import { childExecutionId, executionStream, suspensionOf } from './events.js';
 import { planReplay, replayPointOf, type ReplayRequest } from './replay-plan.js';
 import { resolveReplayPoint } from './replay-point.js';
-import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types.js';
+import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { kindOf } from './steps/registry.js';
+import { subWorkflowsOf, walkSteps } from './steps/walk.js';
 import type { ZodType } from 'zod';
-import { TOOL_APPROVAL_REASON, ToolApprovalDecision } from './agent-bridge.js';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../kernel/time.js';
 import { traceIdFor } from '../observability/span-types.js';
@@ -111,7 +112,7 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId }), options.executionId !== undefined);
 }
 
-/** The ExecutionResult of a settling record; a failed run is the 500 of decisions.md §5. */
+/** The ExecutionResult of a settling record; a failed run is the 500 of docs/api-reference.md "Execution results". */
 export function executionResult(rec: LogRecord, executionId: string, createdAt: number): Record<string, unknown> {
   const d = rec.data as Record<string, any>;
   const base = { executionId, startAt: iso(createdAt) };
@@ -127,18 +128,38 @@ export function executionResult(rec: LogRecord, executionId: string, createdAt: 
   }
 }
 
-/** A top-level step's own resume schema, or that of the step its andWhen wraps. */
-const stepResumeSchema = (step: WorkflowStep): ZodType | undefined => step.resumeSchema ?? (step.type === 'andWhen' ? step.step.resumeSchema : undefined);
+/** A top-level step's resume schema as its kind has it (its own, or e.g. that of the step an andWhen wraps). */
+const stepResumeSchema = (step: WorkflowStep): ZodType | undefined => {
+  const kind = kindOf(step);
+  return kind.resumeSchema ? kind.resumeSchema(step) : step.resumeSchema;
+};
+
+/** The schema a kind in the tree of a top-level step (sub-workflows included) requires of resume data for this suspension, if any. */
+function suspensionResumeSchema(step: WorkflowStep, suspension: { reason: string; suspendData?: unknown }): ZodType | undefined {
+  let schema: ZodType | undefined;
+  walkSteps(
+    [step],
+    (s) => {
+      schema ??= kindOf(s).suspensionResumeSchema?.(s, suspension);
+      return schema === undefined;
+    },
+    { subWorkflows: true },
+  );
+  return schema;
+}
 
 /** The resume schema of a top-level step: its own, a nested step's, else the workflow's. */
 export function resumeSchemaOf(def: WorkflowDefinition, step: WorkflowStep) {
   return stepResumeSchema(step) ?? def.resumeSchema;
 }
 
-/** The sub-workflow steps a top-level step runs: itself, or those nested in andWhen/andAll/andRace. */
-function subWorkflowSteps(step: WorkflowStep): Extract<WorkflowStep, { type: 'andWorkflow' }>[] {
-  if (step.type === 'andWorkflow') return [step];
-  return nestedSteps(step).flatMap(subWorkflowSteps);
+/** The steps of a top-level step's tree (itself included) that run workflows as child executions, with those workflows. */
+function subWorkflowSteps(step: WorkflowStep): { step: WorkflowStep; workflow: WorkflowDefinition }[] {
+  const out: { step: WorkflowStep; workflow: WorkflowDefinition }[] = [];
+  walkSteps([step], (s) => {
+    for (const workflow of subWorkflowsOf(s)) out.push({ step: s, workflow });
+  });
+  return out;
 }
 
 /**
@@ -150,7 +171,7 @@ async function resumeSchemaAt(engine: WorkflowEngine, def: WorkflowDefinition, e
   const own = stepResumeSchema(step);
   if (own) return own;
   for (const sub of subWorkflowSteps(step)) {
-    const childId = childExecutionId(executionId, step.id, sub.id);
+    const childId = childExecutionId(executionId, step.id, sub.step.id);
     const stream = executionStream(childId);
     let snap;
     try {
@@ -179,9 +200,10 @@ export async function resumeExecution(engine: WorkflowEngine, workflowId: string
   const index = def.steps.findIndex((s) => s.id === targetId);
   if (index < 0) throw badRequest(`Step '${targetId}' not found in workflow '${def.id}'`);
   if (index > snap.context.suspension!.stepIndex || !snap.context.steps[targetId]) throw badRequest(`Cannot resume from step '${targetId}': it has not run in this execution`);
-  // a step waiting for tool approvals is resumed with the decision, whatever schema it declares
-  const approval = index === snap.context.suspension!.stepIndex && snap.context.suspension!.reason === TOOL_APPROVAL_REASON ? ToolApprovalDecision : undefined;
-  const schema = approval ?? await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
+  // a suspension a kind owns (a step waiting for tool approvals) is resumed with what it waits for, whatever schema the step declares
+  const suspension = snap.context.suspension!;
+  const owned = index === suspension.stepIndex ? suspensionResumeSchema(def.steps[index], suspension) : undefined;
+  const schema = owned ?? await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
     engine.host.release(actor.stream);
     throw err;
   });

@@ -1,12 +1,14 @@
 /**
- * Renders workflow definitions for `GET /workflows` and `GET /workflows/:id` (decisions.md §5):
- * JSON Schema through zod's own `z.toJSONSchema`, step `type` = builder name, nested steps for
- * andWhen/andAll/andRace, agent and workflow ids. Function source is never emitted.
+ * Renders workflow definitions for `GET /workflows` and `GET /workflows/:id` (docs/api-reference.md "Workflow routes"):
+ * JSON Schema through zod's own `z.toJSONSchema`, step `type` = builder name; what a kind adds
+ * (nested steps, agent and workflow ids) is its own `describe` (src/workflows/steps/). Each step
+ * also says how the console shows it, so a new kind needs no console change: `nest` names a step
+ * holding others (`parallel`, `branch`…) and `childOutput` how its output relates to theirs. A kind
+ * that holds steps and describes none gets them as `subSteps`. Function source is never emitted.
  */
-import type { ZodType } from 'zod';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { toJsonSchema } from '../kernel/json-schema.js';
-
+import { kindOf } from './steps/registry.js';
 
 export interface WorkflowSummary {
   id: string;
@@ -28,21 +30,14 @@ export function describeStep(step: WorkflowStep, stepIndex: number): Record<stri
   if (step.suspendSchema) out.suspendSchema = toJsonSchema(step.suspendSchema);
   if (step.resumeSchema) out.resumeSchema = toJsonSchema(step.resumeSchema);
   if (step.retries !== undefined) out.retries = step.retries;
-  switch (step.type) {
-    case 'andWhen':
-      out.nestedStep = describeStep(step.step, 0);
-      break;
-    case 'andAll':
-    case 'andRace':
-      out.subSteps = step.steps.map((s, i) => describeStep(s, i));
-      out.subStepsCount = step.steps.length;
-      break;
-    case 'andAgent':
-      out.agentId = step.agentId;
-      break;
-    case 'andWorkflow':
-      out.workflowId = step.workflow.id;
-      break;
+  const kind = kindOf(step);
+  if (kind.nest !== undefined) out.nest = kind.nest;
+  if (kind.childOutput !== undefined) out.childOutput = kind.childOutput;
+  const own = kind.describe?.(step, describeStep);
+  if (own) Object.assign(out, own);
+  else {
+    const children = kind.children(step);
+    if (children.length > 0) Object.assign(out, { subSteps: children.map(describeStep), subStepsCount: children.length });
   }
   return out;
 }

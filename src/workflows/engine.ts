@@ -1,6 +1,6 @@
 /**
  * The workflow engine: the execution actor kind and its effects. Each execution is an actor of
- * `machines/workflow-execution` hosted by the ActorHost; the engine's effect runner starts the next
+ * `machines/workflow-execution.machine.ts` hosted by the ActorHost; the engine's effect runner starts the next
  * step (`advance`), runs a started step (`runStep`) and aborts the step in flight when the run
  * leaves `running` (`settle`). A step's outcome comes back as an event tagged with its attempt.
  * Sub-workflows run as child executions (stream `exec:<parent>/<step>`) awaited by the parent step.
@@ -30,6 +30,7 @@ import { nextStepEvent, outcomeEvent, stepEnv, traceOf, type RunFailure } from '
 import { ExecutionFeeds } from './feeds.js';
 import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../observability/logger-for.js';
+import { collectDefinitions } from './steps/walk.js';
 import { traceIdFor } from '../observability/span-types.js';
 
 /** The cause of a run whose result fails its schema, as logged (no stack: the engine's frames say nothing about the result). */
@@ -80,7 +81,7 @@ export class WorkflowEngine {
   /** top-level workflows, in registration order */
   readonly workflows = new Map<string, WorkflowDefinition>();
   /** every definition an execution may run (sub-workflows included) */
-  private readonly definitions = new Map<string, WorkflowDefinition>();
+  private readonly definitions: ReadonlyMap<string, WorkflowDefinition>;
   private readonly inflight = new Set<Promise<void>>();
   /** executions with a step running in this process: id → number of step tasks */
   private readonly stepsInFlight = new Map<string, number>();
@@ -104,27 +105,17 @@ export class WorkflowEngine {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
       this.workflows.set(def.id, def);
     }
-    for (const def of options.workflows) this.collect(def);
+    this.definitions = collectDefinitions(options.workflows);
     this.feeds = new ExecutionFeeds(this.log, (err) => this.logger.error({ err }, 'workflow feed listener failed'));
     this.kind = {
       kind: WORKFLOW_EXECUTION_KIND,
       version: WORKFLOW_EXECUTION_VERSION,
       logic: workflowExecutionMachine,
       createdType: 'execution.started',
-      runEffects: (actor, _event, actions) => this.runEffects(actor as ExecActor, actions),
+      runEffects: (actor, _event, actions, reached) => this.runEffects(actor as ExecActor, actions, reached as ExecSnapshot),
       followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };
-  }
-
-  private collect(def: WorkflowDefinition): void {
-    if (!this.definitions.has(def.id)) this.definitions.set(def.id, def);
-    const visit = (s: WorkflowStep) => {
-      if (s.type === 'andWorkflow') this.collect(s.workflow);
-      else if (s.type === 'andWhen') visit(s.step);
-      else if (s.type === 'andAll' || s.type === 'andRace') s.steps.forEach(visit);
-    };
-    def.steps.forEach(visit);
   }
 
   definition(workflowId: string): WorkflowDefinition | undefined {
@@ -141,10 +132,10 @@ export class WorkflowEngine {
     });
   }
 
-  private runEffects(actor: ExecActor, actions: ReadonlyArray<{ type: string }>): void {
+  private runEffects(actor: ExecActor, actions: ReadonlyArray<{ type: string }>, reached: ExecSnapshot): void {
     for (const a of actions) {
       if (a.type === 'advance') this.advance(actor);
-      else if (a.type === 'runStep') this.startStep(actor);
+      else if (a.type === 'runStep') this.startStep(actor, reached);
       else if (a.type === 'settle') this.abortStep(actor, statusOf(actor.snapshot));
     }
   }
@@ -200,10 +191,16 @@ export class WorkflowEngine {
     scratch.controller.abort(new StepAbort(cause, cause === 'suspend' ? 'Execution suspended' : `Execution ${status}`));
   }
 
-  /** Runs the step the last `step.started` opened; its outcome comes back as an event. */
-  private startStep(actor: ExecActor): void {
-    const c = actor.snapshot.context;
+  /**
+   * Runs the step the `step.started` that reached `reached` opened; its outcome comes back as an event.
+   * Effects start once that record is durable, and a cancel or suspension decided meanwhile has closed
+   * the step already: then it never starts (its records say so: started, then the run settled).
+   */
+  private startStep(actor: ExecActor, reached: ExecSnapshot): void {
+    const c = reached.context;
     const cur = c.current!;
+    const now = actor.snapshot.context.current;
+    if (now?.index !== cur.index || now.attempt !== cur.attempt) return;
     const def = this.definitions.get(c.workflowId)!;
     const step = def.steps[cur.index];
     const controller = new AbortController();
@@ -347,7 +344,7 @@ export class WorkflowEngine {
   }
 
   /**
-   * Boot-time recovery (decisions.md §9.10): each `running` execution continues from its last
+   * Boot-time recovery (docs/api-reference.md "Restart and recovery"): each `running` execution continues from its last
    * committed top-level step; a run whose workflow is gone becomes `error`.
    */
   async recover(executionIds: readonly string[]): Promise<number> {

@@ -1,5 +1,5 @@
 /**
- * Maps execution records to the workflow events of decisions.md §10.1. Each record is exactly one
+ * Maps execution records to the workflow events of docs/api-reference.md "Workflow events". Each record is exactly one
  * event whose `sequence` (and SSE `id:`) is the record's stream sequence; the terminal record of a
  * run is followed by one `workflow-result` frame (`id:` = its sequence + 1, the stream never grows
  * past a terminal record). The mapping is a pure function of one record, so a record's frames are

@@ -1,6 +1,6 @@
 /**
  * The read model of one execution, folded from its own stream: the ExecutionRecord of the
- * executions list and the state endpoint (decisions.md §5). Pure: the same records always give the
+ * executions list and the state endpoint (docs/api-reference.md "Listing executions", "Execution results"). Pure: the same records always give the
  * same view, and reading the stream is how the state endpoint sees its own writes at once.
  */
 import type { LogRecord } from '../log/types.js';
@@ -109,7 +109,7 @@ export function startView(first: LogRecord): ExecutionRecordView {
     updatedAt: iso(first.at),
     endAt: null,
   };
-  // engine keys win over the caller's metadata (decisions.md §5)
+  // engine keys win over the caller's metadata (docs/api-reference.md "Listing executions")
   Object.assign(view.metadata, traceRefOf(first.stream, start.traceId, start.parentExecutionId !== undefined));
   if (start.replay) {
     Object.assign(view.metadata, {
@@ -200,7 +200,7 @@ export function toExecutionRecord(view: ExecutionRecordView): Record<string, unk
   return rest;
 }
 
-/** The state endpoint's data: the api.md fields plus every ExecutionRecord field and `endAt`. */
+/** The state endpoint's data: the state fields plus every ExecutionRecord field and `endAt`. */
 export function toExecutionState(view: ExecutionRecordView): Record<string, unknown> {
   const { parentExecutionId: _parent, ...rest } = view;
   return { executionId: view.id, ...rest, startAt: view.createdAt };

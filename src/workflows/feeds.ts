@@ -285,7 +285,7 @@ class StreamReaders {
       const from = Math.max(1, Math.min(read.after + 1, head));
       records = head > 0 ? await log.readStream(this.stream, from) : [];
     } catch (err) {
-      // delivery itself failed (decisions.md §10.1): one error frame, then close; the reader resumes by cursor
+      // delivery itself failed (docs/api-reference.md "Workflow events"): one error frame, then close; the reader resumes by cursor
       this.reads.splice(this.reads.indexOf(read), 1);
       this.feeds.reportError(err);
       for (const reader of read.readers) {

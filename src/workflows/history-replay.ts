@@ -33,6 +33,10 @@ import { resolveReplayPoint } from './replay-point.js';
 import { diffValues, sameValue } from './value-diff.js';
 import { executionIdOf } from './events.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { kindOf } from './steps/registry.js';
+import { someStep } from './steps/walk.js';
+
+export { collectDefinitions } from './steps/walk.js';
 
 export type DivergenceKind =
   | 'machine-version'
@@ -107,23 +111,6 @@ const diverge = (d: Divergence): never => {
   throw new Diverged(d);
 };
 
-/** Every definition reachable from `workflows` (sub-workflows of andWorkflow steps included), by id. */
-export function collectDefinitions(workflows: readonly WorkflowDefinition[]): Map<string, WorkflowDefinition> {
-  const out = new Map<string, WorkflowDefinition>();
-  const visitDef = (def: WorkflowDefinition) => {
-    if (out.has(def.id)) return;
-    out.set(def.id, def);
-    def.steps.forEach(visitStep);
-  };
-  const visitStep = (s: WorkflowStep): void => {
-    if (s.type === 'andWorkflow') visitDef(s.workflow);
-    else if (s.type === 'andWhen') visitStep(s.step);
-    else if (s.type === 'andAll' || s.type === 'andRace') s.steps.forEach(visitStep);
-  };
-  workflows.forEach(visitDef);
-  return out;
-}
-
 const eventOf = (r: LogRecord) => ({ ...(r.data as object), type: r.type }) as ExecutionEvent & Record<string, any>;
 
 /** The recorded outcome of a step attempt as the step runner would have returned it. */
@@ -151,12 +138,9 @@ function isOutcomeOf(r: LogRecord | undefined, attempt: number): boolean {
 const describeOutcome = (o: StepOutcome) =>
   o.kind === 'completed' ? 'ran' : o.kind === 'skipped' ? 'skipped' : o.kind === 'suspended' ? `suspended (${o.reason})` : `failed (${o.error.message})`;
 
-/** Steps whose effect lives in another stream: live mode feeds them. */
+/** Steps whose effect lives in another stream (their kind says so, or a nested step's does): live mode feeds them. */
 function hasForeignEffect(step: WorkflowStep): boolean {
-  if (step.type === 'andAgent' || step.type === 'andWorkflow') return true;
-  if (step.type === 'andWhen') return hasForeignEffect(step.step);
-  if (step.type === 'andAll' || step.type === 'andRace') return step.steps.some(hasForeignEffect);
-  return false;
+  return someStep(step, (s) => kindOf(s).replay?.foreignEffect === true);
 }
 
 export async function replayExecutionHistory(records: readonly LogRecord[], options: HistoryReplayOptions): Promise<ExecutionReplayReport> {
@@ -363,12 +347,13 @@ class Walk {
     }
   }
 
-  /** The current code's outcome of the step in flight: fed (andWhen conditions evaluated) or, live, re-run. */
+  /** The current code's outcome of the step in flight: fed (the path its kind decides, e.g. andWhen's condition, evaluated) or, live, re-run. */
   private async outcome(step: WorkflowStep, expected: StepOutcome): Promise<StepOutcome> {
     const live = this.options.live && !hasForeignEffect(step);
     if (this.options.live && !live) this.report.fed.push(step.id);
-    if (!live && step.type !== 'andWhen') return expected;
-    const target: WorkflowStep = live ? step : { ...step, step: fedStep(step.type === 'andWhen' ? step.step : step, expected) } as WorkflowStep;
+    const feed = kindOf(step).replay?.feed;
+    if (!live && !feed) return expected;
+    const target: WorkflowStep = live ? step : feedStep(step, expected);
     const controller = new AbortController();
     const env = stepEnv(this.def, this.snap.context, {
       signal: controller.signal,
@@ -409,7 +394,8 @@ class Walk {
   private compareOutcome(o: LogRecord, step: WorkflowStep, expected: StepOutcome, got: StepOutcome): void {
     const at = { streamSeq: o.streamSeq, stepId: step.id, stepIndex: (o.data as { stepIndex: number }).stepIndex };
     if (expected.kind !== got.kind) {
-      const branch = step.type === 'andWhen' && (expected.kind === 'skipped' || got.kind === 'skipped');
+      // a kind that decides its path in replay (a branch condition) took it the other way
+      const branch = kindOf(step).replay?.feed !== undefined && (expected.kind === 'skipped' || got.kind === 'skipped');
       const suspend = expected.kind === 'suspended' || got.kind === 'suspended';
       diverge({
         ...at,
@@ -436,6 +422,11 @@ class Walk {
       this.valueDiffers({ ...at, kind: 'outcome', message: `step '${step.id}' fails with another error`, expected: expected.error.message, actual: got.error.message });
     }
   }
+}
+
+/** `step` as fed replay runs it: its kind's path-deciding code, with the recorded outcome in place of its effect. */
+function feedStep(step: WorkflowStep, recorded: StepOutcome): WorkflowStep {
+  return kindOf(step).replay!.feed!(step, (inner) => fedStep(inner, recorded));
 }
 
 /** A step standing in for `inner` that returns (or suspends, or fails with) the recorded outcome. */

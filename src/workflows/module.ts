@@ -1,7 +1,7 @@
 /**
- * The workflow routes of api.md and decisions.md §5 and the `workflows` server module that owns
+ * The workflow routes of docs/api-reference.md "Workflow routes" and the `workflows` server module that owns
  * the engine, the executions index (recovery on start, graceful stop) and these routes. Auth
- * classes per §12: `execution` for execute, stream, cancel, replay and attach; `management` for
+ * classes (docs/api-reference.md "Auth classes"): `execution` for execute, stream, cancel, replay and attach; `management` for
  * list, detail, executions, state, suspend and resume.
  */
 import { z } from 'zod';

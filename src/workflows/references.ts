@@ -5,7 +5,8 @@
  * configured agent, instead of failing an execution with a 500 after its earlier steps ran.
  */
 import { suggestName } from '../kernel/did-you-mean.js';
-import { nestedSteps, type AgentStep, type WorkflowDefinition, type WorkflowStep } from './types.js';
+import type { AgentStep, WorkflowDefinition } from './types.js';
+import { subWorkflowsOf, walkSteps } from './steps/walk.js';
 
 /** Where an `andAgent` step sits, in words: `Workflow 'w' step 's' (in 'parent') (the sub-workflow of ...)`. */
 type AgentStepVisitor = (step: AgentStep, where: string) => void;
@@ -17,12 +18,10 @@ function forEachAgentStep(workflows: Iterable<WorkflowDefinition>, visitor: Agen
   const visitWorkflow = (def: WorkflowDefinition, via: string) => {
     if (seen.has(def)) return;
     seen.add(def);
-    const visit = (s: WorkflowStep, parents: readonly string[]) => {
+    walkSteps(def.steps, (s, parents) => {
       if (s.type === 'andAgent') visitor(s, `Workflow '${def.id}' step '${s.id}'${parents.length > 0 ? ` (in '${parents.join("' > '")}')` : ''}${via}`);
-      if (s.type === 'andWorkflow') visitWorkflow(s.workflow, ` (the sub-workflow of '${def.id}' step '${s.id}')`);
-      for (const n of nestedSteps(s)) visit(n, [...parents, s.id]);
-    };
-    for (const s of def.steps) visit(s, []);
+      for (const sub of subWorkflowsOf(s)) visitWorkflow(sub, ` (the sub-workflow of '${def.id}' step '${s.id}')`);
+    });
   };
   for (const def of workflows) visitWorkflow(def, '');
 }

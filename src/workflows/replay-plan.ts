@@ -1,8 +1,8 @@
 /**
- * Plans a replay (decisions.md §9.6) from the source execution's records: which recorded step
+ * Plans a replay (docs/api-reference.md "Replay") from the source execution's records: which recorded step
  * outputs are restored, the start step's input and the workflowState it starts with. The start is
  * the replay point of `stepId` (replay-point.ts: a nested step replays from the top-level step that
- * contains it). Pure; every refusal is a 400 with the message of decisions.md §14, plus
+ * contains it). Pure; every refusal is a 400 with the message of docs/api-reference.md "Errors", plus
  * `replayableSteps` (the steps this source can be replayed from) in the error body.
  */
 import { badRequest } from '../errors.js';
@@ -54,7 +54,7 @@ export function replayPointOf(def: WorkflowDefinition, recorded: ExecutionContex
   }
   const problem = replayPointProblem(def, recorded, r.point);
   if (problem === undefined) return r.point;
-  // the missing-output message is the contract's (decisions.md §14): the list travels in the body only
+  // the missing-output message is the contract's (docs/api-reference.md "Errors"): the list travels in the body only
   if (problem.kind === 'missing-outputs') throw refuse(`Cannot replay from step '${stepId}': missing recorded output of step(s) ${problem.stepIds.join(', ')}`);
   const list = replayableSteps(def, recorded).join(', ') || 'none';
   throw refuse(`Cannot replay from step '${stepId}': it did not run in this execution (its branch '${problem.skippedBranch}' was skipped); replayable steps: ${list}`);

@@ -1,6 +1,6 @@
 /**
  * Replay points: where in a definition a replay named by a step id starts. An execution records
- * state per top-level step only (sub-steps emit no events, decisions.md §9.2), so a nested step
+ * state per top-level step only (sub-steps emit no events, docs/api-reference.md "Data flow and step kinds"), so a nested step
  * (inside an andWhen, andAll or andRace group, or inside a sub-workflow) replays from the top-level
  * step that contains it: that step runs again from its start on its recorded input, and the steps
  * before it are restored. Pure: used by the replay endpoint (replay-plan.ts) and by anything else
@@ -11,7 +11,8 @@
  * by its path instead (`approval-gate/manager-approval`: ids from the top-level step down).
  */
 import type { StepStatus } from '../../machines/workflow-execution.machine.js';
-import { nestedSteps, type WorkflowDefinition, type WorkflowStep } from './types.js';
+import type { WorkflowDefinition, WorkflowStep } from './types.js';
+import { walkSteps } from './steps/walk.js';
 
 export interface StepLocation {
   stepId: string;
@@ -31,17 +32,16 @@ export type ReplayPointResolution =
 /** Every step of a definition, depth-first in declaration order; a sub-workflow's steps sit under its andWorkflow step. */
 export function locateSteps(def: WorkflowDefinition): StepLocation[] {
   const out: StepLocation[] = [];
-  const visit = (step: WorkflowStep, path: readonly string[], topIndex: number, topStepId: string, within: ReadonlySet<WorkflowDefinition>) => {
-    const here = [...path, step.id];
-    out.push({ stepId: step.id, path: here, topIndex, topStepId, type: step.type });
-    for (const s of nestedSteps(step)) visit(s, here, topIndex, topStepId, within);
-    // a definition cannot contain itself through builders; the guard keeps a hand-made cycle finite
-    if (step.type === 'andWorkflow' && !within.has(step.workflow)) {
-      const inner = new Set(within).add(step.workflow);
-      for (const s of step.workflow.steps) visit(s, here, topIndex, topStepId, inner);
-    }
-  };
-  def.steps.forEach((s, i) => visit(s, [], i, s.id, new Set([def])));
+  def.steps.forEach((top, topIndex) => {
+    walkSteps(
+      [top],
+      (step, parents) => {
+        out.push({ stepId: step.id, path: [...parents, step.id], topIndex, topStepId: top.id, type: step.type });
+      },
+      { subWorkflows: true },
+      new Set([def]),
+    );
+  });
   return out;
 }
 
@@ -75,8 +75,8 @@ export function replayPointProblem(def: WorkflowDefinition, recorded: Readonly<R
     return !st || (st.status !== 'success' && st.status !== 'skipped');
   });
   if (missing.length > 0) return { kind: 'missing-outputs', stepIds: missing.map((s) => s.id) };
-  // a step nested in a branch that was skipped never ran: replaying "from" it would not run it either
-  if (point.path.length > 1 && def.steps[point.topIndex].type === 'andWhen' && recorded[point.topStepId]?.status === 'skipped') {
+  // a step nested in a step that was skipped (a branch not taken) never ran: replaying "from" it would not run it either
+  if (point.path.length > 1 && recorded[point.topStepId]?.status === 'skipped') {
     return { kind: 'not-run', skippedBranch: point.topStepId };
   }
   return undefined;

@@ -1,41 +1,24 @@
 /**
- * Runs one top-level step of an execution (all seven kinds, nested ones included) and reports its
- * outcome: completed (output, changed workflowState, token usage), skipped, suspended, failed.
- * Pure of the log: the engine turns the outcome into an event. Semantics of decisions.md §9.1–9.3:
+ * Runs one top-level step of an execution (any registered kind, nested ones included) and reports
+ * its outcome: completed (output, changed workflowState, token usage), skipped, suspended, failed.
+ * Pure of the log: the engine turns the outcome into an event. What differs by kind is the kind's
+ * (src/workflows/steps/); what is the same for all is here:
  * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
- * throwing step; andAll waits for all and fails with the first failure in declaration order;
- * andRace takes the first to settle and aborts the others without awaiting them; andTap never
- * fails the run. A step's declared `inputSchema` checks (and parses) its input before it runs, its
+ * throwing step; a step's declared `inputSchema` checks (and parses) its input before it runs, its
  * `outputSchema` its output after each run: a mismatch is a failure of that step (an output
- * mismatch is retried like any other failure).
+ * mismatch is retried like any other failure); a pass-through kind (andTap) never fails the run.
  */
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
 import { suggestName } from '../kernel/did-you-mean.js';
-import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowStep } from './types.js';
-import {
-  AgentRunnerMissingError,
-  TOOL_APPROVAL_REASON,
-  ToolApprovalDecision,
-  ToolApprovalPendingError,
-  toolApprovalSuspensionOf,
-  type ToolApprovalSuspension,
-  type WorkflowAgentResult,
-  type WorkflowAgentRunner,
-} from './agent-bridge.js';
+import type { StepContext, WorkflowStep } from './types.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
 import { loggerFor } from '../observability/logger-for.js';
+import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type StepRun, type StepRunEnv } from './steps/kind.js';
+import { kindOf } from './steps/registry.js';
 
-/** Thrown by `suspend()`: unwinds the step function. */
-export class SuspendSignal extends Error {
-  constructor(readonly reason: string, readonly suspendData: unknown) {
-    super(`Step suspended: ${reason}`);
-    this.name = 'SuspendSignal';
-  }
-}
-
-export const DEFAULT_SUSPEND_REASON = 'Step requested suspension';
+export { SuspendSignal, DEFAULT_SUSPEND_REASON, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
 
 /** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
 export class SubWorkflowFailedError extends Error {
@@ -45,69 +28,12 @@ export class SubWorkflowFailedError extends Error {
   }
 }
 
-export interface ChildRunRequest {
-  step: SubWorkflowStep;
-  input: unknown;
-  signal: AbortSignal;
-  /** true when the parent is resuming this step (resume the suspended child) */
-  isResume: boolean;
-  resumeData: unknown;
-}
-
-export interface StepRunEnv {
-  executionId: string;
-  /** the execution's trace (an agent run of an andAgent step joins it) */
-  traceId?: string;
-  workflowId: string;
-  data: unknown;
-  resumeData: unknown;
-  /** the suspension data the resumed step left when it suspended (undefined unless resuming it) */
-  suspendData?: unknown;
-  isResume: boolean;
-  initData: unknown;
-  stepResults: Record<string, { output?: unknown }>;
-  /** the ids of the execution's top-level steps: the ids `getStepResult` accepts */
-  stepIds: readonly string[];
-  workflowState: Record<string, unknown>;
-  context: Record<string, unknown>;
-  userId?: string;
-  conversationId?: string;
-  signal: AbortSignal;
-  logger: Logger;
-  /** default retries of the workflow */
-  retries: number;
-  emit(stepId: string, event: StepCustomEvent): Promise<void>;
-  agentRunner(): WorkflowAgentRunner | undefined;
-  /** runs a sub-workflow as a child execution; resolves with its result, throws SuspendSignal when it suspends */
-  runChild(request: ChildRunRequest): Promise<unknown>;
-}
-
-export type StepOutcome =
-  | { kind: 'completed'; output: unknown; workflowState?: Record<string, unknown>; usage?: Record<string, number> }
-  | { kind: 'skipped'; workflowState?: Record<string, unknown> }
-  | { kind: 'suspended'; reason: string; suspendData?: unknown; workflowState?: Record<string, unknown> }
-  | { kind: 'failed'; error: ErrorInfo };
-
-const SKIPPED = Symbol('skipped');
-
 interface RunState {
   env: StepRunEnv;
   topStepId: string;
   workflowState: Record<string, unknown>;
   stateChanged: boolean;
   usage: Record<string, number> | undefined;
-}
-
-/** Links a child controller to a parent signal (the child aborts when the parent does). */
-function childController(parent: AbortSignal): { controller: AbortController; dispose(): void } {
-  const controller = new AbortController();
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return { controller, dispose: () => undefined };
-  }
-  const onAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  return { controller, dispose: () => parent.removeEventListener('abort', onAbort) };
 }
 
 /**
@@ -190,23 +116,23 @@ function stepSchemaError(step: WorkflowStep, what: 'input' | 'output', issues: s
   return err;
 }
 
-/** The declared output schema applied to a step's output (andTap passes data through: nothing to check). */
+/** The declared output schema applied to a step's output (a pass-through kind returns its input: nothing to check). */
 function checkStepOutput(step: WorkflowStep, out: unknown): unknown {
-  if (!step.outputSchema || out === SKIPPED || step.type === 'andTap') return out;
+  if (!step.outputSchema || out === SKIPPED || kindOf(step).passThrough) return out;
   const r = checkDeclared(step.outputSchema, out);
   if (r.ok) return r.value;
   throw stepSchemaError(step, 'output', r.issues);
 }
 
-/** Runs any step kind on `data`; returns its output (or SKIPPED for a false andWhen). */
+/** Runs a step of any kind on `data`; returns its output (or SKIPPED when it did not run). */
 async function runAny(rs: RunState, step: WorkflowStep, input: unknown, signal: AbortSignal): Promise<unknown> {
   let data = input;
   if (step.inputSchema) {
     // checked once, outside the retries: the same input would fail the same way again
     const r = checkDeclared(step.inputSchema, input);
-    if (!r.ok && step.type === 'andTap') {
-      // a tap never fails the run: like its own errors, the mismatch is logged and data passes through
-      rs.env.logger.error({ stepId: step.id, err: stepSchemaError(step, 'input', r.issues).message }, 'andTap step failed (ignored)');
+    if (!r.ok && kindOf(step).passThrough) {
+      // a pass-through step (a tap) never fails the run: like its own errors, the mismatch is logged and data passes through
+      rs.env.logger.error({ stepId: step.id, err: stepSchemaError(step, 'input', r.issues).message }, `${step.type} step failed (ignored)`);
       return input;
     }
     if (!r.ok) throw stepSchemaError(step, 'input', r.issues);
@@ -223,103 +149,52 @@ async function runAny(rs: RunState, step: WorkflowStep, input: unknown, signal: 
   }
 }
 
+/** One attempt of a step: its kind runs it. */
 async function runOnce(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal): Promise<unknown> {
   if (signal.aborted) throw abortError(signal);
-  const ctx = () => makeContext(rs, step, data, signal);
-  switch (step.type) {
-    case 'andThen': {
-      const out = await step.execute(ctx());
-      return out === undefined ? data : out;
-    }
-    case 'andTap': {
-      try {
-        await step.execute(ctx());
-      } catch (err) {
-        if (err instanceof SuspendSignal) throw err;
-        // a failure of the user's code, not of the server: warn
-        loggerFor(rs.env.logger, { stepId: step.id }).warn({ err }, 'andTap step failed (ignored)');
-      }
-      return data;
-    }
-    case 'andWhen': {
-      const ok = await step.condition(ctx());
-      if (!ok) return SKIPPED;
-      const out = await runAny(rs, step.step, data, signal);
-      return out === SKIPPED ? data : out;
-    }
-    case 'andAll': {
-      const links = step.steps.map(() => childController(signal));
-      try {
-        const settled = await Promise.allSettled(step.steps.map((s, i) => runAny(rs, s, data, links[i].controller.signal)));
-        const failed = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
-        if (failed) throw failed.reason;
-        return settled.map((r) => {
-          const v = (r as PromiseFulfilledResult<unknown>).value;
-          return v === SKIPPED ? data : v;
-        });
-      } finally {
-        for (const l of links) l.dispose();
-      }
-    }
-    case 'andRace': {
-      const links = step.steps.map(() => childController(signal));
-      try {
-        return await new Promise<unknown>((resolve, reject) => {
-          let done = false;
-          step.steps.forEach((s, i) => {
-            runAny(rs, s, data, links[i].controller.signal).then(
-              (v) => settle(i, () => resolve(v === SKIPPED ? data : v)),
-              (e) => settle(i, () => reject(e)),
-            );
-          });
-          function settle(winner: number, finish: () => void) {
-            if (done) return;
-            done = true;
-            links.forEach((l, j) => {
-              if (j !== winner) l.controller.abort(new Error(`Lost the race in '${step.id}'`));
-            });
-            finish();
-          }
-        });
-      } finally {
-        for (const l of links) l.dispose();
-      }
-    }
-    case 'andAgent': {
-      const runner = rs.env.agentRunner();
-      if (!runner) throw new AgentRunnerMissingError(step.agentId);
-      const c = ctx();
-      const waiting = rs.env.isResume ? toolApprovalSuspensionOf(rs.env.suspendData, step.id) : undefined;
-      let res: WorkflowAgentResult;
-      try {
-        if (waiting) {
-          // resuming a step whose run waits for approvals: the resume data is the decision
-          const decision = ToolApprovalDecision.safeParse(rs.env.resumeData);
-          if (!decision.success) throw new Error(`Resume data of step '${step.id}' must be { approved: boolean, reason?: string }: ${formatIssues(decision.error.issues, '(root)')}`);
-          if (!runner.answer) throw new Error(`Cannot answer the approvals of run ${waiting.runId}: the agent runner does not support tool approvals`);
-          res = await runner.answer(step.agentId, waiting.runId, decision.data, { schema: step.schema, signal });
-        } else {
-          const prompt = await step.prompt(data, c);
-          res = await runner.run(step.agentId, prompt, {
-            schema: step.schema,
-            context: rs.env.context,
-            userId: rs.env.userId,
-            conversationId: rs.env.conversationId,
-            signal,
-            origin: { workflowId: rs.env.workflowId, executionId: rs.env.executionId, stepId: rs.topStepId, ...(rs.env.traceId ? { traceId: rs.env.traceId } : {}) },
-          });
-        }
-      } catch (err) {
-        if (!(err instanceof ToolApprovalPendingError)) throw err;
-        const suspension: ToolApprovalSuspension = { type: 'tool-approval', stepId: step.id, agentId: err.agentId, runId: err.runId, approvals: err.approvals };
-        throw new SuspendSignal(TOOL_APPROVAL_REASON, suspension);
-      }
-      addUsage(rs, res.usage);
-      const raw = step.schema ? res.object : res.text;
-      return step.map ? await step.map(raw, c) : raw;
-    }
-    case 'andWorkflow':
-      return rs.env.runChild({ step, input: data, signal, isResume: rs.env.isResume, resumeData: rs.env.resumeData });
+  return kindOf(step).run(step, new Attempt(rs, step, data, signal));
+}
+
+/** What a kind's `run` gets (steps/kind.ts StepRun): a class, so the per-attempt object is cheap to build. */
+class Attempt implements StepRun {
+  constructor(
+    private readonly rs: RunState,
+    private readonly step: WorkflowStep,
+    readonly data: unknown,
+    readonly signal: AbortSignal,
+  ) {}
+
+  get env(): StepRunEnv {
+    return this.rs.env;
+  }
+
+  get topStepId(): string {
+    return this.rs.topStepId;
+  }
+
+  context(): StepContext {
+    return makeContext(this.rs, this.step, this.data, this.signal);
+  }
+
+  runNested(step: WorkflowStep, data: unknown, signal: AbortSignal): Promise<unknown> {
+    return runAny(this.rs, step, data, signal);
+  }
+
+  suspend(reason: string, suspendData?: unknown): never {
+    throw new SuspendSignal(reason, suspendData);
+  }
+
+  resumed(): { suspendData: unknown; resumeData: unknown } | undefined {
+    const env = this.rs.env;
+    return env.isResume ? { suspendData: env.suspendData, resumeData: env.resumeData } : undefined;
+  }
+
+  addUsage(usage: Record<string, number | undefined> | undefined): void {
+    addUsage(this.rs, usage);
+  }
+
+  logger(): Logger {
+    return loggerFor(this.rs.env.logger, { stepId: this.step.id });
   }
 }
 

@@ -6,7 +6,6 @@
 import type { ZodType } from 'zod';
 import type { Logger } from 'pino';
 
-export type StepType = 'andThen' | 'andWhen' | 'andAll' | 'andRace' | 'andTap' | 'andAgent' | 'andWorkflow';
 
 /** A custom event a step writes to the execution's stream (SSE `event:` = its `type`). */
 export interface StepCustomEvent {
@@ -45,7 +44,8 @@ export interface StepContext<TData = any, TResume = any> {
 
 export type StepFunction<TIn = any, TOut = any> = (ctx: StepContext<TIn>) => TOut | Promise<TOut>;
 
-interface StepBase {
+/** What every step kind has: its id among its siblings, its labels, its declared schemas, its retries. */
+export interface StepBase {
   id: string;
   name?: string;
   purpose?: string;
@@ -97,7 +97,24 @@ export interface SubWorkflowStep extends StepBase {
   workflow: WorkflowDefinition;
 }
 
-export type WorkflowStep = ThenStep | WhenStep | AllStep | RaceStep | TapStep | AgentStep | SubWorkflowStep;
+/**
+ * Every step kind by its `type`. A kind file (src/workflows/steps/) adds its step here with a module
+ * augmentation of this module's `StepKinds` (a `declare module` of this file, relative to the kind's
+ * own file, adding e.g. `sleep: SleepStep`), so the union below grows without this file changing.
+ */
+export interface StepKinds {
+  andThen: ThenStep;
+  andWhen: WhenStep;
+  andAll: AllStep;
+  andRace: RaceStep;
+  andTap: TapStep;
+  andAgent: AgentStep;
+  andWorkflow: SubWorkflowStep;
+}
+
+export type StepType = keyof StepKinds;
+
+export type WorkflowStep = StepKinds[StepType];
 
 export interface WorkflowConfig {
   id: string;
@@ -126,11 +143,4 @@ export interface WorkflowDefinition {
 
 export function isWorkflowDefinition(value: unknown): value is WorkflowDefinition {
   return !!value && typeof value === 'object' && (value as { kind?: unknown }).kind === 'eventloom.workflow';
-}
-
-/** The steps nested directly in a step (andWhen's step, andAll/andRace's steps); a sub-workflow's steps are its own. */
-export function nestedSteps(step: WorkflowStep): readonly WorkflowStep[] {
-  if (step.type === 'andWhen') return [step.step];
-  if (step.type === 'andAll' || step.type === 'andRace') return step.steps;
-  return [];
 }

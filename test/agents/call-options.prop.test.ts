@@ -1,8 +1,8 @@
 /**
- * Properties of the options mapping (api.md "Options", decisions.md §3): for any combination of
+ * Properties of the options mapping (docs/api-reference.md "Generation options"): for any combination of
  * legacy top-level memory fields and `memory` envelope fields, the envelope wins key by key, a legacy
  * value is used when the envelope lacks that key, and every unset value falls back to the agent's
- * configuration, then to the api.md default. The request schema accepts every generated request.
+ * configuration, then to the server default. The request schema accepts every generated request.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -113,7 +113,7 @@ describe('agent call options mapping', () => {
     );
   });
 
-  it('gives the api.md defaults when no options are sent', () => {
+  it('gives the server defaults when no options are sent', () => {
     const r = resolveCallOptions(undefined, { maxSteps: 5 });
     expect(r).toEqual({
       memory: {

@@ -1,5 +1,5 @@
 /**
- * Agent definitions and their listing shapes (decisions.md §3) without a server: validation of
+ * Agent definitions and their listing shapes (docs/api-reference.md "Agent shapes") without a server: validation of
  * createAgent, the registry (array or record config, duplicate ids, model resolution at boot), the
  * `model` and `description` fallbacks, `isTelemetryEnabled`, and the agent card.
  */

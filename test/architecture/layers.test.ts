@@ -1,5 +1,5 @@
 /**
- * The import direction of DESIGN.md §6, checked by dependency-cruiser with the rules in
+ * The import direction of docs/design-notes.md "The projection engine and the layers", checked by dependency-cruiser with the rules in
  * .dependency-cruiser.cjs: cli/main → http → domains → projections → runtime → log, machines pure,
  * no cycles. The second test plants violations in a scratch tree to prove the rules bite.
  */

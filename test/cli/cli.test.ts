@@ -7,7 +7,7 @@ import net, { type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from '../../src/cli-args.js';
+import { parseArgs } from '../../src/cli/args.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { runCli } from '../helpers/run-cli.js';
 

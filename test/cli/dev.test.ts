@@ -38,7 +38,7 @@ const workflowsModule = (ids: string[]) =>
   ].join('\n');
 
 function startDev(project: string, data: string) {
-  const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, 'src', 'cli.ts'), 'dev', '--port', '0', '--data', data, '--log-format', 'json'], {
+  const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, 'src', 'cli', 'index.ts'), 'dev', '--port', '0', '--data', data, '--log-format', 'json'], {
     cwd: project,
     env: { ...process.env, NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -136,7 +136,7 @@ describe('eventloom export and import', () => {
     expect(runLines.at(-1).type).toBe('run.finished');
     // a reader that closes the pipe early (`| head -1`) ends the export quietly
     const headOnly = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli.ts'), 'export', '--data', source], { env: { ...process.env, NODE_ENV: 'test' } });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'index.ts'), 'export', '--data', source], { env: { ...process.env, NODE_ENV: 'test' } });
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += d));
       child.stdout.once('data', () => child.stdout.destroy());

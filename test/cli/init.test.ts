@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CONFIG_TEMPLATE, NPM_PLACEHOLDER_TEST, scaffold } from '../../src/cli-init.js';
+import { CONFIG_TEMPLATE, NPM_PLACEHOLDER_TEST, scaffold } from '../../src/cli/init.js';
 import { loadConfig } from '../../src/config/define-config.js';
 import { VERSION } from '../../src/version.js';
 import { api, startTestServer } from '../helpers/server.js';

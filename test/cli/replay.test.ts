@@ -95,7 +95,7 @@ describe('eventloom replay', () => {
 
   it('keeps its exit code when the reader closes the pipe early', async () => {
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli.ts'), 'replay', history, '--config', config('renamed')], { env: { ...process.env, NODE_ENV: 'test' } });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'index.ts'), 'replay', history, '--config', config('renamed')], { env: { ...process.env, NODE_ENV: 'test' } });
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += d));
       child.stdout.once('data', () => child.stdout.destroy());

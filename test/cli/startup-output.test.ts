@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chooseLogFormat } from '../../src/cli-banner.js';
-import { parseArgs } from '../../src/cli-args.js';
+import { chooseLogFormat } from '../../src/cli/banner.js';
+import { parseArgs } from '../../src/cli/args.js';
 import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { resolveCluster } from '../../src/config/cluster.js';
-import { parseArgs } from '../../src/cli-args.js';
+import { parseArgs } from '../../src/cli/args.js';
 
 describe('cluster settings', () => {
   it('keeps LevelDB with a per-process node id and a 10 s lease when no database is named', () => {

@@ -1,5 +1,5 @@
 /**
- * The EventLog contract suite (DESIGN.md §3): every implementation registers it with a factory
+ * The EventLog contract suite (docs/design-notes.md "The event log contract"): every implementation registers it with a factory
  * and must pass it unchanged. `factory(clock)` opens a fresh, empty log that uses `clock` for
  * records appended without `at`; the suite closes every log it opened.
  */

@@ -53,7 +53,7 @@ afterAll(async () => {
 });
 
 describe('agent listing and detail', () => {
-  it('lists agents in registration order with the §3 list-item shape', async () => {
+  it('lists agents in registration order with the documented list-item shape', async () => {
     const { status, body } = await api(url('/agents'));
     expect(status).toBe(200);
     expect(body.data.map((a: any) => a.id)).toEqual(['assistant', 'lead', 'slow', 'unlucky']);

@@ -18,7 +18,7 @@ import {
 import type { AuthClass } from '../../src/contract/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/** built-in routes that are not in api.md/decisions.md, with the class they are meant to have */
+/** built-in routes the first contract did not list, with the class they are meant to have */
 const ADDITIONS: Record<string, AuthClass> = {
   'GET /ui/assets/:file': 'documentation',
   'GET /console': 'documentation',

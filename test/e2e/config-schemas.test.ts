@@ -1,6 +1,6 @@
 /**
  * Config schemas on the real server: a declared workflow `result` schema fails a run whose final
- * data does not match it (execute answers the 500 of decisions.md §5 with the issue as its cause),
+ * data does not match it (execute answers the 500 of docs/api-reference.md "Execution results" with the issue as its cause),
  * and a config-level schema slot that is not a zod schema stops the start-up, leaving the data
  * directory free for a corrected config.
  */

@@ -1,5 +1,5 @@
 /**
- * Server logs end to end: `GET /api/logs` with every filter of decisions.md §7 over the captured entries of the
+ * Server logs end to end: `GET /api/logs` with every filter of docs/api-reference.md "Logs, observability and updates" over the captured entries of the
  * server's own logger (a workflow's step logs included), and `WS /ws/logs` with its initial batch, live updates,
  * `updateFilter` and handshake validation.
  */

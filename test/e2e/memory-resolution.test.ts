@@ -1,7 +1,7 @@
 /**
  * Which memory an `/api/memory` request addresses (agentId → that agent's, else the global memory,
  * else the only agent with memory), the errors of each resolution failure, search without adapters,
- * the auth class of the routes and acting as the token's user (decisions.md §6, §12).
+ * the auth class of the routes and acting as the token's user (docs/api-reference.md "Memory routes", "Authentication and auth classes").
  */
 import { SignJWT } from 'jose';
 import { z } from 'zod';

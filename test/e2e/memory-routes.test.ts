@@ -1,6 +1,6 @@
 /**
  * Every `/api/memory` route over HTTP against the real server (uWS + LevelDB in a temp dir), with
- * the global memory section configured: success shapes and statuses of decisions.md §6, and each
+ * the global memory section configured: success shapes and statuses of docs/api-reference.md "Memory routes", and each
  * error case with its exact message.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

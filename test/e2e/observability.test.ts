@@ -1,7 +1,7 @@
 /**
  * Observability end to end on the real server: a workflow and an agent run become traces; `/ws/observability`
  * clients see span start/end events in order while the workflow runs, with the step's log record in between,
- * filtered by entity; the HTTP routes answer with the §7 shapes and 404 texts; the span store is rebuilt from the
+ * filtered by entity; the HTTP routes answer with the documented shapes and 404 texts; the span store is rebuilt from the
  * log after a restart; the console guard protects the routes and the feed in production.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -26,7 +26,7 @@ const installedVersion = (name: string) => (JSON.parse(readFileSync(path.join(RO
 
 /** dist/ holds the transpiled sources and their declarations, both newer than every source file, and the explorer's files. */
 function distIsFresh(): boolean {
-  const files = ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli.js'].map((f) => path.join(ROOT, f));
+  const files = ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/index.js'].map((f) => path.join(ROOT, f));
   const newest = newestSourceMtime() as number;
   return files.every((f) => existsSync(f) && statSync(f).mtimeMs >= newest) && existsSync(path.join(ROOT, 'dist', 'explorer', 'swagger-ui-bundle.js'));
 }

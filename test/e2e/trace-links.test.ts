@@ -1,6 +1,6 @@
 /**
  * From a record to its trace: every execution record (list and state) and every agent history entry carries
- * `metadata.traceId` and `metadata.spanId` (decisions.md §5, §7), the ids of the spans the observability
+ * `metadata.traceId` and `metadata.spanId` (docs/api-reference.md "Workflow routes", "Logs, observability and updates"), the ids of the spans the observability
  * projection derives, so a client goes execution → trace → spans → logs. A sub-workflow and an agent called by a
  * step share their execution's trace; the ids survive a restart (the projection is rebuilt from the log).
  */

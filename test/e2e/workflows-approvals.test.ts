@@ -87,7 +87,7 @@ describe('tool approvals inside workflows', () => {
 
     const state = await api(`${t.url}/workflows/refund-flow/executions/${executionId}/state`);
     expect(state.body.data.status).toBe('completed');
-    // the execution is no longer suspended: a second decision through resume is refused (api.md: 404)
+    // the execution is no longer suspended: a second decision through resume is refused with 404 (docs/api-reference.md "Statuses and transitions")
     const again = await api(`${t.url}/workflows/refund-flow/executions/${executionId}/resume`, { method: 'POST', json: { resumeData: { approved: false } } });
     expect(again.status).toBe(404);
     expect(again.body.error).toContain('is not suspended');

@@ -1,5 +1,5 @@
 /**
- * Crash recovery of workflows with the real CLI (decisions.md §9.10): many concurrent executions,
+ * Crash recovery of workflows with the real CLI (docs/api-reference.md "Restart and recovery"): many concurrent executions,
  * some slow, the process killed with SIGKILL mid-way, restarted on the same data directory. Every
  * execution whose execute call was acknowledged keeps its state; every execution that exists is
  * completed or suspended after the restart (the interrupted ones through `execution.recovered`),

@@ -1,6 +1,6 @@
 /**
  * Workflows on the real server: definitions, execute, the order-approval flow, suspend / resume /
- * cancel / replay and every error status and message of api.md and decisions.md §5/§9/§14.
+ * cancel / replay and every error status and message of docs/api-reference.md "Workflow routes", "Workflow executions", "Errors".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';

@@ -1,5 +1,5 @@
 /**
- * Runs the real CLI (`tsx src/cli.ts ...`) as a child process to its exit; stdout and stderr kept
+ * Runs the real CLI (`tsx src/cli/index.ts ...`) as a child process to its exit; stdout and stderr kept
  * apart and together. One still running after `timeoutMs` (e.g. a start that should have failed) is killed.
  */
 import { spawn } from 'node:child_process';
@@ -17,7 +17,7 @@ export interface CliRun {
 
 export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts'), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'index.ts'), ...args], {
       cwd: opts.cwd ?? ROOT,
       env: { ...process.env, NODE_ENV: 'test', ...opts.env },
     });

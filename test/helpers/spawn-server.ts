@@ -1,5 +1,5 @@
 /**
- * Runs the real CLI (`tsx src/cli.ts start`) as a child process on port 0 and learns its URL from the
+ * Runs the real CLI (`tsx src/cli/index.ts start`) as a child process on port 0 and learns its URL from the
  * start-up log line, for tests that kill the process (SIGKILL) or check exit codes, and for the soak
  * (which adds `--inspect` through `nodeArgs`).
  */
@@ -33,7 +33,7 @@ export interface SpawnTarget {
 }
 
 export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, nodeArgs: string[] = [], target: SpawnTarget = {}): Promise<SpawnedServer> {
-  const entry = target.entry ? [target.entry] : ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts')];
+  const entry = target.entry ? [target.entry] : ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'index.ts')];
   const argv = [process.execPath, ...nodeArgs, ...entry, 'start', ...args];
   const [command, ...commandArgs] = target.wrapper ? [...target.wrapper, ...argv] : argv;
   const child = spawn(command, commandArgs, {

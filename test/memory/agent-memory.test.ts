@@ -1,7 +1,7 @@
 /**
  * The agents' memory hooks (`agentMemory()`) on a memory stack over the in-memory log: step saves
  * debounced and flushed on tool results, reads that flush what is pending, a chat client's resent
- * thread stored once, the lexical embedder's behaviour, and the §3 description.
+ * thread stored once, the lexical embedder's behaviour, and the description of the agent's memory.
  */
 import type { ModelMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';

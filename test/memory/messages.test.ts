@@ -1,5 +1,5 @@
 /**
- * Message normalisation (decisions.md §6) and the conversion of stored messages back into model
+ * Message normalisation (docs/api-reference.md "Memory routes") and the conversion of stored messages back into model
  * messages for agents.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Working memory update rules (decisions.md §6): markdown replace and append, JSON deep merge
+ * Working memory update rules (docs/api-reference.md "Memory routes"): markdown replace and append, JSON deep merge
  * (objects merged, arrays concatenated without duplicates, scalars replaced), schema validation,
  * and the same rules through the store with conversation and user scope.
  */

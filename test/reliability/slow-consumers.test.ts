@@ -1,8 +1,8 @@
 /**
  * Slow and stuck consumers against the real CLI: a `firehose` execution pushes ~24 MB of events to its
  * SSE readers (the attach route) and ~18 MB of log lines to the `/ws/logs` and `/ws/observability`
- * feeds while some clients stop reading. The stuck ones are closed (SSE past 8 MiB unsent, decisions.md
- * §10.0; WS with 1013, §13) instead of being buffered without bound: the server's resident memory grows
+ * feeds while some clients stop reading. The stuck ones are closed (SSE past 8 MiB unsent, docs/api-reference.md
+ * "Framing, heartbeats and slow readers"; WS with 1013, "Limits and paging") instead of being buffered without bound: the server's resident memory grows
  * by far less than the readers would need if their streams were buffered, the clients that do read get
  * every frame promptly, and a closed SSE reader resumes from the last `id:` it received, getting every
  * remaining record exactly once. Each run is compared with a control run of the same load without

@@ -1,6 +1,6 @@
 /**
  * The actor host on a small test machine (a counter with an effect): decide → append → apply,
- * rejection without writes, one writer per stream, and the replay properties of DESIGN.md §2.
+ * rejection without writes, one writer per stream, and the replay properties of docs/design-notes.md "One log, actors and projections".
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';

@@ -52,7 +52,7 @@ describe('ToolCatalog', () => {
     expect(cat.get('missing')).toBeUndefined();
   });
 
-  it('describes an entry in the §4 list shape', () => {
+  it('describes an entry in the shape of the /tools list', () => {
     const tagged = createTool({ id: 'tag-id', name: 'tagged', description: 'T', parameters: z.object({ q: z.string() }), tags: ['x'], execute: () => 1 });
     const cat = new ToolCatalog({ agents: [], toolsOf: () => [], configTools: [tagged], mcpTools: [] });
     expect(toolListItem(cat.get('tagged')!)).toEqual({

@@ -2,7 +2,7 @@
  * Model-based test of the workflow-execution machine through pure `transition()`: random sequences
  * of step starts and outcomes (fresh and stale), external suspend, resume, cancel, completion,
  * recovery, engine failures, replays and rehydrations, checked against a small model of
- * api.md's state table and decisions.md §9.9. Illegal commands must be rejected without change,
+ * the state table of docs/api-reference.md "Statuses and transitions". Illegal commands must be rejected without change,
  * and a snapshot rehydrated from the accepted events must equal the live one.
  */
 import { describe, expect, it } from 'vitest';
@@ -131,7 +131,7 @@ class ExternalSuspend implements Cmd {
   run(m: Model, r: Real) {
     const idx = m.current ? m.current.index : m.nextIndex < m.n ? m.nextIndex : undefined;
     const ok = decide(r, [{ type: 'execution.suspended', ...stepFields(m, idx ?? m.nextIndex, 0), attempt: undefined, reason: 'API request', workflowName: 'W' }]);
-    const legal = m.status === 'running' && idx !== undefined; // §9.9: suspend only from running
+    const legal = m.status === 'running' && idx !== undefined; // suspend only from running
     expect(ok).toBe(legal);
     if (!legal) return;
     [m.status, m.suspendedIndex, m.nextIndex, m.current] = ['suspended', idx!, idx!, null];
@@ -146,7 +146,7 @@ class Resume implements Cmd {
   run(m: Model, r: Real) {
     const target = this.pick % m.n;
     const ok = decide(r, [{ type: 'execution.resumed', stepIndex: target, stepId: ids(m.n)[target], resumeData: { ok: true }, input: {}, workflowName: 'W' }]);
-    const legal = m.status === 'suspended' && target <= m.suspendedIndex && m.steps.has(target); // §9.9: resume only from suspended
+    const legal = m.status === 'suspended' && target <= m.suspendedIndex && m.steps.has(target); // resume only from suspended
     expect(ok).toBe(legal);
     if (legal) [m.status, m.nextIndex, m.current] = ['running', target, null];
   }
@@ -158,7 +158,7 @@ class Cancel implements Cmd {
   run(m: Model, r: Real) {
     const events = cancelEvents(r.snapshot, 'stop', undefined);
     const ok = events.length > 0 && decide(r, events);
-    expect(ok).toBe(m.status === 'running' || m.status === 'suspended'); // §9.9: cancel from running or suspended; cancelled unchanged
+    expect(ok).toBe(m.status === 'running' || m.status === 'suspended'); // cancel from running or suspended; cancelled unchanged
     if (ok) {
       if (m.current) m.steps.set(m.current.index, 'cancelled');
       [m.status, m.current] = ['cancelled', null];
@@ -252,7 +252,7 @@ const commands = [
 ];
 
 describe('workflow-execution machine', () => {
-  it('follows the model of api.md and §9.9 for any command sequence, and rehydration equals the live state', () => {
+  it('follows the model of the documented state table for any command sequence, and rehydration equals the live state', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 4 }), fc.commands(commands, { maxCommands: 60 }), (n, cmds) => {
         const input: ExecutionInput = { executionId: 'x', workflowId: 'w', workflowName: 'W', stepIds: ids(n), input: { start: true }, context: {}, workflowState: {}, metadata: {}, createdAt: 0 };

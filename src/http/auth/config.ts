@@ -1,5 +1,5 @@
 /**
- * The `auth` section of the server config (api.md "Authentication", decisions.md §12) and its resolution into a
+ * The `auth` section of the server config (docs/api-reference.md "Authentication and auth classes") and its resolution into a
  * ready-to-use form: the key is imported once, algorithms are checked against the key type (no algorithm
  * confusion is even configurable), and route patterns are compiled once.
  */
@@ -178,7 +178,7 @@ export function algorithmsForKey(key: VerificationKey): JwsAlgorithm[] {
 
 /**
  * The accepted algorithms. Configured ones must all suit the key (an HS algorithm with a public key is exactly
- * the algorithm-confusion attack, so it is refused at start-up). Unset: HS256 for a secret (decisions.md §12);
+ * the algorithm-confusion attack, so it is refused at start-up). Unset: HS256 for a secret (docs/api-reference.md "Tokens");
  * for a public key, the algorithm its type implies (RS256, PS256, ES256/384/512 by curve, EdDSA).
  */
 function resolveAlgorithms(key: VerificationKey, configured: readonly JwsAlgorithm[] | undefined): JwsAlgorithm[] {

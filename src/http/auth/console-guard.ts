@@ -1,5 +1,5 @@
 /**
- * The console guard (decisions.md §12): the credential check of `/observability/*`, `WS /ws/observability*` and,
+ * The console guard (docs/api-reference.md "Console guard"): the credential check of `/observability/*`, `WS /ws/observability*` and,
  * in production, the host-changing routes. Separate from JWT: a dev flag outside production, or the console
  * access key compared in constant time.
  */

@@ -1,5 +1,5 @@
 /**
- * The per-request access decision (decisions.md §12 "Route decision", first match wins) and its application.
+ * The per-request access decision (docs/api-reference.md "Route decision", first match wins) and its application.
  * The built-in protection comes from the route's auth class in the one route table, never from a second list of
  * paths; operator patterns (`publicRoutes`, `protectedRoutes`) are matched against the concrete request.
  */

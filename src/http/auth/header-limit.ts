@@ -1,5 +1,5 @@
 /**
- * Request-header size (decisions.md §13: at least 16 KiB accepted, more → 431).
+ * Request-header size (docs/api-reference.md "Limits and paging": at least 16 KiB accepted, more → 431).
  *
  * What the installed uWS build does (uWebSockets.js = @trufflesuite/uws-js-unofficial 20.30.0, binary
  * uws_linux_x64_115.node; measured by test/http/auth/header-limit.test.ts):
@@ -12,8 +12,11 @@
  * - At most 48 header lines: the parser has 50 slots (the request line, the headers, the end mark), a compile-time
  *   constant. With a 49th line it finds no end of the head and waits for more bytes, as for a head cut in two: no
  *   status line, no JS callback, and the connection stays open until uWS's idle timeout (~10 s) closes it (at
- *   once when the head is over the 4096-byte fallback cap). JS cannot answer 431 there; upstream uWS answers it
- *   itself since late 2023, but no such build is on the npm registry.
+ *   once when the head is over the 4096-byte fallback cap). JS cannot answer 431 there. The builds on the npm
+ *   registry were measured with 49 to 200 short lines: upstream uWS's binaries (republished as `uwebsockets`
+ *   3.0.6 by a third party) parse 98 lines and then behave the same, silent until the idle FIN; they answer
+ *   431 only for a head over the byte limit. `@btc-vision/uwebsockets.js` 20.57 needs glibc 2.38 (Debian 12
+ *   has 2.36) and does not load; `@based/uws` 20.6 has no Node 20 binary. No build answers 431 for lines.
  * - This build does NOT read `UWS_HTTP_MAX_HEADERS_SIZE` (the string is absent from the binary, and setting it
  *   changes nothing); later upstream uWS releases (from late 2023) read it once when the addon loads, use it as
  *   that fallback cap and answer 431 above it.

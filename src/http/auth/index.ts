@@ -1,7 +1,7 @@
 /**
  * The security edge of the HTTP server: auth config, route patterns, token verification, the console guard, the
  * per-request access decision, user propagation, the request-header limit, and the protection-matrix oracle.
- * Pure modules: src/http/server.ts wires them into uWS.
+ * Pure modules: src/http/dispatch.ts and ws-upgrade.ts wire them into uWS.
  */
 export {
   authConfigSchema,

@@ -1,5 +1,5 @@
 /**
- * Bearer token verification (decisions.md §12 "Token check") with jose 6, mapping every failure to the one 401
+ * Bearer token verification (docs/api-reference.md "Tokens") with jose 6, mapping every failure to the one 401
  * text the contract names. Time comes from the config's injected clock so `exp`/`nbf` boundaries are testable:
  * a token is accepted iff nbf <= now < exp, with now in whole seconds and no clock tolerance.
  */
@@ -45,7 +45,7 @@ export async function verifyBearer(authorization: string | undefined, cfg: Resol
 export async function verifyToken(token: string | undefined, cfg: ResolvedAuthConfig): Promise<VerifyResult> {
   if (!token) return { ok: false, error: AUTH_REQUIRED };
   const nowMs = cfg.clock();
-  // Expiry is checked first (decisions.md §12): a token past its `exp` answers `Token expired` whatever else is
+  // Expiry is checked first (docs/api-reference.md "Tokens"): a token past its `exp` answers `Token expired` whatever else is
   // wrong with it, so a client knows to refresh. Nothing is trusted from the unverified payload beyond that
   // rejection: every accepted token still goes through full verification below.
   const exp = unverifiedExp(token);

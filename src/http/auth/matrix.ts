@@ -1,6 +1,6 @@
 /**
  * The protection matrix as an oracle for tests: what a request to a route should get in each auth mode with each
- * kind of token, computed straight from the spec (api.md "Protection matrix", decisions.md §12) and written
+ * kind of token, computed straight from the contract (docs/api-reference.md "Auth classes") and written
  * independently of decide.ts, so running both against the real route table catches a mistake in either, and a
  * route whose auth class disagrees with the spec. Also the fixtures to reproduce a case end to end: the auth config
  * of each mode, the environment, and the token and credentials of each kind.
@@ -117,8 +117,8 @@ export function matrixCredentials(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The spec's classification of the built-in routes (api.md endpoint lists, "Protected when authentication is
-// configured", "Public by default"; decisions.md §12 rules 2, 4, 5, 6 and the additions of §3-§7).
+// The contract's classification of the built-in routes (docs/api-reference.md "Auth classes" and "Route decision":
+// which routes need a token by default, which stay public, and the console and host-changing routes).
 
 type SpecMethod = HttpMethod | 'WS';
 const SPEC_ROUTES: ReadonlyArray<readonly [SpecMethod, string, AuthClass]> = [
@@ -180,8 +180,8 @@ export function specAuthClass(method: SpecMethod, path: string): AuthClass | und
   return SPEC_INDEX.get(`${method} ${shape(path)}`);
 }
 
-// The api.md protection matrix, row by row ("Custom routes" is the custom class; documentation and management
-// rows read the same). Host-changing routes are api.md-public, so management's row outside production.
+// The protection matrix of docs/api-reference.md "Auth classes", row by row ("Custom routes" is the custom class; documentation and management
+// rows read the same). Host-changing routes need no token, so management's row outside production.
 type Guard = 'public' | 'token';
 const PROTECTION_MATRIX: Record<'execution' | 'management' | 'documentation' | 'custom', Record<MatrixMode, Guard>> = {
   execution: { 'no-auth': 'public', jwt: 'token', 'jwt-private': 'token' },
@@ -211,7 +211,7 @@ export function expectedStatusFor(
   env: MatrixEnv = {},
 ): ExpectedOutcome {
   const cls = specAuthClass(route.method, route.path) ?? route.auth;
-  // the console guard covers the console routes in every mode (no auth included; decisions.md §12 narrowed it to
+  // the console guard covers the console routes in every mode (no auth included; a first design narrowed it to
   // JWT mode or a set key, which left traces public on a default server), and host-changing routes in production
   const consoleGuarded = cls === 'console' || (cls === 'host-changing' && env.production === true);
   if (consoleGuarded) {

@@ -1,5 +1,5 @@
 /**
- * Operator route patterns (`publicRoutes` / `protectedRoutes`, decisions.md §12): `[<METHOD> ]<path>`.
+ * Operator route patterns (`publicRoutes` / `protectedRoutes`, docs/api-reference.md "Route patterns"): `[<METHOD> ]<path>`.
  * Patterns are compiled once at start-up; matching a request is a walk over pre-split segments, with
  * no regular expressions, so an operator string can never turn into a pathological regex.
  *

@@ -1,5 +1,5 @@
 /**
- * User propagation (decisions.md §12): an authenticated user is merged into the request body of agent, workflow
+ * User propagation (docs/api-reference.md "The user in requests"): an authenticated user is merged into the request body of agent, workflow
  * and tool calls, so the agent sees `context.user` and memory is scoped to the token's identity, not to a userId
  * the client picked. Bodies are merged, never replaced; the input is never mutated.
  */

@@ -1,5 +1,5 @@
 /**
- * Documentation routes (api.md, decisions.md §2): the landing page, the OpenAPI document generated
+ * Documentation routes (docs/api-reference.md "Documentation routes"): the landing page, the OpenAPI document generated
  * from the route table, and the interactive explorer (Swagger UI) served from this package's own
  * dist/explorer/ (no CDN: servers may be offline).
  */

@@ -1,5 +1,5 @@
 /**
- * `WS /ws`: the connection test and echo endpoint of decisions.md §11.
+ * `WS /ws`: the connection test and echo endpoint of docs/api-reference.md "WebSocket feeds".
  */
 import { isInvalidWsJson, type WsRouteDef } from '../../contract/routes.js';
 

@@ -1,5 +1,5 @@
 /**
- * What every answer of the server must look like, whatever was sent (decisions.md §1, §10.0): a failure
+ * What every answer of the server must look like, whatever was sent (docs/api-reference.md "Requests and answers", "Framing, heartbeats and slow readers"): a failure
  * is a 4xx with the JSON envelope `{success: false, error: <string>}` and no stack trace; a success has
  * the route's status and the shape its `produces` announces; an event stream is made of well-formed
  * frames. The only 5xx accepted are the ones the contract documents for outside failures (GET /updates
@@ -10,7 +10,7 @@
 import type { RouteDef } from '../../../src/contract/routes.js';
 import type { RawResponse } from '../../reliability/lib/raw-http.js';
 
-/** Documented 5xx answers (decisions.md §3, §5, §7), keyed by the route they may come from. */
+/** Documented 5xx answers (docs/api-reference.md "Agents", "Workflow routes", "Logs, observability and updates"), keyed by the route they may come from. */
 const DOCUMENTED_5XX: Array<{ route: RegExp; error: RegExp; why: string }> = [
   { route: /^GET \/updates$/, error: /^Failed to check for updates: /, why: 'the project package.json could not be read' },
   { route: /^POST \/agents\/:id\/object$/, error: /^Generated object does not match schema: /, why: 'the demo model cannot satisfy every JSON Schema' },

@@ -126,7 +126,7 @@ describe('the protection matrix', () => {
 });
 
 describe('specAuthClass', () => {
-  it('classifies the built-in routes as api.md and decisions.md §12 do, whatever the parameter names', () => {
+  it('classifies the built-in routes as the auth classes of the API behaviour notes do, whatever the parameter names', () => {
     expect(specAuthClass('POST', '/agents/:agentId/chat')).toBe('execution');
     expect(specAuthClass('POST', '/workflows/:id/executions/:executionId/replay')).toBe('execution');
     expect(specAuthClass('POST', '/workflows/:id/executions/:execId/resume')).toBe('management');

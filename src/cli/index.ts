@@ -10,12 +10,12 @@
  * banner on a terminal, JSON lines otherwise. Exit code 1 with a clear message when the server
  * cannot start (busy port, locked data directory, unreachable database, bad config).
  *
- * `eventloom dev [start flags]` runs `start` and restarts it when the config changes (src/cli-dev.ts).
+ * `eventloom dev [start flags]` runs `start` and restarts it when the config changes (src/cli/dev.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, USAGE, type CliArgs } from './cli-args.js';
+import { parseArgs, USAGE, type CliArgs } from './args.js';
 
 // uWS reads its header limit when the addon loads: set it before anything imports uWebSockets.js
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';
@@ -31,9 +31,9 @@ function defaultConfigFile(): { file: string; shown: string } {
   // the bundled examples sit beside this module's tree: examples/*.ts under tsx, dist/examples/*.js when transpiled
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = import.meta.url.endsWith('.js') ? 'js' : 'ts';
-  const file = path.join(here, '..', 'examples', `eventloom.config.${ext}`);
+  const file = path.join(here, '../..', 'examples', `eventloom.config.${ext}`);
   // a person reads the TypeScript source, which the package ships next to dist/
-  const source = path.resolve(here, ext === 'js' ? '../..' : '..', 'examples', 'eventloom.config.ts');
+  const source = path.resolve(here, ext === 'js' ? '../../..' : '../..', 'examples', 'eventloom.config.ts');
   return { file, shown: `${existsSync(source) ? source : file} (${BUNDLED_EXAMPLE})` };
 }
 
@@ -53,14 +53,14 @@ function exitIfStartStalls(): () => void {
 
 async function start(args: CliArgs): Promise<void> {
   const listening = exitIfStartStalls();
-  const { loadConfig } = await import('./config/define-config.js');
-  const { startDefaultServer } = await import('./server-assembly.js');
-  const { chooseLogFormat, createCliLogger, renderBanner, summarize } = await import('./cli-banner.js');
-  const { VERSION } = await import('./version.js');
+  const { loadConfig } = await import('../config/define-config.js');
+  const { startDefaultServer } = await import('../server-assembly.js');
+  const { chooseLogFormat, createCliLogger, renderBanner, summarize } = await import('./banner.js');
+  const { VERSION } = await import('../version.js');
   const { file: configFile, shown: configShown } = args.config ? { file: args.config, shown: path.resolve(args.config) } : defaultConfigFile();
   const format = chooseLogFormat(args.logFormat, process.stdout.isTTY === true);
   const logger = await createCliLogger(format, process.env);
-  const bundled = configShown.endsWith(`(${BUNDLED_EXAMPLE})`) ? (await import('./config/bundled-example.js')).bundledExampleWarning(process.cwd()) : undefined;
+  const bundled = configShown.endsWith(`(${BUNDLED_EXAMPLE})`) ? (await import('../config/bundled-example.js')).bundledExampleWarning(process.cwd()) : undefined;
   if (bundled) logger.warn({ config: configShown }, bundled);
   const config = await loadConfig(configFile);
   const server = await startDefaultServer({
@@ -102,18 +102,18 @@ async function start(args: CliArgs): Promise<void> {
 const COMMANDS: Record<string, (args: CliArgs) => Promise<void>> = {
   start,
   dev: async (args) => {
-    const { runDev } = await import('./cli-dev.js');
-    const { chooseLogFormat, createCliLogger } = await import('./cli-banner.js');
+    const { runDev } = await import('./dev.js');
+    const { chooseLogFormat, createCliLogger } = await import('./banner.js');
     const logger = await createCliLogger(chooseLogFormat(args.logFormat, process.stdout.isTTY === true), process.env);
     await runDev({ configFile: args.config ?? defaultConfigFile().file, startArgs: process.argv.slice(3), logger: logger.child({ component: 'dev' }) });
   },
-  init: async (args) => (await import('./cli-init.js')).runInit(args.positionals?.[0] ?? '.', process.cwd()),
-  help: async () => console.log(`${USAGE}\n${(await import('./cli/tools.js')).TOOLS_USAGE}`),
+  init: async (args) => (await import('./init.js')).runInit(args.positionals?.[0] ?? '.', process.cwd()),
+  help: async () => console.log(`${USAGE}\n${(await import('./tools.js')).TOOLS_USAGE}`),
 };
 
 async function main(): Promise<void> {
   // the offline tools (export, import, replay, repair) parse their own arguments and set the exit code
-  const tools = await import('./cli/tools.js');
+  const tools = await import('./tools.js');
   if (tools.isToolCommand(process.argv[2])) {
     process.exitCode = await tools.runTool(process.argv[2], process.argv.slice(3), { defaultConfigFile: () => defaultConfigFile().file });
     return;

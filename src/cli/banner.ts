@@ -5,11 +5,11 @@
  * watches, JSON lines for machines.
  */
 import pino, { type Logger } from 'pino';
-import type { EventloomServer } from './main.js';
-import { LOG_SERIALIZERS } from './observability/log-errors.js';
-import type { AgentsModule } from './agents/module.js';
-import type { WorkflowsModule } from './workflows/module.js';
-import type { ToolsModule } from './tools/module.js';
+import type { EventloomServer } from '../main.js';
+import { LOG_SERIALIZERS } from '../observability/log-errors.js';
+import type { AgentsModule } from '../agents/module.js';
+import type { WorkflowsModule } from '../workflows/module.js';
+import type { ToolsModule } from '../tools/module.js';
 
 export type LogFormat = 'json' | 'pretty';
 

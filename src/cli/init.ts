@@ -7,12 +7,12 @@
  * it lacks (values already there are kept, except npm's placeholder test script, which only fails;
  * a project that declares CommonJS keeps it and gets eventloom.config.mts), and every other existing
  * file is left as it is. The eventloom dependency names what this copy was installed from
- * (cli-init-source.ts): eventloom is not on the npm registry yet.
+ * (init-source.ts): eventloom is not on the npm registry yet.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from './package-root.js';
-import { dependencySpec, installSource, type InstallSource } from './cli-init-source.js';
+import { PACKAGE_ROOT } from '../package-root.js';
+import { dependencySpec, installSource, type InstallSource } from './init-source.js';
 
 export const CONFIG_TEMPLATE = `/**
  * eventloom config: the agents, tools and workflows this server hosts.

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { PACKAGE_ROOT } from './package-root.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 
 /** Several writes of one save (and an editor's backup file) make one restart. */
 const SETTLE_MS = 150;
@@ -33,7 +33,7 @@ export interface DevOptions {
 /** The files to watch: the config's inputs, or the config alone when they cannot be found (it does not compile yet). */
 async function watchedFiles(configFile: string, logger: Logger): Promise<string[]> {
   try {
-    const { configInputFiles } = await import('./config/compile-config.js');
+    const { configInputFiles } = await import('../config/compile-config.js');
     const files = await configInputFiles(configFile);
     return files.filter((f) => !f.split(path.sep).includes('node_modules') && !OWN_CODE.some((d) => f.startsWith(d)));
   } catch (err) {
