@@ -3,6 +3,8 @@
  *   cli / main / server-assembly / index  →  http  →  domains  →  projections  →  runtime  →  log
  * machines/ import only xstate; shared leaves (errors, version, feeds, kernel, config, and the
  * route and module contract in src/contract) import nothing above them; no cycles between files.
+ * Inside log/ the stores sit side by side (memory/, level/, pg/): none imports another, and the
+ * store-neutral files import none of them, but for openLog (open.ts) and the module's surface (index.ts).
  */
 const DOMAINS = 'src/(workflows|agents|memory|tools|mcp|observability|protocols)/';
 module.exports = {
@@ -20,6 +22,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/log/' },
       to: { path: '^src/', pathNot: ['^src/log/', '^src/errors\\.ts$'] },
+    },
+    {
+      name: 'stores-side-by-side',
+      severity: 'error',
+      comment: 'a store imports the store-neutral log files, never another store',
+      from: { path: '^src/log/(memory|level|pg)/' },
+      to: { path: '^src/log/(memory|level|pg)/', pathNot: '^src/log/$1/' },
+    },
+    {
+      name: 'log-core-is-store-neutral',
+      severity: 'error',
+      comment: 'what every store shares knows no store; openLog and the surface name them',
+      from: { path: '^src/log/[^/]+\\.ts$', pathNot: '^src/log/(open|index)\\.ts$' },
+      to: { path: '^src/log/(memory|level|pg)/' },
     },
     {
       name: 'runtime-uses-only-the-log',
