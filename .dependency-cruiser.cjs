@@ -7,6 +7,8 @@
  * (cross-domain needs go through ports wired by src/server-assembly.ts, or the module contract);
  * machines/ import only xstate; no cycles between files. The folder-level checks (no two folders
  * importing each other, no arrow back up) are asserted by the test over the same cruise.
+ * Inside log/ the stores sit side by side (memory/, level/, pg/): none imports another, and the
+ * store-neutral files import none of them, but for openLog (open.ts) and the module's surface (index.ts).
  */
 const { DOMAINS, LAYERS, folderPattern } = require('./scripts/layer-order.cjs');
 
@@ -37,6 +39,20 @@ module.exports = {
       comment: 'a domain imports no other domain: it declares a port the composition root wires, or uses the module contract',
       from: { path: domains },
       to: { path: domains, pathNot: '^src/$1/' },
+    },
+    {
+      name: 'stores-side-by-side',
+      severity: 'error',
+      comment: 'a store imports the store-neutral log files, never another store',
+      from: { path: '^src/log/(memory|level|pg)/' },
+      to: { path: '^src/log/(memory|level|pg)/', pathNot: '^src/log/$1/' },
+    },
+    {
+      name: 'log-core-is-store-neutral',
+      severity: 'error',
+      comment: 'what every store shares knows no store; openLog and the surface name them',
+      from: { path: '^src/log/[^/]+\\.ts$', pathNot: '^src/log/(open|index)\\.ts$' },
+      to: { path: '^src/log/(memory|level|pg)/' },
     },
     ...layerRules,
   ],

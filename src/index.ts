@@ -9,9 +9,9 @@ export type { ServerModule, ServerContext, ModuleFactory } from './contract/serv
 export { startDefaultServer, defaultModules, type DefaultServerOptions } from './server-assembly.js';
 export { openLevelLog, createMemoryLog, checkLogIntegrity } from './log/index.js';
 export type { EventLog, LogRecord, NewRecord, AppendOptions, AppendResult, KeyValueStore, Subscription } from './log/types.js';
-export { openPgLog } from './log/pg/open.js';
+export { openLog, openPgLog, type OpenLogOptions } from './log/open.js';
 export { DatabaseUnavailableError } from './log/pg/unavailable.js';
-export { StreamFencedError } from './log/pg/pg-commit.js';
+export { StreamFencedError, type OwnershipCapability, type SharedStoreCapability, type StorageCapability, type IntegrityCapability } from './log/capabilities.js';
 export type { PgEventLog, PgLogOptions } from './log/pg/pg-log.js';
 export { ActorHost, EventRejectedError, MachineVersionError, replayRecords, type ActorKind } from './runtime/actor-host.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';

@@ -7,7 +7,6 @@
  * to the stream are refused inside their commit.
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import type { PgEventLog } from '../log/pg/pg-log.js';
 import { StoreFaultError } from '../log/store-health.js';
 import { EXECUTION_STREAM_PREFIX, RUN_STREAM_PREFIX } from '../kernel/stream-ids.js';
 
@@ -23,9 +22,9 @@ export interface TakeoverDeps {
 }
 
 export function takeoverModule(ctx: ServerContext, deps: TakeoverDeps): ServerModule {
-  const log = ctx.log as Partial<PgEventLog>;
-  if (!ctx.claim || !log.lapsedStreams) return { name: 'takeover' };
-  const lapsed = log.lapsedStreams.bind(log);
+  const ownership = ctx.log.ownership;
+  if (!ctx.claim || !ownership) return { name: 'takeover' };
+  const lapsed = (prefix: string, limit: number) => ownership.lapsedStreams(prefix, limit);
   const claim = ctx.claim;
   const logger = ctx.logger.child({ component: 'takeover' });
   const { workflows, agents } = deps;

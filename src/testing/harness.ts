@@ -6,7 +6,7 @@
  * acknowledged is remembered, to check it survives the crash.
  */
 import pino from 'pino';
-import { createMemoryLog } from '../log/memory-log.js';
+import { createMemoryLog } from '../log/memory/memory-log.js';
 import { type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../log/types.js';
 import { ActorHost } from '../runtime/actor-host.js';
 import { AppError } from '../errors.js';

@@ -12,7 +12,7 @@ import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type { ModelMessage } from 'ai';
 import { startServer, type EventloomServer } from '../../src/main.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { agentsModule, type AgentsModule } from '../../src/agents/module.js';
 import { createAgent } from '../../src/agents/define-agent.js';
 import type { AgentMemoryHooks, LoadContextArgs, SaveMessagesArgs } from '../../src/contract/memory-hooks.js';

@@ -60,6 +60,29 @@ describe('layers', () => {
     }
   });
 
+  it('reports a store importing another store, and a store-neutral log file importing a store', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-layers-'));
+    try {
+      const put = (file: string, text: string) => {
+        mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+        writeFileSync(path.join(dir, file), text);
+      };
+      put('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: false } }));
+      put('src/log/types.ts', 'export const t = 1;\n');
+      put('src/log/level/level-log.ts', "import { t } from '../types.js';\nexport const level = t;\n");
+      put('src/log/pg/pg-log.ts', "import { level } from '../level/level-log.js';\nexport const pg = level;\n");
+      put('src/log/integrity.ts', "import { pg } from './pg/pg-log.js';\nexport const check = pg;\n");
+      put('src/log/open.ts', "import { pg } from './pg/pg-log.js';\nimport { level } from './level/level-log.js';\nexport const open = [pg, level];\n");
+      const violations = cruise(dir, ['src']).summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+      expect(violations.sort()).toEqual([
+        'log-core-is-store-neutral: src/log/integrity.ts → src/log/pg/pg-log.ts',
+        'stores-side-by-side: src/log/pg/pg-log.ts → src/log/level/level-log.ts',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('counts two folders importing each other as a mutual pair', () => {
     const graph = new Map([
       ['kernel', new Map([['feeds', ['src/kernel/a.ts → src/feeds/b.ts']]])],

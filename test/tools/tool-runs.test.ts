@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { AppendOptions, EventLog, NewRecord } from '../../src/log/types.js';
 import { AppError } from '../../src/errors.js';
 import { createTool } from '../../src/kernel/define-tool.js';
