@@ -9,19 +9,18 @@ import { workflowsModule, type WorkflowsModule } from './workflows/module.js';
 import { checkAgentReferences } from './workflows/references.js';
 import { agentsModule, type AgentsModule } from './agents/module.js';
 import { memoryModule } from './memory/module.js';
+import { resolveEmbeddingModel, type ProvidersConfig } from './agents/models/registry.js';
 import { observabilityModule } from './observability/module.js';
 import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule, type ToolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
 import { a2aModule } from './protocols/a2a/module.js';
-import { schedulesModule } from './schedules/module.js';
-import type { ScheduleRuns } from './schedules/ports.js';
-import { startExecution, validateInput } from './workflows/commands.js';
-import { executionStream } from './workflows/events.js';
-import { foldExecution } from './workflows/executions-view.js';
-import { AppError } from './errors.js';
-import { StreamFencedError } from './log/pg/pg-commit.js';
 import { mcpServerModule } from './protocols/mcp-server/module.js';
+import { a2aAgents, mcpAgents } from './agents/protocol-ports.js';
+import { mcpTools } from './tools/protocol-ports.js';
+import { mcpWorkflows } from './workflows/protocol-ports.js';
+import { schedulesModule } from './schedules/module.js';
+import { scheduleRuns } from './workflows/schedule-port.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
@@ -37,7 +36,11 @@ export function defaultModules(): ModuleFactory[] {
   let tools: ToolsModule | undefined;
   return [
     observabilityModule,
-    (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
+    (ctx) =>
+      memoryModule(ctx, {
+        agents: () => agents?.registry.list() ?? [],
+        embeddingModel: (spec, env, providers) => resolveEmbeddingModel(spec, env, providers as ProvidersConfig | undefined),
+      }),
     (ctx) => (agents = agentsModule(ctx)),
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
     (ctx) => (tools = toolsModule(ctx, { agents, mcp })),
@@ -50,46 +53,22 @@ export function defaultModules(): ModuleFactory[] {
       checkAgentReferences(workflows.engine.workflows.values(), agents?.registry.list().map((a) => a.id) ?? []);
       return workflows;
     },
-    (ctx) => a2aModule(ctx, { agents }),
-    (ctx) => mcpServerModule(ctx, { agents, tools, workflows }),
-    (ctx) => schedulesModule(ctx, { runs: scheduleRuns(workflows!) }),
+    // the protocol servers reach the domains through the ports they declare
+    (ctx) => a2aModule(ctx, { agents: agents && a2aAgents(agents.runs) }),
+    (ctx) => {
+      const toolRuns = { log: ctx.log, logger: ctx.logger.child({ component: 'mcp-server' }) };
+      const [a, t, w] = [agents, tools, workflows];
+      return mcpServerModule(ctx, {
+        agents: a && (() => mcpAgents(a.runs)),
+        tools: t && (() => mcpTools(t.catalog(), toolRuns)),
+        workflows: w && (() => mcpWorkflows(w.engine)),
+      });
+    },
+    // schedules start executions through the port the workflows adapt themselves to
+    (ctx) => schedulesModule(ctx, { runs: scheduleRuns(workflows!.engine) }),
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];
-}
-
-/**
- * The port the schedules domain starts workflows through. A second start of one tick's execution id
- * (another node won the race, or the tick ran before a restart) is the log's refusal, mapped to
- * `started: false`: a conflict, or on PostgreSQL, when the racers' creations meet in the same
- * moment, the fence of the winner that owns the new stream already.
- */
-export function scheduleRuns(workflows: Pick<WorkflowsModule, 'engine'>): ScheduleRuns {
-  const engine = workflows.engine;
-  return {
-    workflowIds: () => [...engine.workflows.keys()],
-    inputProblem(workflowId, input) {
-      try {
-        validateInput(engine.workflows.get(workflowId)!, input);
-        return undefined;
-      } catch (err) {
-        return (err as Error).message;
-      }
-    },
-    async start({ workflowId, executionId, input, metadata }) {
-      try {
-        await startExecution(engine, workflowId, input, { executionId, metadata });
-        return { started: true };
-      } catch (err) {
-        if ((err instanceof AppError && err.code === 'CONFLICT') || err instanceof StreamFencedError) return { started: false };
-        throw err;
-      }
-    },
-    async isRunning(executionId) {
-      const records = await engine.log.readStream(executionStream(executionId));
-      return records.length > 0 && foldExecution(records, 'execution').status === 'running';
-    },
-  };
 }
 
 export interface DefaultServerOptions extends Omit<StartOptions, 'modules' | 'authenticator'> {

@@ -37,6 +37,8 @@ export function schedulesModule(ctx: ServerContext, deps: SchedulesModuleDeps): 
     name: 'schedules',
     scheduler,
     routes: scheduleRoutes(scheduler),
+    // the explorer offers the configured ids for `:id`
+    docs: () => ({ pathParams: [{ prefix: '/schedules/', param: 'id', values: scheduler.ids() }] }),
     async start() {
       await scheduler.start();
       if (schedules.length) logger.info({ schedules: schedules.map((s) => s.id) }, `${schedules.length} schedule(s) armed`);

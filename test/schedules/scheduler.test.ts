@@ -11,7 +11,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startServer, type EventloomServer } from '../../src/main.js';
-import { scheduleRuns } from '../../src/server-assembly.js';
+import { scheduleRuns } from '../../src/workflows/schedule-port.js';
 import { workflowsModule, type WorkflowsModule } from '../../src/workflows/module.js';
 import { schedulesModule } from '../../src/schedules/module.js';
 import { startExecution } from '../../src/workflows/commands.js';
@@ -39,7 +39,7 @@ async function start(schedules: unknown[], clock: ManualClock, dataDir: string):
     dataDir,
     logger: pino({ level: 'silent' }),
     env: { NODE_ENV: 'test' },
-    modules: [(ctx) => (workflows = workflowsModule(ctx, { agentRunner: () => undefined })), (ctx) => schedulesModule(ctx, { runs: scheduleRuns(workflows!), clock })],
+    modules: [(ctx) => (workflows = workflowsModule(ctx, { agentRunner: () => undefined })), (ctx) => schedulesModule(ctx, { runs: scheduleRuns(workflows!.engine), clock })],
   });
   servers.push(server);
   return { server, workflows: workflows! };
@@ -80,7 +80,7 @@ describe('overlap', () => {
     expect(await executions(server, 'allow')).toEqual([tickId('allow', t1), tickId('allow', t1 + 10_000)].sort());
 
     openGate();
-    await until(async () => !(await scheduleRuns(workflows).isRunning(tickId('skip', t1))), 'the first run to end');
+    await until(async () => !(await scheduleRuns(workflows.engine).isRunning(tickId('skip', t1))), 'the first run to end');
     clock.advance(10_000); // :30
     await until(async () => (await executions(server, 'skip')).length === 2, 'the tick after the run ended');
     expect(await executions(server, 'skip')).toEqual([tickId('skip', t1), tickId('skip', t1 + 20_000)].sort());
@@ -159,7 +159,7 @@ describe('start-up errors', () => {
       env: { NODE_ENV: 'test' },
       modules: (() => {
         let w: WorkflowsModule | undefined;
-        return [(ctx) => (w = workflowsModule(ctx, { agentRunner: () => undefined })), (ctx) => schedulesModule(ctx, { runs: scheduleRuns(w!) })];
+        return [(ctx) => (w = workflowsModule(ctx, { agentRunner: () => undefined })), (ctx) => schedulesModule(ctx, { runs: scheduleRuns(w!.engine) })];
       })(),
     }).then(
       (s) => (servers.push(s), ''),
