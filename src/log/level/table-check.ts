@@ -159,6 +159,35 @@ function handleOf(buf: Uint8Array, pos = 0): [Handle, number] {
   return [{ offset, size }, p2];
 }
 
+/**
+ * The data blocks of a whole table file in key order, each with its index key (a key at or after the
+ * block's last key, so its first byte names the key space the block ends in). For tests and
+ * diagnostics that need to find where a table keeps a kind of key.
+ */
+export function dataBlocks(file: Buffer): Array<{ key: Buffer; offset: number; size: number }> {
+  const footer = file.subarray(file.length - FOOTER);
+  const [, p] = handleOf(footer);
+  const [indexHandle] = handleOf(footer, p);
+  const index = readBlock(file, indexHandle, 'index block', true);
+  const restarts = index.readUInt32LE(index.length - 4);
+  const end = index.length - 4 * (restarts + 1);
+  const blocks: Array<{ key: Buffer; offset: number; size: number }> = [];
+  let key = Buffer.alloc(0);
+  let q = 0;
+  while (q < end) {
+    let shared: number, nonShared: number, valueLength: number;
+    [shared, q] = varint(index, q, end);
+    [nonShared, q] = varint(index, q, end);
+    [valueLength, q] = varint(index, q, end);
+    key = Buffer.concat([key.subarray(0, shared), index.subarray(q, q + nonShared)]);
+    q += nonShared;
+    const [h] = handleOf(index.subarray(q, q + valueLength));
+    blocks.push({ key, offset: h.offset, size: h.size });
+    q += valueLength;
+  }
+  return blocks;
+}
+
 /** Reads every block of a table file and returns what is wrong with it, or undefined when it is whole. */
 export function tableProblem(file: Buffer): string | undefined {
   try {
