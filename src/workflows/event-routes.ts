@@ -66,8 +66,13 @@ export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) =
         if (err instanceof StreamNotFoundError) continue;
         throw err;
       }
-      const r = await engine.waits.deliver(actor, { eventId, name, data }, 'if-waiting');
-      if (r.delivery !== 'none') deliveredTo.push(executionId);
+      try {
+        const r = await engine.waits.deliver(actor, { eventId, name, data }, 'if-waiting');
+        if (r.delivery !== 'none') deliveredTo.push(executionId);
+      } catch (err) {
+        // an execution another node owns (its stream is fenced here) or one whose append failed: the others still get it
+        onError(err);
+      }
     }
     return deliveredTo;
   }

@@ -25,6 +25,9 @@ const ADDITIONS: Record<string, AuthClass> = {
   'GET /console/assets/:file': 'documentation',
   // answering a tool approval continues an agent run: the same class as the generation routes
   'POST /agents/:id/runs/:runId/approvals/:approvalId': 'execution',
+  // an event continues the executions waiting for it: the class of execute
+  'POST /events': 'execution',
+  'POST /workflows/:id/executions/:executionId/events': 'execution',
 };
 
 const concrete = (path: string) => path.replace(/:[A-Za-z0-9_]+/g, 'matrix-x');
