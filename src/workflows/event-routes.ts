@@ -71,7 +71,7 @@ export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) =
         if (r.delivery !== 'none') deliveredTo.push(executionId);
       } catch (err) {
         // an execution another node owns (its stream is fenced here) or one whose append failed: the others still get it
-        onError(err);
+        engine.logger.warn({ err, executionId, eventId }, 'event not delivered to a waiting execution');
       }
     }
     return deliveredTo;
