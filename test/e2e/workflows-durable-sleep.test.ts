@@ -99,3 +99,19 @@ it('a sleep cancelled never fires', async () => {
   expect(st.waitingFor).toBeUndefined();
   expect(st.events.map((e: any) => e.type)).not.toContain('step-wait-fired');
 });
+
+it('a graceful restart during a sleep does not wait for it, and the sleep ends at its due time after the restart', async () => {
+  void api(`${t.url}/workflows/nap/execute`, { method: 'POST', json: { input: { ms: 2_000 }, options: { executionId: 'nap-5' } } }).catch(() => undefined);
+  const waiting = await until(() => stateOf('nap', 'nap-5'), (s) => s?.waitingFor !== undefined);
+  const due = Date.parse(waiting.waitingFor.until);
+  const closing = Date.now();
+  await t.restart();
+  expect(Date.now() - closing).toBeLessThan(1_500);
+  const done = await until(() => stateOf('nap', 'nap-5'), (s) => s?.status !== 'running');
+  expect(done.status).toBe('completed');
+  expect(done.output.wokeAt).toBeGreaterThanOrEqual(due);
+  expect(done.output.wokeAt).toBeLessThan(due + 1_000);
+  const types = done.events.map((e: any) => e.type);
+  expect(types.filter((x: string) => x === 'step-waiting')).toHaveLength(1);
+  expect(types.filter((x: string) => x === 'step-wait-fired')).toHaveLength(1);
+});
