@@ -35,6 +35,9 @@ it('a sleep completes at its due time and shows what it waits for meanwhile', as
   expect(waiting.waitingFor.kind).toBe('sleep');
   const due = Date.parse(waiting.waitingFor.until);
   expect(due - started).toBeGreaterThanOrEqual(550);
+  // the executions list shows it too
+  const list = await api(`${t.url}/workflows/executions?workflowId=nap&status=running`);
+  expect(list.body.data.find((row: any) => row.id === 'nap-1')?.waitingFor).toEqual(waiting.waitingFor);
   const r = await call;
   expect(r.status).toBe(200);
   expect(r.body.data.status).toBe('completed');
