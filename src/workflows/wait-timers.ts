@@ -103,27 +103,27 @@ export class WaitTimers {
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!this.less(h[i], h[p])) break;
-      [h[i], h[p]] = [h[p], h[i]];
+      if (!this.less(e, h[p])) break;
+      h[i] = h[p];
       i = p;
     }
+    h[i] = e;
   }
 
   private pop(): void {
     const h = this.heap;
     const last = h.pop()!;
     if (h.length === 0) return;
-    h[0] = last;
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
-      let m = i;
-      if (l < h.length && this.less(h[l], h[m])) m = l;
-      if (r < h.length && this.less(h[r], h[m])) m = r;
-      if (m === i) return;
-      [h[i], h[m]] = [h[m], h[i]];
+      let m = l < h.length && this.less(h[l], last) ? l : -1;
+      if (r < h.length && this.less(h[r], m === -1 ? last : h[m])) m = r;
+      if (m === -1) break;
+      h[i] = h[m];
       i = m;
     }
+    h[i] = last;
   }
 }
