@@ -55,7 +55,7 @@ async function serve(): Promise<void> {
   const uWS = (await import('uWebSockets.js')).default;
   const pino = (await import('pino')).default;
   const { startServer } = await import('../src/main.js');
-  const { createMemoryLog } = await import('../src/log/memory-log.js');
+  const { createMemoryLog } = await import('../src/log/memory/memory-log.js');
   const { observabilityModule } = await import('../src/observability/module.js');
   const { TraceProjection } = await import('../src/observability/traces.js');
   const { TraceStore } = await import('../src/observability/traces-store.js');

@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openLevelLog } from '../src/log/level-log.js';
+import { openLevelLog } from '../src/log/level/level-log.js';
 import type { NewRecord } from '../src/log/types.js';
 import { printMachineInfo } from './lib/machine-info.js';
 

@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import { recordKey, streamKey, streamPrefix } from '../src/log/key-codec.js';
-import { openLevelLog, type LevelEventLog } from '../src/log/level-log.js';
+import { recordKey, streamKey, streamPrefix } from '../src/log/level/key-codec.js';
+import { openLevelLog, type LevelEventLog } from '../src/log/level/level-log.js';
 import { printMachineInfo } from './lib/machine-info.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-log-'));

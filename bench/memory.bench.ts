@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { openLevelLog, type LevelEventLog } from '../src/log/level-log.js';
+import { openLevelLog, type LevelEventLog } from '../src/log/level/level-log.js';
 import { l2normalize } from '../src/memory/embedder.js';
 import { MemoryService } from '../src/memory/service.js';
 import { InProcessVectorIndex } from '../src/memory/vector-index.js';

@@ -39,14 +39,14 @@ try {
   });
 
   await writer(url, 'paced', 'paced');
-  await follower.catchUp();
+  await follower.shared.catchUp();
   latencies.sort((a, b) => a - b);
   console.log(`delivery to another process, 1 writer at ~150 appends/s: p50 ${quantile(latencies, 0.5)} ms, p99 ${quantile(latencies, 0.99)} ms (n=${latencies.length})`);
 
   latencies = [];
   const before = received;
   const results = await Promise.all(['a', 'b', 'c'].map((id) => writer(url, id, 'load')));
-  await follower.catchUp();
+  await follower.shared.catchUp();
   latencies.sort((a, b) => a - b);
   const appends = results.reduce((n, r) => n + r.appends, 0);
   console.log(`durable appends, 3 processes x 32 appenders, 5 s: ${Math.round(appends / 5).toLocaleString('en-US')} records/s (${appends} acknowledged, ${received - before} delivered to the follower)`);

@@ -66,6 +66,8 @@ export interface ExecutionInput {
   replay?: ReplaySeed;
   /** the trace of the execution's spans: its own, or its parent's for a sub-workflow (set by the engine) */
   traceId?: string;
+  /** an idempotent start's key and a digest of its validated input (src/workflows/idempotent-start.ts) */
+  idempotency?: { key: string; inputDigest: string };
 }
 
 export interface CurrentStep {

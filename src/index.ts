@@ -9,9 +9,9 @@ export type { ServerModule, ServerContext, ModuleFactory } from './contract/serv
 export { startDefaultServer, defaultModules, type DefaultServerOptions } from './server-assembly.js';
 export { openLevelLog, createMemoryLog, checkLogIntegrity } from './log/index.js';
 export type { EventLog, LogRecord, NewRecord, AppendOptions, AppendResult, KeyValueStore, Subscription } from './log/types.js';
-export { openPgLog } from './log/pg/open.js';
+export { openLog, openPgLog, type OpenLogOptions } from './log/open.js';
 export { DatabaseUnavailableError } from './log/pg/unavailable.js';
-export { StreamFencedError } from './log/pg/pg-commit.js';
+export { StreamFencedError, type OwnershipCapability, type SharedStoreCapability, type StorageCapability, type IntegrityCapability } from './log/capabilities.js';
 export type { PgEventLog, PgLogOptions } from './log/pg/pg-log.js';
 export { ActorHost, EventRejectedError, MachineVersionError, replayRecords, type ActorKind } from './runtime/actor-host.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
@@ -35,19 +35,19 @@ export type {
 } from './workflows/types.js';
 export { registerStepKind } from './workflows/steps/registry.js';
 export { SKIPPED, type StepKind, type StepRun, type DescribeChild } from './workflows/steps/kind.js';
-export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './workflows/agent-bridge.js';
+export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './contract/agent-bridge.js';
 export { workflowsModule } from './workflows/module.js';
 export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
 export { locateSteps, resolveReplayPoint, type StepLocation, type ReplayPointResolution } from './workflows/replay-point.js';
 // logs and observability
 export { observabilityModule, type ObservabilityConfig, type ObservabilityModule } from './observability/module.js';
-export { loggerFor, CORRELATION_KEYS, type LogBindings } from './observability/logger-for.js';
+export { loggerFor, CORRELATION_KEYS, type LogBindings } from './kernel/logger-for.js';
 export type { LogEntry } from './observability/log-entry.js';
-export type { Span, SpanNode, ObsLogRecord } from './observability/span-types.js';
+export type { Span, SpanNode, ObsLogRecord } from './kernel/span-types.js';
 // agents and tools
 export { createAgent, isAgent, DEFAULT_MAX_STEPS } from './agents/define-agent.js';
 export type { Agent, AgentConfig, AgentCallContext, AgentInstructions, DynamicAgentSettings, GenerationDefaults, ModelSpec } from './agents/define-agent.js';
-export { isAgentMemoryHooks } from './agents/memory-hooks.js';
+export { isAgentMemoryHooks } from './contract/memory-hooks.js';
 export type {
   AgentMemoryHooks,
   AgentMemoryConfig,
@@ -56,11 +56,11 @@ export type {
   SaveMessagesArgs,
   ResolvedSemanticMemory,
   ResolvedPersistence,
-} from './agents/memory-hooks.js';
+} from './contract/memory-hooks.js';
 export { agentsModule, type AgentsModule } from './agents/module.js';
 export { resolveCallOptions, API_DEFAULTS, type ResolvedCallOptions } from './agents/call-options.js';
-export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './tools/define-tool.js';
-export type { Tool, ToolConfig, ToolExecuteOptions } from './tools/define-tool.js';
+export { createTool, isTool, toolParametersJsonSchema, parseToolInput } from './kernel/define-tool.js';
+export type { Tool, ToolConfig, ToolExecuteOptions } from './kernel/define-tool.js';
 export type { AgentOperationType, AgentRunUsage } from '../machines/agent-run.machine.js';
 // tool endpoints and MCP servers
 export { toolsModule, type ToolsModule } from './tools/module.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { EventLog } from './log/types.js';
-import type { PgEventLog } from './log/pg/pg-log.js';
+import { openLog, type OpenLogOptions } from './log/open.js';
 import type { CommandInbox } from './cluster/inbox.js';
 import { clusterRoutes } from './cluster/cluster-routes.js';
 import { ActorHost } from './runtime/actor-host.js';
@@ -68,21 +68,24 @@ export interface EventloomServer {
   close(): Promise<void>;
 }
 
-/** The node's log: PostgreSQL when the cluster names a database, LevelDB in the data dir otherwise. */
-async function openLog(cluster: ResolvedCluster, dataDir: string, logger: Logger): Promise<EventLog> {
+/** The node's store: PostgreSQL when the cluster names a database, LevelDB in the data dir otherwise. */
+function storeOptions(cluster: ResolvedCluster, dataDir: string, logger: Logger): OpenLogOptions {
   if (cluster.databaseUrl) {
-    const { openPgLog } = await import('./log/pg/pg-log.js');
-    // read models are kept per node id; a per-process id leaves nothing behind when the node stops
-    return openPgLog(cluster.databaseUrl, {
+    return {
+      store: 'pg',
+      url: cluster.databaseUrl,
+      // read models are kept per node id; a per-process id leaves nothing behind when the node stops
       scope: cluster.nodeId,
       dropScopeOnClose: !cluster.stableNodeId,
       lease: { nodeId: cluster.nodeId, leaseMs: cluster.leaseMs, fenced: isOwnedStream, releases: releasesOwnership },
-    });
+    };
   }
-  return (await import('./log/level-log.js')).openLevelLog(path.join(dataDir, 'log'), {
+  return {
+    store: 'level',
+    dir: path.join(dataDir, 'log'),
     repairCommand: `eventloom repair --data ${dataDir}`,
     onWarning: (message) => logger.warn({ component: 'log' }, message),
-  });
+  };
 }
 
 /** The command inbox of a node on the PostgreSQL store (none for a log handed in by a test). */
@@ -102,23 +105,24 @@ async function openInbox(cluster: ResolvedCluster, given: EventLog | undefined, 
 
 /** Stream ownership, when the log holds leases (the PostgreSQL store). */
 function claimOf(log: EventLog): ServerContext['claim'] {
-  const pgLog = log as Partial<PgEventLog>;
-  if (!pgLog.claim || !pgLog.ownership?.()) return undefined;
-  return async (stream) => (await pgLog.claim!(stream)) === undefined;
+  const ownership = log.ownership;
+  if (!ownership) return undefined;
+  return async (stream) => (await ownership.claim(stream)) === undefined;
 }
 
 function ownsOf(log: EventLog): ServerContext['node']['owns'] {
-  const pgLog = log as Partial<PgEventLog>;
-  if (!pgLog.ownedCounts || !pgLog.ownership?.()) return undefined;
+  const ownership = log.ownership;
+  if (!ownership) return undefined;
   return async () => {
-    const [executions, agentRuns] = await pgLog.ownedCounts!(['exec:', 'run:']);
+    const [executions, agentRuns] = await ownership.ownedCounts(['exec:', 'run:']);
     return { executions, agentRuns };
   };
 }
 
-/** The store under a log handed in by a test. */
+/** The store under a log handed in by a test, as its health names it (a log without health is in memory). */
 function storeOf(log: EventLog): ServerContext['node']['store'] {
-  return 'commitStats' in log ? 'postgres' : 'stats' in log ? 'leveldb' : 'memory';
+  const kind = log.health?.kind;
+  return kind === 'pg' ? 'postgres' : kind === 'level' ? 'leveldb' : 'memory';
 }
 
 /** After the grace period: how long requests just answered by `graceExpired` get to be written. */
@@ -139,7 +143,7 @@ export async function startServer(options: StartOptions): Promise<EventloomServe
   // a logger handed in writes errors as {type, message, stack} too (no DOMException constants in its lines)
   useLogErrorSerializer(logger);
   const cluster = resolveCluster(config.cluster, env, { databaseUrl: options.databaseUrl, nodeId: options.nodeId, leaseMs: options.leaseMs });
-  const log = options.log ?? (await openLog(cluster, dataDir, logger));
+  const log = options.log ?? (await openLog(storeOptions(cluster, dataDir, logger)));
   // one line per change of the store's state, never one per refused request
   const stopLoggingStore = log.health?.onChange((s, previous) => {
     if (s.state === 'ok') logger.info({ store: s }, `event store is ok again (it was ${previous.state} since ${previous.since})`);

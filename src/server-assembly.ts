@@ -9,12 +9,16 @@ import { workflowsModule, type WorkflowsModule } from './workflows/module.js';
 import { checkAgentReferences } from './workflows/references.js';
 import { agentsModule, type AgentsModule } from './agents/module.js';
 import { memoryModule } from './memory/module.js';
+import { resolveEmbeddingModel, type ProvidersConfig } from './agents/models/registry.js';
 import { observabilityModule } from './observability/module.js';
 import { mcpModule, type McpModule } from './mcp/module.js';
 import { toolsModule, type ToolsModule } from './tools/module.js';
 import { takeoverModule } from './cluster/takeover.js';
 import { a2aModule } from './protocols/a2a/module.js';
 import { mcpServerModule } from './protocols/mcp-server/module.js';
+import { a2aAgents, mcpAgents } from './agents/protocol-ports.js';
+import { mcpTools } from './tools/protocol-ports.js';
+import { mcpWorkflows } from './workflows/protocol-ports.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
@@ -30,7 +34,11 @@ export function defaultModules(): ModuleFactory[] {
   let tools: ToolsModule | undefined;
   return [
     observabilityModule,
-    (ctx) => memoryModule(ctx, { agents: () => agents?.registry.list() ?? [] }),
+    (ctx) =>
+      memoryModule(ctx, {
+        agents: () => agents?.registry.list() ?? [],
+        embeddingModel: (spec, env, providers) => resolveEmbeddingModel(spec, env, providers as ProvidersConfig | undefined),
+      }),
     (ctx) => (agents = agentsModule(ctx)),
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
     (ctx) => (tools = toolsModule(ctx, { agents, mcp })),
@@ -43,8 +51,17 @@ export function defaultModules(): ModuleFactory[] {
       checkAgentReferences(workflows.engine.workflows.values(), agents?.registry.list().map((a) => a.id) ?? []);
       return workflows;
     },
-    (ctx) => a2aModule(ctx, { agents }),
-    (ctx) => mcpServerModule(ctx, { agents, tools, workflows }),
+    // the protocol servers reach the domains through the ports they declare
+    (ctx) => a2aModule(ctx, { agents: agents && a2aAgents(agents.runs) }),
+    (ctx) => {
+      const toolRuns = { log: ctx.log, logger: ctx.logger.child({ component: 'mcp-server' }) };
+      const [a, t, w] = [agents, tools, workflows];
+      return mcpServerModule(ctx, {
+        agents: a && (() => mcpAgents(a.runs)),
+        tools: t && (() => mcpTools(t.catalog(), toolRuns)),
+        workflows: w && (() => mcpWorkflows(w.engine)),
+      });
+    },
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];

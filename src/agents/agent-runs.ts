@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Schema, Tool as AiTool, ToolSet } from 'ai';
-import { aiSdk } from './ai-sdk.js';
+import { aiSdk } from '../kernel/ai-sdk.js';
 import type { Logger } from 'pino';
 import type { ActorHost } from '../runtime/actor-host.js';
 import { runStream, type AgentOperationType, type AgentRunStarted } from '../../machines/agent-run.machine.js';
-import { traceIdFor } from '../observability/span-types.js';
+import { traceIdFor } from '../kernel/span-types.js';
 import type { Agent } from './define-agent.js';
 import type { AgentRegistry } from './registry.js';
 import type { ResolvedCallOptions } from './call-options.js';
@@ -20,7 +20,7 @@ import { AgentRun, type RunDeps } from './run-session.js';
 import { MemoryWriter } from './memory-writer.js';
 import { delegationToolName, toToolSet, type RunToolContext } from './tool-adapter.js';
 import { ResumableChats } from './resumable-chat.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { Tool } from '../kernel/define-tool.js';
 
 export interface AgentRunsDeps {
   host: ActorHost;

@@ -5,7 +5,7 @@
  * is property-tested for random combinations (test/agents/call-options.prop.test.ts).
  */
 import type { GenerationDefaults } from './define-agent.js';
-import type { ResolvedPersistence, ResolvedSemanticMemory } from './memory-hooks.js';
+import type { ResolvedPersistence, ResolvedSemanticMemory } from '../contract/memory-hooks.js';
 import type { TextOptions } from './request-schema.js';
 
 export const API_DEFAULTS = {

@@ -12,8 +12,8 @@
  *   server defaults: request → agent → server default (docs/api-reference.md "Generation options").
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { isTool, type Tool } from '../tools/define-tool.js';
-import { isAgentMemoryHooks, type AgentMemoryHooks } from './memory-hooks.js';
+import { isTool, type Tool } from '../kernel/define-tool.js';
+import { isAgentMemoryHooks, type AgentMemoryHooks } from '../contract/memory-hooks.js';
 
 export type ModelSpec = string | LanguageModelV3;
 

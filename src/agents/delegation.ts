@@ -1,6 +1,6 @@
 /**
  * Agents calling agents: sub-agent delegation (the parent's model calls `delegate_to_<id>`) and the
- * workflow bridge (`andAgent` steps, src/workflows/agent-bridge.ts). Both start an ordinary run of
+ * workflow bridge (`andAgent` steps, src/contract/agent-bridge.ts). Both start an ordinary run of
  * the called agent, so it appears in that agent's history (`metadata` links it to its caller).
  *
  * A sub-agent sees its parent's context and user, reads (never writes) the parent's conversation,
@@ -8,7 +8,7 @@
  */
 import { toJsonSchema } from '../kernel/json-schema.js';
 import { AppError, formatIssues } from '../errors.js';
-import { ToolApprovalPendingError, type WorkflowAgentResult, type WorkflowAgentRunOptions, type WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import { ToolApprovalPendingError, type WorkflowAgentResult, type WorkflowAgentRunOptions, type WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import type { ZodType } from 'zod';
 import { decideWaitingRun } from './approvals.js';
 import { newRunId, type AgentRuns } from './agent-runs.js';

@@ -4,7 +4,7 @@
  */
 import type { Agent } from './define-agent.js';
 import type { AgentRegistry } from './registry.js';
-import { toolParametersJsonSchema } from '../tools/define-tool.js';
+import { toolParametersJsonSchema } from '../kernel/define-tool.js';
 
 export interface DescribeEnv {
   SERVICE_PUBLIC_KEY?: string;

@@ -13,7 +13,7 @@
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { invalidRequest } from '../errors.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
-import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from './history-entry.js';
+import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from '../contract/agent-history-entry.js';
 
 const NAME = 'agent-history';
 const P = 'agent-history';

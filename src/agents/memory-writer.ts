@@ -12,7 +12,7 @@
 import type { ModelMessage, StepResult, ToolSet } from 'ai';
 import type { Logger } from 'pino';
 import type { PreparedCall } from './prepare-call.js';
-import type { SaveMessagesArgs } from './memory-hooks.js';
+import type { SaveMessagesArgs } from '../contract/memory-hooks.js';
 
 export class MemoryWriter {
   private chain: Promise<void> = Promise.resolve();

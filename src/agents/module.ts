@@ -5,11 +5,11 @@
  * (the composition root bounds the wait). Exposes `agentRunner` for workflow `andAgent` steps.
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import { agentRoutes } from './routes.js';
+import { agentDocs, agentRoutes } from './routes.js';
 import { AgentHistoryProjection } from './history.js';
-import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import { VERSION } from '../version.js';
-import { claimable } from '../cluster/ownership.js';
+import { claimable } from '../contract/ownership.js';
 import { runStream } from '../../machines/agent-run.machine.js';
 import { AgentRuns } from './agent-runs.js';
 import { createWorkflowAgentRunner, installSubAgentRunner } from './delegation.js';
@@ -62,5 +62,6 @@ export function agentsModule(ctx: ServerContext): AgentsModule {
       await history.stop();
     },
     counts: () => ({ agents: registry.size }),
+    docs: () => agentDocs(registry.list()),
   };
 }

@@ -6,7 +6,7 @@
  * model); a value that does not match the caller's schema fails the run with
  * `Generated object does not match schema: <issues>`.
  */
-import { aiSdk } from './ai-sdk.js';
+import { aiSdk } from '../kernel/ai-sdk.js';
 import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame } from '../feeds/sse-encoder.js';
 import { callSettings, type AgentRuns } from './agent-runs.js';

@@ -10,7 +10,7 @@
  * request carrying `useChat`'s approval responses continues it.
  */
 import { randomUUID } from 'node:crypto';
-import { aiSdk } from './ai-sdk.js';
+import { aiSdk } from '../kernel/ai-sdk.js';
 import type { SseSink } from '../contract/routes.js';
 import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';

@@ -8,7 +8,7 @@
  * `continueText` continues it with the decisions (approvals.ts reads them from the log).
  */
 import type { ModelMessage, ToolSet, GenerateTextResult } from 'ai';
-import { aiSdk } from './ai-sdk.js';
+import { aiSdk } from '../kernel/ai-sdk.js';
 import type { AgentOperationType, AgentRunUsage, ApprovalDecision, PendingApproval } from '../../machines/agent-run.machine.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';

@@ -6,14 +6,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage, ToolSet, UIMessage } from 'ai';
-import { aiSdk, loadAiSdk } from './ai-sdk.js';
+import { aiSdk, loadAiSdk } from '../kernel/ai-sdk.js';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Agent, AgentCallContext, DynamicAgentSettings } from './define-agent.js';
 import type { ResolvedCallOptions } from './call-options.js';
-import type { AgentMemoryHooks, AgentMemoryScope } from './memory-hooks.js';
+import type { AgentMemoryHooks, AgentMemoryScope } from '../contract/memory-hooks.js';
 import type { AgentRegistry } from './registry.js';
 import type { RunToolContext } from './tool-adapter.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { Tool } from '../kernel/define-tool.js';
 
 export interface PreparedCall {
   agent: Agent;

@@ -6,7 +6,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { isAgent, type Agent, type AgentCallContext, type ModelSpec } from './define-agent.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { Tool } from '../kernel/define-tool.js';
 import { resolveModel, type Env, type ProvidersConfig } from './models/registry.js';
 import { describedStateChanged } from '../contract/encoded-answers.js';
 

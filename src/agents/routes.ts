@@ -18,6 +18,7 @@ import { CHAT_HEADERS, resumeChat, runChat, runRawStream } from './ops-stream.js
 import { ResumableChats } from './resumable-chat.js';
 import { userIdentity } from '../contract/routes.js';
 import { EncodedAnswers } from '../contract/encoded-answers.js';
+import type { ModuleDocs, RequestExamples } from '../contract/docs.js';
 import { runObject, runStreamObject } from './ops-object.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { AgentHistoryProjection } from './history.js';
@@ -250,4 +251,36 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: (ctx) => ({ kind: 'bare-json', body: agentCard(findAgent(deps, ctx.params.id), deps.version, ctx.origin) }),
     },
   ];
+}
+
+const TEXT_EXAMPLES: RequestExamples = {
+  question: { summary: 'Ask a question', value: { input: 'Hello! What can you do?' } },
+  conversation: {
+    summary: 'Continue a remembered conversation',
+    value: { input: 'And what did I ask you before?', options: { memory: { userId: 'user-1', conversationId: 'conversation-1' } } },
+  },
+};
+
+const OBJECT_EXAMPLES: RequestExamples = {
+  object: {
+    summary: 'Ask for a structured answer',
+    value: {
+      input: 'Describe Paris for a travel guide',
+      schema: { type: 'object', properties: { city: { type: 'string' }, summary: { type: 'string' }, sights: { type: 'array', items: { type: 'string' } } }, required: ['city', 'summary'] },
+    },
+  },
+};
+
+/** The API document's view of the agents: their ids for `:id`, and a question or a structured request as bodies. */
+export function agentDocs(agents: readonly Pick<Agent, 'id'>[]): ModuleDocs {
+  return {
+    pathParams: [{ prefix: '/agents/', param: 'id', values: agents.map((a) => a.id) }],
+    requestExamples: {
+      'POST /agents/:id/text': TEXT_EXAMPLES,
+      'POST /agents/:id/stream': TEXT_EXAMPLES,
+      'POST /agents/:id/chat': TEXT_EXAMPLES,
+      'POST /agents/:id/object': OBJECT_EXAMPLES,
+      'POST /agents/:id/stream-object': OBJECT_EXAMPLES,
+    },
+  };
 }

@@ -6,9 +6,9 @@
  * `needsApproval` becomes the SDK's own: the SDK then stops with a `tool-approval-request` part.
  */
 import type { Tool as AiTool, ToolSet } from 'ai';
-import { aiSdk } from './ai-sdk.js';
+import { aiSdk } from '../kernel/ai-sdk.js';
 import { formatIssues } from '../errors.js';
-import { toolParametersJsonSchema, type Tool, type ToolExecuteOptions } from '../tools/define-tool.js';
+import { toolParametersJsonSchema, type Tool, type ToolExecuteOptions } from '../kernel/define-tool.js';
 
 /** Forwarded stream parts of a sub-agent carry these keys (docs/api-reference.md "Agent stream parts"). */
 export interface SubAgentPartKeys {

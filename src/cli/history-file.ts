@@ -6,7 +6,7 @@
  * `seq` values are the source's and are reassigned on import.
  */
 import { readFileSync } from 'node:fs';
-import { isStreamId } from '../log/key-codec.js';
+import { isStreamId } from '../log/names.js';
 import type { LogRecord } from '../log/types.js';
 import { VERSION } from '../version.js';
 import { CliError } from './cli-error.js';

@@ -9,7 +9,8 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openLevelLog, type LevelEventLog } from '../log/level-log.js';
+import { openLog } from '../log/open.js';
+import { redactUrl } from '../log/pg/unavailable.js';
 import { LogLockedError } from '../log/types.js';
 import type { EventLog } from '../log/types.js';
 import { CliError } from './cli-error.js';
@@ -35,9 +36,9 @@ export function logDirOf(dataDir: string): string {
  * Opens a data directory's log for an offline tool that writes to it (`import`, `rebuild`). A running
  * server holds it: that is the user's mistake to fix, said as such, not a LevelDB error.
  */
-export async function openLogForWriting(dataDir: string, doing: string): Promise<LevelEventLog> {
+export async function openLogForWriting(dataDir: string, doing: string): Promise<EventLog> {
   try {
-    return await openLevelLog(logDirOf(dataDir));
+    return await openLog({ store: 'level', dir: logDirOf(dataDir) });
   } catch (err) {
     if (err instanceof LogLockedError) throw new CliError(`the data directory ${dataDir} is in use by a running eventloom server (LevelDB lock held); stop it before ${doing}`);
     throw err;
@@ -78,9 +79,8 @@ export async function openHistorySource(opts: SourceOptions): Promise<HistorySou
 /** The PostgreSQL log shared by the nodes, opened read-only (it may be in use: its readers see committed records). */
 async function openDatabase(url: string): Promise<HistorySource> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new CliError(`--database-url must start with postgres:// or postgresql://`);
-  const { openPgLog, redactUrl } = await import('../log/pg/pg-log.js');
   try {
-    const log = await openPgLog(url, { readOnly: true, pollMs: 60_000 });
+    const log = await openLog({ store: 'pg', url, readOnly: true, pollMs: 60_000 });
     return { log, label: redactUrl(url), close: () => log.close() };
   } catch (err) {
     throw new CliError((err as Error).message, 1);
@@ -103,7 +103,7 @@ async function openDataDirCopy(dataDir: string): Promise<HistorySource> {
     cpSync(logDir, copy, { recursive: true });
     // a lock taken while we copied means the files may be torn: refuse rather than read them
     if (isLogLocked(logDir)) throw new CliError(`the data directory ${path.resolve(dataDir)} was opened by a server while it was being read; stop the server and retry`);
-    const log = await openLevelLog(copy);
+    const log = await openLog({ store: 'level', dir: copy });
     return {
       log,
       label: path.resolve(dataDir),

@@ -1,12 +1,12 @@
 /**
- * `eventloom repair --data <dir>`: repairs a damaged event log in place (src/log/repair.ts) and
+ * `eventloom repair --data <dir>`: repairs a damaged event log in place (src/log/level/repair.ts) and
  * prints what was kept and what was lost. Refuses while a server holds the data directory.
  * Exit codes: 0 repaired (even with losses), 1 the repair failed, 2 a usage error.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { repairLog, type RepairReport, type SeqRange } from '../log/repair.js';
+import { repairLog, type RepairReport, type SeqRange } from '../log/level/repair.js';
 import { LogLockedError } from '../log/types.js';
 import { CliError } from './cli-error.js';
 import { isLogLocked, logDirOf } from './history-source.js';

@@ -11,8 +11,7 @@
  */
 import { toFailure } from '../errors.js';
 import type { RequestContext, RouteDef, RouteResult } from '../contract/routes.js';
-import type { PgEventLog } from '../log/pg/pg-log.js';
-import { StreamFencedError } from '../log/pg/pg-commit.js';
+import { StreamFencedError } from '../log/capabilities.js';
 import type { EventLog } from '../log/types.js';
 import type { CommandInbox, ForwardedRequest, ForwardedResponse } from './inbox.js';
 
@@ -27,10 +26,10 @@ const FORWARD_TIMEOUT_MS = 30_000;
 const WITHOUT_STORE = new Set(['GET /observability/status']);
 
 export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined): ClusterRoutes | undefined {
-  const pgLog = log as Partial<PgEventLog>;
-  if (!pgLog.catchUp) return undefined;
-  const catchUp = pgLog.catchUp.bind(pgLog);
-  const nodeId = pgLog.ownership?.()?.nodeId;
+  const shared = log.shared;
+  if (!shared) return undefined;
+  const catchUp = () => shared.catchUp();
+  const nodeId = log.ownership?.nodeId;
   /** barrier-only handlers, by `METHOD path` */
   const local = new Map<string, RouteDef['handler']>();
 

@@ -7,24 +7,24 @@
  * to the stream are refused inside their commit.
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import type { PgEventLog } from '../log/pg/pg-log.js';
 import { StoreFaultError } from '../log/store-health.js';
-import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
-import type { WorkflowsModule } from '../workflows/module.js';
-import type { AgentsModule } from '../agents/module.js';
+import { EXECUTION_STREAM_PREFIX, RUN_STREAM_PREFIX } from '../kernel/stream-ids.js';
 
-const RUN_PREFIX = 'run:';
+const RUN_PREFIX = RUN_STREAM_PREFIX;
 const BATCH = 100;
 
+/** The ports takeover declares; the composition root wires the workflows and agents modules to them. */
 export interface TakeoverDeps {
-  workflows?: Pick<WorkflowsModule, 'engine'>;
-  agents?: Pick<AgentsModule, 'runs'>;
+  /** continues executions from their last durable step, as boot recovery does; how many it continued */
+  workflows?: { engine: { recover(executionIds: readonly string[]): Promise<number> } };
+  /** closes agent runs whose caller is gone as failed */
+  agents?: { runs: { closeInterrupted(runIds: string[]): Promise<unknown> } };
 }
 
 export function takeoverModule(ctx: ServerContext, deps: TakeoverDeps): ServerModule {
-  const log = ctx.log as Partial<PgEventLog>;
-  if (!ctx.claim || !log.lapsedStreams) return { name: 'takeover' };
-  const lapsed = log.lapsedStreams.bind(log);
+  const ownership = ctx.log.ownership;
+  if (!ctx.claim || !ownership) return { name: 'takeover' };
+  const lapsed = (prefix: string, limit: number) => ownership.lapsedStreams(prefix, limit);
   const claim = ctx.claim;
   const logger = ctx.logger.child({ component: 'takeover' });
   const { workflows, agents } = deps;

@@ -6,8 +6,8 @@
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/types.js';
 import type { ActorHost } from '../runtime/actor-host.js';
-import type { EventloomConfig } from '../config/define-config.js';
 import type { RouteDef, WsRouteDef } from './routes.js';
+import type { ModuleDocs } from './docs.js';
 
 /** What a domain (workflows, agents, memory, ...) plugs into the server. */
 export interface ServerModule {
@@ -24,11 +24,30 @@ export interface ServerModule {
    */
   graceExpired?(): void;
   counts?(): Partial<{ agents: number; workflows: number; tools: number }>;
+  /** the ids its paths take and the request bodies its routes show in the API document, read each time it is built */
+  docs?(): ModuleDocs;
+}
+
+/**
+ * What a module reads of the config: its own section, typed by the module itself, and the shutdown
+ * grace. The config loader's `EventloomConfig` is one of these; declaring the view here keeps the
+ * contract below the config (which imports the route types for its custom routes).
+ */
+export interface ModuleConfig {
+  agents?: unknown;
+  workflows?: unknown;
+  tools?: unknown;
+  memory?: unknown;
+  auth?: unknown;
+  providers?: unknown;
+  mcpServers?: unknown;
+  observability?: unknown;
+  server?: { shutdownTimeoutMs?: number };
 }
 
 /** Everything a module factory may use. */
 export interface ServerContext {
-  config: EventloomConfig;
+  config: ModuleConfig;
   log: EventLog;
   host: ActorHost;
   logger: Logger;

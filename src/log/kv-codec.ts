@@ -2,7 +2,7 @@
  * Validation shared by both EventLog implementations for names (kv keys, checkpoint names) and kv
  * values, so the in-memory log refuses exactly what the LevelDB log refuses.
  */
-import { compareCodePoints, isWellFormed } from './key-codec.js';
+import { compareCodePoints, isWellFormed } from './names.js';
 
 export function assertName(name: unknown, what: string): asserts name is string {
   if (typeof name !== 'string') throw new TypeError(`A ${what} must be a string`);

@@ -5,7 +5,7 @@
  * awaiting it) sees that write. A log supplies only how to read what is stored and how to add a
  * write to its next batch.
  */
-import { compareCodePoints } from './key-codec.js';
+import { compareCodePoints } from './names.js';
 import { assertName, encodeKvValue, mergePending, normalizeLimit, type PendingKvEntry } from './kv-codec.js';
 import type { KeyValueStore } from './types.js';
 

@@ -1,8 +1,11 @@
 /**
- * The event log contract (docs/design-notes.md "The event log contract"). Every implementation (in-memory, LevelDB, later PostgreSQL)
- * passes the same contract suite in test/contract/event-log.contract.ts.
+ * The event log contract (docs/design-notes.md "The event log contract"). Every store (memory/,
+ * level/, pg/) passes the same contract suite in test/contract/event-log.contract.ts; what only some
+ * stores offer is an optional capability (capabilities.ts), with a contract suite of its own where
+ * it has cases.
  */
 
+import type { IntegrityCapability, OwnershipCapability, SharedStoreCapability, StorageCapability } from './capabilities.js';
 import type { StoreHealth } from './store-health.js';
 
 /** A committed record. `seq` is global and gap-free; `streamSeq` is 1-based within `stream`. */
@@ -104,6 +107,14 @@ export interface EventLog {
   readonly kv: KeyValueStore;
   /** The store's health (absent: a log that cannot fail, e.g. in memory). */
   readonly health?: StoreHealth;
+  /** Streams owned by one node at a time under a lease (absent: one node writes the store). */
+  readonly ownership?: OwnershipCapability;
+  /** Several nodes write the store (absent: this process is its only writer). */
+  readonly shared?: SharedStoreCapability;
+  /** Figures of the storage under the log, for the status route (absent: nothing to show). */
+  readonly storage?: StorageCapability;
+  /** A check of the raw storage (absent: the log is checked through this interface). */
+  readonly integrity?: IntegrityCapability;
   /** Finishes pending appends, then closes. Idempotent. */
   close(): Promise<void>;
 }

@@ -19,7 +19,7 @@
 import { z, type ZodType } from 'zod';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Logger } from 'pino';
-import { createTool, type Tool } from '../tools/define-tool.js';
+import { createTool, type Tool } from '../kernel/define-tool.js';
 import type { McpConnection, McpToolDefinition } from './connection.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;

@@ -11,15 +11,14 @@
  */
 import type { Logger } from 'pino';
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import type { Agent } from '../agents/define-agent.js';
-import type { Tool } from '../tools/define-tool.js';
+import type { Tool } from '../kernel/define-tool.js';
 import { mcpRoutes } from './routes.js';
 import { suggestName } from '../kernel/did-you-mean.js';
 import { VERSION } from '../version.js';
 import { parseMcpServersConfig } from './config.js';
 import type { McpConnection } from './connection.js';
 import type { McpToolBinding } from './mcp-tool.js';
-import { allAgents, type AgentsHooks } from '../tools/agents-hooks.js';
+import { allAgents, type AgentsHooks, type ToolHolder } from '../contract/agents-hooks.js';
 
 export const MCP_MODULE = 'mcp';
 
@@ -47,7 +46,7 @@ export async function mcpModule(ctx: ServerContext, deps: McpModuleDeps = {}): P
   const bindings = new Map<string, McpToolBinding[]>();
 
   const hooks = deps.agents;
-  const agents: Agent[] = hooks ? allAgents(hooks.registry.list()) : [];
+  const agents: ToolHolder[] = hooks ? allAgents(hooks.registry.list()) : [];
   for (const a of agents) {
     for (const id of a.mcpServers ?? []) {
       if (!connections.has(id)) throw new TypeError(`Agent ${a.id}: MCP server '${id}' is not configured in mcpServers; ${suggestName(id, [...connections.keys()], 'MCP servers')}`);

@@ -1,6 +1,6 @@
 /**
  * Agents that remember: `agentMemory(options)` gives the object an agent definition puts in its
- * `memory` field (`AgentMemoryHooks` of src/agents/memory-hooks.ts). The memory module attaches
+ * `memory` field (`AgentMemoryHooks` of src/contract/memory-hooks.ts). The memory module attaches
  * the hooks of every registered agent to its running `MemoryService` on start, so one definition
  * works on whichever server runs it.
  *
@@ -18,7 +18,7 @@
  *   resending the whole thread) only adds what is new.
  */
 import type { ModelMessage } from 'ai';
-import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../agents/memory-hooks.js';
+import type { AgentMemoryConfig as AgentMemoryDescriptionConfig, AgentMemoryHooks, AgentMemoryScope, LoadContextArgs, SaveMessagesArgs } from '../contract/memory-hooks.js';
 import { describeAgentMemory, resolveAgentMemory, type AgentMemoryConfig, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import { textOf, toModelMessages, type MessageInput } from './messages.js';
 import { conversationNotFound, type MemoryStore, type PendingScope } from './store.js';

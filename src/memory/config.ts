@@ -18,7 +18,6 @@
  * the global settings, `undefined` = the global section when one is configured, else none.
  */
 import type { EmbeddingModelV3 } from '@ai-sdk/provider';
-import { resolveEmbeddingModel, type ProvidersConfig } from '../agents/models/registry.js';
 import { AiSdkEmbedder, LexicalEmbedder, type Embedder } from './embedder.js';
 import { InProcessVectorIndex, type VectorIndex } from './vector-index.js';
 import { resolveWorkingMemory, type ResolvedWorkingMemory, type WorkingMemoryConfig } from './working-memory.js';
@@ -86,15 +85,19 @@ export function resolveGlobalMemory(globalMemory: unknown): ResolvedMemory | und
 
 const isEmbedder = (v: unknown): v is Embedder => isObject(v) && typeof v.embed === 'function' && typeof v.id === 'string';
 
+/** The port through which memory resolves a named embedding model: the agents' model providers resolve it. */
+export type EmbeddingModelResolver = (spec: string, env: Record<string, string | undefined>, providers: unknown) => EmbeddingModelV3;
+
 /** The embedder the config asks for (default: the built-in lexical one), or undefined when off. */
-export function createEmbedder(memory: unknown, env: Record<string, string | undefined>, providers?: unknown): Embedder | undefined {
+export function createEmbedder(memory: unknown, env: Record<string, string | undefined>, providers?: unknown, resolveModel?: EmbeddingModelResolver): Embedder | undefined {
   const option = globalMemoryConfig(memory)?.embedder ?? 'builtin';
   if (option === false) return undefined;
   if (option === 'builtin') return new LexicalEmbedder();
   if (isEmbedder(option)) return option;
   const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : (option as string | EmbeddingModelV3);
   const dims = isObject(option) && 'model' in option ? (option as { dimensions?: number }).dimensions : undefined;
-  const model = resolveEmbeddingModel(spec, env, providers as ProvidersConfig | undefined);
+  if (typeof spec === 'string' && !resolveModel) throw new TypeError(`memory.embedder names the model '${spec}', and this server has no model providers to resolve it`);
+  const model = typeof spec === 'string' ? resolveModel!(spec, env, providers) : spec;
   const id = typeof spec === 'string' ? spec.trim() : `${model.provider}/${model.modelId}`;
   return new AiSdkEmbedder(model, id, dims);
 }

@@ -12,7 +12,7 @@
  */
 import type { EmbeddingModelV3 } from '@ai-sdk/provider';
 import { describedStateChanged } from '../contract/encoded-answers.js';
-import { loadAiSdk } from '../agents/ai-sdk.js';
+import { loadAiSdk } from '../kernel/ai-sdk.js';
 
 export interface Embedder {
   /** e.g. `builtin-lexical` or `openai/text-embedding-3-small` (stored with persisted vectors) */
@@ -155,7 +155,7 @@ export class AiSdkEmbedder implements Embedder {
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += REMOTE_BATCH) {
-      // the SDK is imported on the first remote embedding (src/agents/ai-sdk.ts)
+      // the SDK is imported on the first remote embedding (src/kernel/ai-sdk.ts)
       const { embeddings } = await (await loadAiSdk()).embedMany({ model: this.model, values: texts.slice(i, i + REMOTE_BATCH), maxRetries: 2, abortSignal: signal });
       for (const e of embeddings) out.push(l2normalize(Float32Array.from(e)));
     }

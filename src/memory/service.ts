@@ -9,7 +9,7 @@ import { badRequest, notFound } from '../errors.js';
 import type { EventLog } from '../log/types.js';
 import { MemoryProjection } from './projection.js';
 import { AgentMemory } from './agent-memory.js';
-import { createEmbedder, createVectorIndex, describeAgentMemory, globalMemoryConfig, resolveAgentMemory, resolveGlobalMemory, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
+import { type EmbeddingModelResolver, createEmbedder, createVectorIndex, describeAgentMemory, globalMemoryConfig, resolveAgentMemory, resolveGlobalMemory, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
 import type { Embedder } from './embedder.js';
 import { SemanticIndexer } from './semantic-index.js';
 import { MemoryStore } from './store.js';
@@ -28,6 +28,8 @@ export interface MemoryServiceOptions {
   /** the config's `memory` section */
   memory: unknown;
   providers?: unknown;
+  /** resolves an embedding model's name (`openai/<model>`) with the agents' model providers (a port the assembly wires) */
+  embeddingModel?: EmbeddingModelResolver;
   env: Record<string, string | undefined>;
   logger: Logger;
   /** the registered (top-level) agents, read at request time */
@@ -54,7 +56,7 @@ export class MemoryService {
     const logger = opts.logger;
     checkWorkingMemoryConfig('config.memory', globalMemoryConfig(opts.memory)?.workingMemory);
     this.projection = new MemoryProjection(opts.log, { onError: (err) => logger.error({ err }, 'memory projection failed'), tailMessages: opts.tailMessages });
-    this.embedder = createEmbedder(opts.memory, opts.env, opts.providers);
+    this.embedder = createEmbedder(opts.memory, opts.env, opts.providers, opts.embeddingModel);
     this.index = createVectorIndex(opts.memory);
     if (this.embedder && this.index) {
       this.semantic = new SemanticIndexer(opts.log.kv, this.embedder, this.index, (err) => logger.error({ err }, 'semantic index update failed'));

@@ -7,7 +7,7 @@
  */
 import type { ZodType } from 'zod';
 import { badRequest, formatIssues } from '../errors.js';
-import { checkSchemaSlot } from '../config/schema-slot.js';
+import { checkSchemaSlot } from '../kernel/schema-slot.js';
 import type { WorkingMemoryFormat, WorkingMemoryScope } from './types.js';
 
 export interface WorkingMemoryConfig {

@@ -15,7 +15,7 @@
  */
 import type { WsClient } from '../contract/routes.js';
 import { matchesLog, type CapturedLog, type LogFilter } from './log-entry.js';
-import type { ObsLogRecord, Span, SpanEventType } from './span-types.js';
+import type { ObsLogRecord, Span, SpanEventType } from '../kernel/span-types.js';
 
 export type Publish = (topic: string, message: string) => boolean;
 export type SubscriberCount = (topic: string) => number;

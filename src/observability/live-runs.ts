@@ -9,7 +9,7 @@
 import { createStore } from '@xstate/store';
 import type { LogRecord } from '../log/types.js';
 import type { ProjectionDefinition } from '../projections/runner.js';
-import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../workflows/events.js';
+import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../kernel/stream-ids.js';
 
 export interface LiveRun {
   id: string;

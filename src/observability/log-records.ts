@@ -6,7 +6,7 @@
  */
 import type { CapturedLog } from './log-entry.js';
 import { Ring } from './ring.js';
-import type { ObsLogRecord } from './span-types.js';
+import type { ObsLogRecord } from '../kernel/span-types.js';
 import { cutText } from './cut-text.js';
 
 export const LOG_RECORD_CAPACITY = 50_000;

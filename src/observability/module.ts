@@ -15,7 +15,6 @@
  */
 import path from 'node:path';
 import type { ModuleFactory, ServerContext, ServerModule } from '../contract/server-module.js';
-import type { LevelEventLog } from '../log/level-log.js';
 import { StoreHealth } from '../log/store-health.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
@@ -135,13 +134,13 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
 
   const logs = logsRoutes({ capture, feed: logsFeed, guard });
   // the LevelDB log has storage figures; the in-memory one (tests) has none
-  const levelLog = 'stats' in ctx.log ? (ctx.log as LevelEventLog) : undefined;
+  const storage = ctx.log.storage;
   const obs = observabilityRoutes({
     store,
     logs: logRecords,
     exportTarget: otlpConfig?.endpoint,
     guard,
-    logStats: levelLog && (() => levelLog.stats()),
+    logStats: storage && (() => storage.stats()),
     logHead: () => ctx.log.head(),
     storeStatus: (() => {
       // a log without health (in memory) cannot fail: always ok since the server started

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { Span } from './span-types.js';
+import type { Span } from '../kernel/span-types.js';
 import type { OtlpConfig } from './otlp-config.js';
 
 export { resolveOtlpConfig, type OtlpConfig } from './otlp-config.js';

@@ -8,9 +8,9 @@ import { AppError } from '../errors.js';
 import { isInvalidWsJson, type RouteDef, type WsRouteDef } from '../contract/routes.js';
 import type { TraceStore } from './traces-store.js';
 import type { LogRecordStore } from './log-records.js';
-import { buildTree, type Span } from './span-types.js';
+import { buildTree, type Span } from '../kernel/span-types.js';
 import { topicsFor, type SlowClientGuard } from './feeds.js';
-import type { LogStats } from '../log/level-log.js';
+import type { StorageStats } from '../log/capabilities.js';
 import type { StoreStatus } from '../log/store-health.js';
 import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from './query-schemas.js';
 
@@ -21,8 +21,8 @@ export interface ObservabilityRouteDeps {
   exportTarget?: string;
   /** closes clients that fall behind */
   guard: SlowClientGuard;
-  /** the event log's figures, when it is the LevelDB log */
-  logStats?: () => LogStats;
+  /** the figures of the storage under the log, when it has some (LevelDB) */
+  logStats?: () => StorageStats;
   /** the log's durable head */
   logHead: () => number;
   /** the health of the store under the log: `{ kind, state, since, reason? }` (the console's indicator reads this shape) */

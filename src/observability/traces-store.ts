@@ -3,7 +3,7 @@
  * first; a trace disappears with its last span. Traces are indexed by their root entity for the list route.
  * Spans are stored as the objects the projection mutates (end time, status, events), so reads return copies.
  */
-import type { Span } from './span-types.js';
+import type { Span } from '../kernel/span-types.js';
 
 export const SPAN_CAPACITY = 10_000;
 

@@ -10,7 +10,7 @@
  * parent trace is lost then.
  */
 import type { LogRecord } from '../log/types.js';
-import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from './span-types.js';
+import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from '../kernel/span-types.js';
 import { TraceStore } from './traces-store.js';
 import { iso } from '../kernel/time.js';
 

@@ -12,7 +12,7 @@ import { AgentRegistry } from '../agents/registry.js';
 import { AgentRuns } from '../agents/agent-runs.js';
 import { createWorkflowAgentRunner, installSubAgentRunner } from '../agents/delegation.js';
 import type { ActorHost } from '../runtime/actor-host.js';
-import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import { agentIdsNamed, checkAgentReferences } from '../workflows/references.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 

@@ -6,7 +6,7 @@
  * acknowledged is remembered, to check it survives the crash.
  */
 import pino from 'pino';
-import { createMemoryLog } from '../log/memory-log.js';
+import { createMemoryLog } from '../log/memory/memory-log.js';
 import { type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../log/types.js';
 import { ActorHost } from '../runtime/actor-host.js';
 import type { Clock } from '../kernel/clock.js';
@@ -15,7 +15,7 @@ import { WorkflowEngine } from '../workflows/engine.js';
 import { cancelExecution, replayExecution, resumeExecution, startExecution, suspendExecution } from '../workflows/commands.js';
 import { EXECUTION_STREAM_PREFIX } from '../workflows/events.js';
 import { foldExecution } from '../workflows/executions-view.js';
-import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import type { AgentRegistry } from '../agents/registry.js';
 import { agentRunnerOn } from './agents.js';
 import type { WorkflowDefinition } from '../workflows/types.js';

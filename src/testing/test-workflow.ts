@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import type { ZodType } from 'zod';
 import { resumeSchemaOf } from '../workflows/commands.js';
 import { locateSteps } from '../workflows/replay-point.js';
-import type { WorkflowAgentRunner } from '../workflows/agent-bridge.js';
+import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import { arbitraryFromSchema } from './arbitraries.js';
 import { cancel, crash, execute, replayFrom, resume, settle, suspend, wait, type WorkflowCommand } from './commands.js';

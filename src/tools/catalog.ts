@@ -9,8 +9,8 @@
  * `agents` lists every agent with a tool of that name. Tools without `execute` stay in the catalog
  * (so execution answers "cannot be executed on the server") but are left out of the listing.
  */
-import type { Agent } from '../agents/define-agent.js';
-import { isTool, toolParametersJsonSchema, type Tool } from './define-tool.js';
+import type { ToolHolder } from '../contract/agents-hooks.js';
+import { isTool, toolParametersJsonSchema, type Tool } from '../kernel/define-tool.js';
 
 export interface CatalogEntry {
   tool: Tool;
@@ -19,9 +19,9 @@ export interface CatalogEntry {
 
 export interface CatalogSources {
   /** top-level agents in registration order */
-  agents: readonly Agent[];
+  agents: readonly ToolHolder[];
   /** the tools a call of the agent offers (own tools plus added MCP tools) */
-  toolsOf(agent: Agent): readonly Tool[];
+  toolsOf(agent: ToolHolder): readonly Tool[];
   configTools: readonly Tool[];
   mcpTools: readonly Tool[];
 }
@@ -30,8 +30,8 @@ export class ToolCatalog {
   private readonly entries = new Map<string, CatalogEntry>();
 
   constructor(sources: CatalogSources) {
-    const visited = new Set<Agent>();
-    const visit = (agent: Agent) => {
+    const visited = new Set<ToolHolder>();
+    const visit = (agent: ToolHolder) => {
       if (visited.has(agent)) return;
       visited.add(agent);
       for (const t of sources.toolsOf(agent)) this.register(t, agent);
@@ -42,7 +42,7 @@ export class ToolCatalog {
     for (const t of sources.mcpTools) this.register(t);
   }
 
-  private register(tool: Tool, agent?: Agent): void {
+  private register(tool: Tool, agent?: ToolHolder): void {
     let entry = this.entries.get(tool.name);
     if (!entry) this.entries.set(tool.name, (entry = { tool, agents: [] }));
     if (agent && !entry.agents.some((a) => a.id === agent.id)) entry.agents.push({ id: agent.id, name: agent.name });

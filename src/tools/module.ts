@@ -5,10 +5,10 @@
  * tools handed to the agents, and is fixed from then on.
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
-import { toolRoutes } from './routes.js';
+import { toolDocs, toolRoutes } from './routes.js';
 import { ToolCatalog, parseConfigTools } from './catalog.js';
-import type { AgentsHooks } from './agents-hooks.js';
-import type { McpModule } from '../mcp/module.js';
+import type { AgentsHooks } from '../contract/agents-hooks.js';
+import type { Tool } from '../kernel/define-tool.js';
 
 export const TOOLS_MODULE = 'tools';
 
@@ -21,7 +21,7 @@ export interface ToolsModuleDeps {
   /** the agents module, whose agents' tools the catalog lists */
   agents?: AgentsHooks;
   /** the MCP module, whose servers' tools the catalog lists once connected */
-  mcp?: Pick<McpModule, 'allTools'>;
+  mcp?: { allTools(): readonly Tool[] };
 }
 
 export function toolsModule(ctx: ServerContext, deps: ToolsModuleDeps = {}): ToolsModule {
@@ -44,5 +44,6 @@ export function toolsModule(ctx: ServerContext, deps: ToolsModuleDeps = {}): Too
       catalog = build();
     },
     counts: () => ({ tools: catalog.executable().length }),
+    docs: () => toolDocs(catalog),
   };
 }

@@ -12,7 +12,9 @@ import type { EventLog } from '../log/types.js';
 import type { Logger } from 'pino';
 import type { ToolCatalog } from './catalog.js';
 import { toolListItem } from './catalog.js';
-import { parseToolInput } from './define-tool.js';
+import { parseToolInput, toolParametersJsonSchema } from '../kernel/define-tool.js';
+import { exampleFromJsonSchema } from '../kernel/json-schema-example.js';
+import { examplesPer, type ModuleDocs } from '../contract/docs.js';
 import { runToolDirect } from './tool-runs.js';
 import { userIdentity } from '../contract/routes.js';
 import { EncodedAnswers } from '../contract/encoded-answers.js';
@@ -92,4 +94,13 @@ export function toolRoutes(deps: ToolRouteDeps): RouteDef[] {
       },
     },
   ];
+}
+
+/** The API document's view of the tools: the executable tools' names for `:name`, and an input for each. */
+export function toolDocs(catalog: ToolCatalog): ModuleDocs {
+  const tools = catalog.executable().map((e) => ({ name: e.tool.name, parameters: toolParametersJsonSchema(e.tool) }));
+  return {
+    pathParams: [{ prefix: '/tools/', param: 'name', values: tools.map((t) => t.name) }],
+    requestExamples: { 'POST /tools/:name/execute': examplesPer(tools, (t) => t.name, (t) => ({ input: exampleFromJsonSchema(t.parameters) })) },
+  };
 }

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { EventLog } from '../log/types.js';
-import type { Tool, ToolExecuteOptions } from './define-tool.js';
+import type { Tool, ToolExecuteOptions } from '../kernel/define-tool.js';
 
 export const TOOL_STREAM_PREFIX = 'tool:';
 export const TOOL_STARTED = 'tool.started';

@@ -7,7 +7,7 @@
  * module is imported, so a bad definition stops the server at start-up with a message naming the
  * workflow and step.
  */
-import { checkSchemaSlot } from '../config/schema-slot.js';
+import { checkSchemaSlot } from '../kernel/schema-slot.js';
 import type { WorkflowConfig, WorkflowDefinition, WorkflowStep } from './types.js';
 import { checkId, checkUnique } from './steps/checks.js';
 import { walkSteps } from './steps/walk.js';

@@ -20,7 +20,7 @@ import { subWorkflowsOf, walkSteps } from './steps/walk.js';
 import type { ZodType } from 'zod';
 import { foldExecution, type ExecutionRecordView } from './executions-view.js';
 import { iso } from '../kernel/time.js';
-import { traceIdFor } from '../observability/span-types.js';
+import { traceIdFor } from '../kernel/span-types.js';
 
 export interface ExecuteOptions {
   userId?: string;
@@ -29,6 +29,8 @@ export interface ExecuteOptions {
   context?: Record<string, unknown>;
   workflowState?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
+  /** set by an idempotent start (idempotent-start.ts): recorded in `execution.started` */
+  idempotency?: { key: string; inputDigest: string };
 }
 
 export interface StartedRun {
@@ -106,10 +108,10 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   const input = validateInput(def, rawInput);
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const executionId = options.executionId ?? engine.newId();
-  const { context, workflowState, userId, conversationId, metadata } = options;
+  const { context, workflowState, userId, conversationId, metadata, idempotency } = options;
   // the trace id set here (the last key, as the engine would add it) spares the engine a copy of the input
   const traceId = traceIdFor(executionStream(executionId));
-  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId }), options.executionId !== undefined);
+  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId, idempotency }), options.executionId !== undefined);
 }
 
 /** The ExecutionResult of a settling record; a failed run is the 500 of docs/api-reference.md "Execution results". */

@@ -9,7 +9,7 @@ import type { ExecutionContext, ExecutionEvent } from '../../machines/workflow-e
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { checkDeclared, type StepOutcome, type StepRunEnv } from './step-runner.js';
 import { executionStream } from './events.js';
-import { traceIdFor } from '../observability/span-types.js';
+import { traceIdFor } from '../kernel/span-types.js';
 
 /** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
 export const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));

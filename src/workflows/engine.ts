@@ -23,15 +23,15 @@ import {
   executionStatus,
 } from '../../machines/workflow-execution.machine.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
-import type { WorkflowAgentRunner } from './agent-bridge.js';
+import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
 import { nextStepEvent, outcomeEvent, stepEnv, traceOf, type RunFailure } from './decide.js';
 import { ExecutionFeeds } from './feeds.js';
 import { childExecutionId, executionStream } from './events.js';
-import { loggerFor } from '../observability/logger-for.js';
+import { loggerFor } from '../kernel/logger-for.js';
 import { collectDefinitions } from './steps/walk.js';
-import { traceIdFor } from '../observability/span-types.js';
+import { traceIdFor } from '../kernel/span-types.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import { DurableWaits } from './durable-waits.js';
 

@@ -9,13 +9,11 @@ import type { LogRecord } from '../log/types.js';
 import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
 import { iso } from '../kernel/time.js';
 
-export const EXECUTION_STREAM_PREFIX = 'exec:';
-export const executionStream = (executionId: string) => `${EXECUTION_STREAM_PREFIX}${executionId}`;
+import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../kernel/stream-ids.js';
+
+export { EXECUTION_STREAM_PREFIX, executionStream, executionIdOf, isChildExecutionId } from '../kernel/stream-ids.js';
 /** A sub-workflow's execution id: `<parent>/<top-level step>` or, nested in andWhen/andAll/andRace, `<parent>/<top-level step>/<step>`. */
 export const childExecutionId = (parentId: string, topStepId: string, stepId: string) => `${parentId}/${topStepId}${stepId === topStepId ? '' : `/${stepId}`}`;
-export const executionIdOf = (stream: string) => stream.slice(EXECUTION_STREAM_PREFIX.length);
-/** A sub-workflow's execution id is `<parent>/<step>[/<nested step>]`; client-chosen ids cannot contain `/`. */
-export const isChildExecutionId = (executionId: string) => executionId.includes('/');
 
 export const TERMINAL_RECORD_TYPES: ReadonlySet<string> = new Set(['execution.completed', 'execution.failed', 'execution.cancelled']);
 /** Records after which the run no longer runs (a waiting execute/resume call answers). */

@@ -22,7 +22,7 @@ export function newExecutionInput(def: WorkflowDefinition, executionId: string, 
     metadata: fields.metadata ?? {},
     createdAt: fields.createdAt,
   };
-  for (const key of ['userId', 'conversationId', 'parentExecutionId', 'parentStepId', 'replay', 'traceId'] as const) {
+  for (const key of ['userId', 'conversationId', 'parentExecutionId', 'parentStepId', 'replay', 'traceId', 'idempotency'] as const) {
     if (fields[key] !== undefined) (input as unknown as Record<string, unknown>)[key] = fields[key];
   }
   return input;

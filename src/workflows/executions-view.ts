@@ -7,7 +7,7 @@ import type { LogRecord } from '../log/types.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { executionIdOf, workflowEventOf } from './events.js';
 import { iso } from '../kernel/time.js';
-import { traceRefOf } from '../observability/span-types.js';
+import { traceRefOf } from '../kernel/span-types.js';
 
 export interface ExecutionEventView {
   id: string;

@@ -102,20 +102,45 @@ export class ExecutionFeeds {
    * with a stream sequence above `afterStreamSeq`. Register before the record can be committed.
    */
   waitForSettle(stream: string, afterStreamSeq: number): Promise<LogRecord> {
+    return this.settleWait(stream, afterStreamSeq, false);
+  }
+
+  /**
+   * The first settling record of `stream`, committed already or still to come: what the first call of
+   * a start answered or will answer (an idempotent repeat answers the same).
+   */
+  firstSettle(stream: string): Promise<LogRecord> {
+    return this.settleWait(stream, 0, true);
+  }
+
+  private settleWait(stream: string, afterStreamSeq: number, lookBack: boolean): Promise<LogRecord> {
     const wait = new Promise<LogRecord>((resolve, reject) => {
+      let answered = false;
+      const answer = (rec: LogRecord) => {
+        if (answered) return;
+        answered = true;
+        off();
+        this.pendingWaits.delete(abandon);
+        resolve(rec);
+      };
       const abandon = (err: Error) => {
+        if (answered) return;
+        answered = true;
         off();
         this.pendingWaits.delete(abandon);
         reject(err);
       };
       const off = this.listen(stream, (rec) => {
-        if (rec.streamSeq > afterStreamSeq && SETTLING_RECORD_TYPES.has(rec.type)) {
-          off();
-          this.pendingWaits.delete(abandon);
-          resolve(rec);
-        }
+        if (rec.streamSeq > afterStreamSeq && SETTLING_RECORD_TYPES.has(rec.type)) answer(rec);
       });
       this.pendingWaits.set(abandon, stream);
+      // the listener is in place before the read, so a settling record is either read or delivered
+      if (lookBack) {
+        this.log.readStream(stream).then((records) => {
+          const settled = records.find((r) => r.streamSeq > afterStreamSeq && SETTLING_RECORD_TYPES.has(r.type));
+          if (settled) answer(settled);
+        }, abandon);
+      }
     });
     // a wait nobody ends up awaiting (its command failed) must not become an unhandled rejection
     wait.catch(() => undefined);

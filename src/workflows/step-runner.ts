@@ -14,7 +14,7 @@ import { formatIssues } from '../errors.js';
 import { suggestName } from '../kernel/did-you-mean.js';
 import type { StepContext, WorkflowStep } from './types.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
-import { loggerFor } from '../observability/logger-for.js';
+import { loggerFor } from '../kernel/logger-for.js';
 import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type StepRun, type StepRunEnv, type WaitSpec } from './steps/kind.js';
 import type { WaitFiring } from '../../machines/workflow-execution.machine.js';
 import { kindOf } from './steps/registry.js';

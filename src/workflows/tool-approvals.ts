@@ -8,7 +8,7 @@
 import { AppError } from '../errors.js';
 import { StreamNotFoundError } from '../runtime/actor-host.js';
 import type { WorkflowExecutionMachine } from '../../machines/workflow-execution.machine.js';
-import { TOOL_APPROVAL_REASON, type ToolApprovalDecision, type ToolApprovalSuspension } from './agent-bridge.js';
+import { TOOL_APPROVAL_REASON, type ToolApprovalDecision, type ToolApprovalSuspension } from '../contract/agent-bridge.js';
 import { executionResult, resumeExecution } from './commands.js';
 import { statusOf, type WorkflowEngine } from './engine.js';
 import { executionStream } from './events.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MockLanguageModelV3 } from 'ai/test';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { AgentRegistry } from '../../src/agents/registry.js';
 import { agentCard, agentDetail, agentListItem } from '../../src/agents/describe.js';
 

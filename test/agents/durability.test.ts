@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startServer, type EventloomServer } from '../../src/main.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 import { agentsModule } from '../../src/agents/module.js';
 import { createAgent } from '../../src/agents/define-agent.js';

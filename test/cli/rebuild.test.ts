@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openLevelLog } from '../../src/log/level-log.js';
+import { openLevelLog } from '../../src/log/level/level-log.js';
 import { SPAN_SNAPSHOT_KEY } from '../../src/observability/span-snapshot.js';
 import { echoWorkflow } from '../../examples/workflows/echo.workflow.js';
 import { runCli } from '../helpers/run-cli.js';

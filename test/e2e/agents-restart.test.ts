@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createAgent } from '../../src/agents/define-agent.js';
 import { createDemoModel } from '../../src/agents/models/demo-model.js';
 import { readSse } from '../helpers/sse.js';
-import { openLevelLog } from '../../src/log/level-log.js';
+import { openLevelLog } from '../../src/log/level/level-log.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 const agent = createAgent({ id: 'echo', name: 'Echo', instructions: 'Echo.' });

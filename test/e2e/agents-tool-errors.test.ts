@@ -9,7 +9,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';
 

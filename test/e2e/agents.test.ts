@@ -9,7 +9,7 @@ import { parseJsonEventStream } from '@ai-sdk/provider-utils';
 import { readUIMessageStream, uiMessageChunkSchema, type UIMessage, type UIMessageChunk } from 'ai';
 import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { createDemoModel } from '../../src/agents/models/demo-model.js';
 import { getWeatherTool } from '../../examples/tools/get-weather.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';

@@ -9,7 +9,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { z } from 'zod';
 import { assistantAgent } from '../../examples/agents/assistant.js';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { agentMemory } from '../../src/memory/agent-memory.js';
 import { buildConsole } from '../../scripts/build-console.mjs';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';

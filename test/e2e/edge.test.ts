@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, type EventloomServer } from '../../src/main.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
 import type { SseSink } from '../../src/contract/routes.js';
 import { api, startTestServer } from '../helpers/server.js';

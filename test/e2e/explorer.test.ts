@@ -9,7 +9,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { chromium, type Browser } from 'playwright-core';
 import { startServer, type EventloomServer } from '../../src/main.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 
 let server: EventloomServer;

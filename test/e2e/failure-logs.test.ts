@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { andAll, andThen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { openFeed, wsUrl, type FeedClient } from '../observability/ws-client.js';

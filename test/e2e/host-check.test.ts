@@ -14,7 +14,7 @@ import { rawExchange } from '../helpers/raw-exchange.js';
 import { spawnServer } from '../helpers/spawn-server.js';
 import { assistantAgent } from '../../examples/agents/assistant.js';
 import { startServer } from '../../src/main.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { parseArgs } from '../../src/cli/args.js';
 import pino from 'pino';
 

@@ -14,7 +14,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import type { LanguageModelV3CallOptions, LanguageModelV3Content } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import type { McpModule } from '../../src/mcp/module.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { startHttpMcpServer, type HttpMcpServer } from '../fixtures/mcp/http-server.js';

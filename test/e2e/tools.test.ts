@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { createAgent } from '../../src/agents/define-agent.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { TOOL_COMPLETED, TOOL_FAILED, TOOL_STARTED } from '../../src/tools/tool-runs.js';
 import type { LogRecord } from '../../src/log/types.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';

@@ -12,7 +12,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_CITY, countWords, mentionsWeather, parseCity, splitWords } from '../../src/agents/models/demo-script.js';
-import { sampleFromJsonSchema } from '../../src/agents/models/json-schema-sample.js';
+import { sampleFromJsonSchema } from '../../src/kernel/json-schema-sample.js';
 
 export interface FakeOpenAIServerOptions {
   /** When set, requests without `Authorization: Bearer <apiKey>` get a 401 like OpenAI's. */

@@ -1,7 +1,7 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { liveRecords, records$ } from '../../src/log/committed.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { until } from '../helpers/until.js';
 
 describe('RxJS views of the log', () => {

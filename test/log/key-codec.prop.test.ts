@@ -1,18 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  compareCodePoints,
   decodeRecordKey,
   decodeSeq,
   decodeStreamKey,
   encodeSeq,
-  isWellFormed,
   recordKey,
   streamKey,
   streamPrefix,
   stringKey,
   KeySpace,
-} from '../../src/log/key-codec.js';
+} from '../../src/log/level/key-codec.js';
+import { compareCodePoints, isWellFormed } from '../../src/log/names.js';
 
 const sign = (n: number) => Math.sign(n);
 const seqArb = fc.oneof(fc.maxSafeNat(), fc.nat({ max: 70_000 }), fc.constantFrom(0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1));

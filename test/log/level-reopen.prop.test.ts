@@ -8,8 +8,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkLogIntegrity } from '../../src/log/integrity.js';
-import { openLevelLog } from '../../src/log/level-log.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { openLevelLog } from '../../src/log/level/level-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'eventloom-level-reopen-'));

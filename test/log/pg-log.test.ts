@@ -54,7 +54,7 @@ describe('postgres log shared by several nodes', () => {
     b.subscribe(0, (r) => seen.push(r.seq));
     for (let round = 0; round < 5; round++) {
       const r = await a.append('exec:c', [{ type: 't', data: round }]);
-      const heads = await Promise.all(Array.from({ length: 20 }, () => b.catchUp()));
+      const heads = await Promise.all(Array.from({ length: 20 }, () => b.shared.catchUp()));
       for (const h of heads) expect(h).toBeGreaterThanOrEqual(r.lastSeq);
       expect(b.head()).toBeGreaterThanOrEqual(r.lastSeq);
       expect(seen.at(-1)).toBeGreaterThanOrEqual(r.lastSeq);

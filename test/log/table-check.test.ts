@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { LogDamagedError, openLevelLog } from '../../src/log/index.js';
-import { checkTables, crc32c, tableProblem } from '../../src/log/table-check.js';
+import { checkTables, crc32c, tableProblem } from '../../src/log/level/table-check.js';
 
 const dirs: string[] = [];
 afterEach(() => {

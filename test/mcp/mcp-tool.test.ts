@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { McpConnection, type McpToolDefinition } from '../../src/mcp/connection.js';
 import { eventloomToolName, mcpInputSchema, mcpTools, toolPrefix } from '../../src/mcp/mcp-tool.js';
-import { parseToolInput, toolParametersJsonSchema } from '../../src/tools/define-tool.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { parseToolInput, toolParametersJsonSchema } from '../../src/kernel/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 
 const silent = pino({ level: 'silent' });
 

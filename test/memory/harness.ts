@@ -3,7 +3,7 @@
  * indexer (lexical embedder + in-process index) and store, as the memory module assembles them.
  */
 import pino from 'pino';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 import { MEMORY_RANGE } from '../../src/memory/projection-keys.js';
 import { MemoryService, type AgentLike } from '../../src/memory/service.js';

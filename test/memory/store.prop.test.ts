@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareCodePoints } from '../../src/log/key-codec.js';
+import { compareCodePoints } from '../../src/log/names.js';
 import type { Conversation, OrderBy, StoredMessage } from '../../src/memory/types.js';
 import { messageRange } from '../../src/memory/projection-keys.js';
 import { memoryHarness } from './harness.js';

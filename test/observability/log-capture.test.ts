@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { LogCapture } from '../../src/observability/log-capture.js';
-import { loggerFor } from '../../src/observability/logger-for.js';
+import { loggerFor } from '../../src/kernel/logger-for.js';
 
 function sinkLogger(level: string) {
   const lines: string[] = [];

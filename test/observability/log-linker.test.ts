@@ -9,7 +9,7 @@ import type { CapturedLog } from '../../src/observability/log-entry.js';
 import { TraceProjection } from '../../src/observability/traces.js';
 import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
-import { spanIdFor, traceIdFor } from '../../src/observability/span-types.js';
+import { spanIdFor, traceIdFor } from '../../src/kernel/span-types.js';
 import { RecordSeq, completedExecution } from './records.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 

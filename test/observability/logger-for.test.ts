@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loggerFor } from '../../src/observability/logger-for.js';
+import { loggerFor } from '../../src/kernel/logger-for.js';
 
 function capture() {
   const lines: string[] = [];

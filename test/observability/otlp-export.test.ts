@@ -7,7 +7,7 @@ import { OtlpSpanExporter, resolveOtlpConfig } from '../../src/observability/otl
 import { TraceProjection } from '../../src/observability/traces.js';
 import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
-import { traceIdFor } from '../../src/observability/span-types.js';
+import { traceIdFor } from '../../src/kernel/span-types.js';
 import { RecordSeq, failedExecution } from './records.js';
 import { startOtlpReceiver, type LocalServer } from './helpers.js';
 

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openLevelLog } from '../../src/log/level-log.js';
+import { openLevelLog } from '../../src/log/level/level-log.js';
 import { SPAN_SNAPSHOT_KEY } from '../../src/observability/span-snapshot.js';
 import type { LogRecord } from '../../src/log/types.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { TraceProjection, type SpanChange } from '../../src/observability/traces.js';
 import { TraceStore } from '../../src/observability/traces-store.js';
 import { DEFAULT_SPAN_MAPPING } from '../../src/observability/span-mapping.js';
-import { buildTree, spanIdFor, traceIdFor } from '../../src/observability/span-types.js';
+import { buildTree, spanIdFor, traceIdFor } from '../../src/kernel/span-types.js';
 import { RecordSeq, agentRun, completedExecution, failedExecution } from './records.js';
 
 function project(records: ReturnType<typeof completedExecution>, capacity?: number) {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { openLevelLog, type LevelEventLog } from '../../src/log/level-log.js';
+import { openLevelLog, type LevelEventLog } from '../../src/log/level/level-log.js';
 import type { LogRecord } from '../../src/log/types.js';
 import { ExecutionsIndex } from '../../src/workflows/executions-index.js';
 import { AgentHistoryProjection } from '../../src/agents/history.js';

@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog, KeyValueStore, LogRecord } from '../../src/log/types.js';
 import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../../src/projections/runner.js';
 

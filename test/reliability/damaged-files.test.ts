@@ -14,8 +14,8 @@ import path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLogIntegrity, openLevelLog, type LogRecord } from '../../src/log/index.js';
-import { KeySpace, prefixEnd, recordKey } from '../../src/log/key-codec.js';
-import type { RepairReport } from '../../src/log/repair.js';
+import { KeySpace, prefixEnd, recordKey } from '../../src/log/level/key-codec.js';
+import type { RepairReport } from '../../src/log/level/repair.js';
 import { runCli } from '../helpers/run-cli.js';
 import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { ActorHost, EventRejectedError, type ActorKind } from '../../src/runtime/actor-host.js';
 
 type Ev = { type: 'added'; n: number } | { type: 'closed' };

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { assign, setup } from 'xstate';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { ActorHost, EventRejectedError, MachineVersionError, replayRecords, type ActorKind } from '../../src/runtime/actor-host.js';
 
 type Ev = { type: 'counter.added'; n: number } | { type: 'counter.closed' } | { type: 'counter.doubled'; value: number };

@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, type Agent } from '../../src/agents/define-agent.js';
-import { createTool, type Tool } from '../../src/tools/define-tool.js';
+import { createAgent } from '../../src/agents/define-agent.js';
+import type { ToolHolder } from '../../src/contract/agents-hooks.js';
+import { createTool, type Tool } from '../../src/kernel/define-tool.js';
 import { ToolCatalog, parseConfigTools, toolListItem } from '../../src/tools/catalog.js';
 
 const tool = (name: string, execute = true) => createTool({ name, description: `${name} tool`, parameters: z.object({}), ...(execute ? { execute: () => name } : {}) });
@@ -17,7 +18,7 @@ const shared = createAgent({ id: 'shared', name: 'Shared', instructions: 'x', to
 const one = createAgent({ id: 'one', name: 'One', instructions: 'x', tools: [a, clientOnly], subAgents: [shared] });
 const two = createAgent({ id: 'two', name: 'Two', instructions: 'x', tools: [bAgain, a], subAgents: [shared] });
 
-const catalog = (extra: Partial<{ added: Map<Agent, Tool[]>; configTools: Tool[]; mcpTools: Tool[] }> = {}) =>
+const catalog = (extra: Partial<{ added: Map<ToolHolder, Tool[]>; configTools: Tool[]; mcpTools: Tool[] }> = {}) =>
   new ToolCatalog({
     agents: [one, two],
     toolsOf: (agent) => [...agent.tools, ...(extra.added?.get(agent) ?? [])],

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { AppendOptions, EventLog, NewRecord } from '../../src/log/types.js';
 import { AppError } from '../../src/errors.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { TOOL_COMPLETED, TOOL_FAILED, TOOL_STARTED, runToolDirect, toolStream } from '../../src/tools/tool-runs.js';
 
 const call = (input: unknown = {}) => ({ input, context: { k: 'v' }, signal: new AbortController().signal });

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { expect, it } from 'vitest';
 import { andSleep, andThen, createWorkflow } from '../../src/workflows/builder.js';
 import { startExecution } from '../../src/workflows/commands.js';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { ActorHost } from '../../src/runtime/actor-host.js';
 import { WorkflowEngine } from '../../src/workflows/engine.js';
 import { ManualClock } from '../helpers/manual-clock.js';

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { AppendOptions, AppendResult, EventLog, LogRecord, NewRecord } from '../../src/log/types.js';
 import { ActorHost } from '../../src/runtime/actor-host.js';
 import { WorkflowEngine } from '../../src/workflows/engine.js';

@@ -9,7 +9,7 @@ import { executionResult, resumeExecution, startExecution } from '../../src/work
 import { andThen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { foldExecution } from '../../src/workflows/executions-view.js';
 import { executionStream } from '../../src/workflows/events.js';
-import type { WorkflowAgentRunner } from '../../src/workflows/agent-bridge.js';
+import type { WorkflowAgentRunner } from '../../src/contract/agent-bridge.js';
 import { agentStep, branching, child, failing, flaky, gated, parent, release, stateful } from './fixtures.js';
 import { makeEngine, recordsOf, typesOf } from './helpers.js';
 import { until } from '../helpers/until.js';

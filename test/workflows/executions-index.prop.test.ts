@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 import { ExecutionsIndex, matches, type ExecutionsFilter } from '../../src/workflows/executions-index.js';
 import { foldExecution } from '../../src/workflows/executions-view.js';

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 import type { SseSink } from '../../src/contract/routes.js';
 import { ExecutionFeeds } from '../../src/workflows/feeds.js';

@@ -3,7 +3,7 @@
  * execution's records.
  */
 import pino, { type Logger } from 'pino';
-import { createMemoryLog } from '../../src/log/memory-log.js';
+import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog, LogRecord } from '../../src/log/types.js';
 import { ActorHost } from '../../src/runtime/actor-host.js';
 import { WorkflowEngine, type WorkflowEngineOptions } from '../../src/workflows/engine.js';

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { andAgent, andAll, andThen, andWhen, createWorkflow } from '../../src/workflows/builder.js';
 import { executionResult, startExecution } from '../../src/workflows/commands.js';
-import { createTool } from '../../src/tools/define-tool.js';
+import { createTool } from '../../src/kernel/define-tool.js';
 import { agentMemory } from '../../src/memory/agent-memory.js';
-import { checkSchemaSlot, isZodSchema } from '../../src/config/schema-slot.js';
+import { checkSchemaSlot, isZodSchema } from '../../src/kernel/schema-slot.js';
 import { foldExecution } from '../../src/workflows/executions-view.js';
 import { makeEngine, recordsOf } from './helpers.js';
 

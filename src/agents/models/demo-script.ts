@@ -8,7 +8,7 @@
  * usage numbers meaningful and cheap to compute.
  */
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from '@ai-sdk/provider';
-import { sampleFromJsonSchema } from './json-schema-sample.js';
+import { sampleFromJsonSchema } from '../../kernel/json-schema-sample.js';
 import { DEFAULT_CITY, fillArguments, offeredTools, parseCity, pickTool } from './demo-tool-pick.js';
 
 export { DEFAULT_CITY, parseCity };

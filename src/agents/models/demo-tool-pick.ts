@@ -5,7 +5,7 @@
  * "in Oslo" → `{city: 'Oslo'}`). Deterministic, so tests and demos see the same call every time.
  */
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
-import { sampleFromJsonSchema } from './json-schema-sample.js';
+import { sampleFromJsonSchema } from '../../kernel/json-schema-sample.js';
 
 export interface OfferedTool {
   name: string;

@@ -3,7 +3,7 @@
  * and the offline demo model. Other features import from here rather than from the files.
  */
 export { createDemoModel, isDemoModel, DEMO_MODEL_ID, DEMO_PROVIDER, type DemoModelOptions } from './demo-model.js';
-export { sampleFromJsonSchema } from './json-schema-sample.js';
+export { sampleFromJsonSchema } from '../../kernel/json-schema-sample.js';
 export {
   KNOWN_PROVIDERS,
   ModelConfigError,

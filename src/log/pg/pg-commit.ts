@@ -16,11 +16,10 @@
  * recovery (they are upserts of what projections folded from durable records).
  */
 import type pg from 'pg';
-import { AppError } from '../../errors.js';
 import type { StoreFaultError } from '../store-health.js';
 import { pgStoreFault } from './pg-health.js';
 import { StreamConflictError, type NewRecord } from '../types.js';
-import type { CommitStats } from '../group-commit.js';
+import { StreamFencedError, type CommitStats, type Fencing } from '../capabilities.js';
 
 export interface PendingAppend {
   stream: string;
@@ -34,30 +33,6 @@ export interface PendingAppend {
   fenced: boolean;
   /** the append ends or parks the stream's actor: its ownership is released with the commit */
   releases: boolean;
-}
-
-/**
- * An append refused because this node does not own the stream (its lease lapsed, or another node
- * owns it). The server forwards a command that met it to the owner (src/cluster/inbox.ts); where
- * that is not possible it reaches the client as a 409 naming the owner.
- */
-export class StreamFencedError extends AppError {
-  /** the node that owns the stream, when another live node does */
-  readonly owner: string | undefined;
-  constructor(readonly stream: string, readonly reason: string) {
-    super('CONFLICT', `Stream ${stream} cannot be appended by this node: ${reason}`);
-    this.name = 'StreamFencedError';
-    this.owner = reason.startsWith(OWNED_BY) ? reason.slice(OWNED_BY.length) : undefined;
-  }
-}
-
-/** How el_claim words a refusal because another live node owns the stream. */
-const OWNED_BY = 'owned by node ';
-
-/** Who appends, for fenced streams: the node id and its current epoch. */
-export interface Fencing {
-  nodeId: string;
-  epoch: number;
 }
 
 /** What the database assigned to an accepted append. */
@@ -89,8 +64,8 @@ export class PgBatch {
   }
 }
 
-/** The LevelDB committer's figures, less its count of LevelDB operations. */
-export type PgCommitStats = Omit<CommitStats, 'maxBatchOps'>;
+/** The figures every store's group commit keeps (the LevelDB log also counts its operations per batch). */
+export type PgCommitStats = CommitStats;
 
 /**
  * The writer's session. A connection lost while idle (server restart, a terminated backend) is

@@ -9,7 +9,7 @@
  * once through `onError` (the log's health), not a warning per attempt.
  */
 import type pg from 'pg';
-import type { Fencing } from './pg-commit.js';
+import type { Fencing } from '../capabilities.js';
 import { registerNode, releaseLease, renewLease } from './schema.js';
 
 export class NodeLease {

@@ -8,7 +8,9 @@
  * no gap (pg-delivery.ts). It moves forward from this node's own commits, NOTIFY payloads from
  * every node's commits and a poll of `el_head` (pg-tail.ts). An append resolves once its records
  * are published, as with the LevelDB log, so a projection fed by `subscribe` has seen them when the
- * appender continues. With the `lease` option the node holds a lease and owns streams (pg-lease.ts).
+ * appender continues. The store is `shared` (../capabilities.ts: `catchUp`, the cluster read barrier);
+ * with the `lease` option the node also holds a lease and owns streams (pg-lease.ts), which the log
+ * declares as its `ownership` capability.
  *
  * Reads (`readStream`, `readGlobal`, `streamHead`, `listStreams`) query the database, so a write
  * acknowledged by any node is visible to the next read on every node. kv and checkpoints belong
@@ -27,7 +29,7 @@ import { DatabaseUnavailableError } from './unavailable.js';
 import { AppError } from '../../errors.js';
 import { StoreFaultError, StoreHealth, backoff } from '../store-health.js';
 import { pgStoreFault } from './pg-health.js';
-import { assertStreamId, isStreamId } from '../key-codec.js';
+import { assertStreamId, isStreamId } from '../names.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
 import { makeRecord, serializeData } from '../record-codec.js';
 import { SubscriptionHub, reportSubscriberError, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
@@ -41,14 +43,14 @@ import {
   type Subscription,
 } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
-import { PgCommitter, WriterConnection, type CommittedAppend, type Fencing, type PgBatch, type PgCommitStats } from './pg-commit.js';
+import { PgCommitter, WriterConnection, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
+import type { Fencing, OwnershipCapability, SharedStoreCapability } from '../capabilities.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { InOrderDelivery } from './pg-delivery.js';
 import { NodeLease } from './pg-lease.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
-export { StreamFencedError, type Fencing } from './pg-commit.js';
 export { DatabaseUnavailableError, redactUrl } from './unavailable.js';
 
 export interface PgLogOptions {
@@ -85,29 +87,15 @@ export interface PgLogOptions {
   };
 }
 
+/**
+ * The PostgreSQL log: an EventLog whose store several nodes write (`shared`), and whose streams they
+ * own under leases when opened with the `lease` option (`ownership`).
+ */
 export interface PgEventLog extends EventLog {
   readonly scope: string;
+  readonly shared: SharedStoreCapability;
   /** group-commit figures of this node */
   commitStats(): PgCommitStats;
-  /** this node's id and epoch when it holds leases (undefined without the `lease` option) */
-  ownership(): Fencing | undefined;
-  /**
-   * Makes `stream` this node's when it is free, already this node's, or its owner's lease lapsed
-   * (takeover); resolves undefined on success, else with the reason it is refused.
-   */
-  claim(stream: string): Promise<string | undefined>;
-  /**
-   * Resolves once this node has delivered everything committed (by any node) before the call:
-   * after it, `head()` and the read models fed by `subscribe` include every acknowledged write.
-   */
-  catchUp(): Promise<number>;
-  /** How many streams under each prefix this node owns now (its epoch). */
-  ownedCounts(prefixes: readonly string[]): Promise<number[]>;
-  /**
-   * Top-level owned streams under `prefix` (no `/` after it: child streams go with their parent)
-   * whose owner's lease lapsed or whose owner registered again: the takeover candidates.
-   */
-  lapsedStreams(prefix: string, limit: number): Promise<string[]>;
 }
 
 /** how long a request waits for its node to catch up with the database head */
@@ -156,6 +144,9 @@ class PgLog implements PgEventLog {
   readonly scope: string;
   readonly kv: PgKv;
   readonly health: StoreHealth;
+  readonly shared: SharedStoreCapability = { catchUp: () => this.catchUp() };
+  /** with the `lease` option only: without a lease this node owns nothing and claims nothing */
+  readonly ownership: OwnershipCapability | undefined;
   /** `pool` whose query errors that are store faults become the store's `StoreFaultError` */
   private readonly pool: pg.Pool;
   private recoveryTimer: NodeJS.Timeout | undefined;
@@ -181,6 +172,7 @@ class PgLog implements PgEventLog {
     private readonly opts: PgLogOptions,
   ) {
     this.scope = opts.scope ?? `${os.hostname()}-${process.pid}`;
+    this.ownership = lease ? this.ownershipOf(lease) : undefined;
     assertName(this.scope, 'scope');
     this.clock = opts.clock ?? Date.now;
     this.health = new StoreHealth('pg', this.clock);
@@ -191,7 +183,7 @@ class PgLog implements PgEventLog {
       opts.onSubscriberError ?? reportSubscriberError,
     );
     this.delivery = new InOrderDelivery(head, this.hub, (after, upto, limit) => this.readRange(after, upto, limit), () => this.closed, (err) => this.reportTailError(err));
-    this.committer = new PgCommitter(writer, this.scope, () => this.ownership(), (c) => this.onCommit(c), (err) => this.noteFault(err));
+    this.committer = new PgCommitter(writer, this.scope, () => this.lease?.fencing, (c) => this.onCommit(c), (err) => this.noteFault(err));
     this.kv = new PgKv(pool, this.scope, () => this.writable(true), () => this.readable());
     this.tail = new LogTail({
       connectionString,
@@ -217,26 +209,26 @@ class PgLog implements PgEventLog {
 
   // ---- ownership ----------------------------------------------------------------------------
 
-  ownership(): Fencing | undefined {
-    return this.lease?.fencing;
-  }
-
-  async claim(stream: string): Promise<string | undefined> {
-    this.readable();
-    assertStreamId(stream);
-    if (!this.lease) throw new Error('claim needs the lease option');
-    return this.lease.claim(stream);
-  }
-
-  async ownedCounts(prefixes: readonly string[]): Promise<number[]> {
-    this.readable();
-    return this.lease ? this.lease.ownedCounts(prefixes) : prefixes.map(() => 0);
-  }
-
-  async lapsedStreams(prefix: string, limit: number): Promise<string[]> {
-    this.readable();
-    assertName(prefix, 'stream prefix');
-    return this.lease ? this.lease.lapsedStreams(prefix, limit) : [];
+  /** The ownership capability over this node's lease: every query refused at once while the store is failed. */
+  private ownershipOf(lease: NodeLease): OwnershipCapability {
+    return {
+      nodeId: lease.nodeId,
+      fencing: (): Fencing => lease.fencing,
+      claim: async (stream) => {
+        this.readable();
+        assertStreamId(stream);
+        return lease.claim(stream);
+      },
+      ownedCounts: async (prefixes) => {
+        this.readable();
+        return lease.ownedCounts(prefixes);
+      },
+      lapsedStreams: async (prefix, limit) => {
+        this.readable();
+        assertName(prefix, 'stream prefix');
+        return lease.lapsedStreams(prefix, limit);
+      },
+    };
   }
 
   // ---- writes -------------------------------------------------------------------------------
@@ -386,7 +378,7 @@ class PgLog implements PgEventLog {
     return this.nextHeadQuery;
   }
 
-  async catchUp(): Promise<number> {
+  private async catchUp(): Promise<number> {
     this.readable();
     const head = await this.freshHead();
     if (this.delivery.head >= head) return head;

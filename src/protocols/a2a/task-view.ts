@@ -5,7 +5,7 @@
  * task lives outside the log.
  */
 import type { LogRecord } from '../../log/types.js';
-import { applyHistoryRecord, type HistoryStatus, type StoredHistoryEntry } from '../../agents/history-entry.js';
+import { applyHistoryRecord, type HistoryStatus, type StoredHistoryEntry } from '../../contract/agent-history-entry.js';
 
 export type TaskState = 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED' | 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED';
 

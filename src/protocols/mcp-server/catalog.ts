@@ -5,22 +5,7 @@
  * to resume it, out). Built from the modules on each listing, so `tools/list` is what the config
  * holds now. Each call goes through the same services as the HTTP route it mirrors.
  */
-import type { Logger } from 'pino';
-import type { AgentsModule } from '../../agents/module.js';
-import type { ToolsModule } from '../../tools/module.js';
-import type { WorkflowsModule } from '../../workflows/module.js';
-import type { EventLog } from '../../log/types.js';
 import { AppError } from '../../errors.js';
-import { agentDescription } from '../../agents/describe.js';
-import { newRunId } from '../../agents/agent-runs.js';
-import { resolveCallOptions } from '../../agents/call-options.js';
-import type { TextOptions } from '../../agents/request-schema.js';
-import { runText } from '../../agents/ops-text.js';
-import { parseToolInput, toolParametersJsonSchema } from '../../tools/define-tool.js';
-import { runToolDirect } from '../../tools/tool-runs.js';
-import { executionResult, resumeSchemaOf, startExecution } from '../../workflows/commands.js';
-import { toJsonSchema } from '../../kernel/json-schema.js';
-import type { WorkflowDefinition } from '../../workflows/types.js';
 
 type Json = Record<string, unknown>;
 
@@ -39,12 +24,44 @@ export interface McpToolEntry {
   call(args: Json, caller: McpCaller): Promise<Json>;
 }
 
+/**
+ * What the MCP server needs of the domains: ports it declares, wired by the composition root
+ * (src/server-assembly.ts) to the tools, agents and workflows modules, so this domain imports no other.
+ * Each is read on every listing.
+ */
 export interface McpCatalogDeps {
-  log: EventLog;
-  logger: Logger;
-  agents: AgentsModule | undefined;
-  tools: ToolsModule | undefined;
-  workflows: WorkflowsModule | undefined;
+  tools?: () => readonly McpOfferedTool[];
+  agents?: () => readonly McpOfferedAgent[];
+  workflows?: () => readonly McpOfferedWorkflow[];
+}
+
+/** A server-executable tool: `call` validates `args` (a 400 AppError when invalid) and runs it. */
+export interface McpOfferedTool {
+  name: string;
+  description: string;
+  inputSchema: Json;
+  call(args: Json, caller: { userId?: string; signal: AbortSignal }): Promise<{ result: unknown }>;
+}
+
+/** An agent: `ask` runs `prompt` as a text call in the caller's conversation (a new one when none is named). */
+export interface McpOfferedAgent {
+  id: string;
+  name: string;
+  description: string;
+  ask(prompt: string, call: { userId: string; conversationId?: string; headers: Record<string, string>; signal: AbortSignal }): Promise<{ text: string; runId: string; conversationId?: string }>;
+}
+
+/**
+ * A workflow: `run` executes it to its end or its suspension; a suspended result says how to resume
+ * it (`resume`: the HTTP route and its resume data's schema).
+ */
+export interface McpOfferedWorkflow {
+  id: string;
+  name: string;
+  purpose?: string;
+  /** the JSON Schema of its input, when it declares one */
+  inputSchema?: Json;
+  run(input: unknown, caller: { userId?: string }): Promise<Json>;
 }
 
 export const AGENT_TOOL_PREFIX = 'agent_';
@@ -69,45 +86,36 @@ export function mcpTools(deps: McpCatalogDeps): McpToolEntry[] {
   const add = (e: McpToolEntry) => {
     if (!out.has(e.name)) out.set(e.name, e);
   };
-  for (const entry of deps.tools?.catalog().executable() ?? []) {
-    const tool = entry.tool;
+  for (const tool of deps.tools?.() ?? []) {
     add({
       name: tool.name,
       description: tool.description,
-      inputSchema: toolParametersJsonSchema(tool),
-      async call(args, caller) {
-        const parsed = parseToolInput(tool, args);
-        if (!parsed.ok) throw new AppError('BAD_REQUEST', `Invalid tool input: ${parsed.issues}`);
-        const r = await runToolDirect({ log: deps.log, logger: deps.logger }, tool, { input: parsed.value, context: {}, userId: caller.userId, signal: caller.signal });
-        return { result: r.result as unknown };
-      },
+      inputSchema: tool.inputSchema,
+      call: (args, caller) => tool.call(args, { userId: caller.userId, signal: caller.signal }),
     });
   }
-  for (const agent of deps.agents?.registry.list() ?? []) {
+  for (const agent of deps.agents?.() ?? []) {
     add({
       name: `${AGENT_TOOL_PREFIX}${agent.id}`,
-      description: `Ask the ${agent.name} agent. ${agentDescription(agent)}`,
+      description: `Ask the ${agent.name} agent. ${agent.description}`,
       inputSchema: AGENT_INPUT,
       async call(args, caller) {
         const { prompt, conversationId } = args as { prompt?: unknown; conversationId?: unknown };
         if (typeof prompt !== 'string' || prompt === '') throw new AppError('BAD_REQUEST', 'Invalid arguments: prompt: must be a non-empty string');
         if (conversationId !== undefined && typeof conversationId !== 'string') throw new AppError('BAD_REQUEST', 'Invalid arguments: conversationId: must be a string');
-        const runs = deps.agents!.runs;
-        const options = resolveCallOptions({ memory: { userId: caller.userId ?? MCP_DEFAULT_USER, ...(conversationId ? { conversationId } : {}) } } as TextOptions, agent);
-        const prepared = await runs.prepare({ agent, input: prompt, options, headers: caller.headers, runId: newRunId(), signal: caller.signal });
-        const r = await runText(runs, prepared, prompt, caller.signal);
-        const out: Json = { text: r.text, runId: prepared.toolContext.runId };
-        if (prepared.callContext.conversationId !== undefined) out.conversationId = prepared.callContext.conversationId;
+        const r = await agent.ask(prompt, { userId: caller.userId ?? MCP_DEFAULT_USER, ...(conversationId ? { conversationId } : {}), headers: caller.headers, signal: caller.signal });
+        const out: Json = { text: r.text, runId: r.runId };
+        if (r.conversationId !== undefined) out.conversationId = r.conversationId;
         return out;
       },
     });
   }
-  for (const def of deps.workflows?.engine.workflows.values() ?? []) add(workflowTool(deps, def));
+  for (const def of deps.workflows?.() ?? []) add(workflowTool(def));
   return [...out.values()];
 }
 
-function workflowTool(deps: McpCatalogDeps, def: WorkflowDefinition): McpToolEntry {
-  const schema = def.input ? toJsonSchema(def.input) : undefined;
+function workflowTool(def: McpOfferedWorkflow): McpToolEntry {
+  const schema = def.inputSchema;
   // MCP tool arguments are an object: a workflow whose input is not one takes it as `input`
   const wrapped = schema !== undefined && !isObjectSchema(schema);
   const inputSchema: Json = schema === undefined ? { type: 'object' } : wrapped ? { type: 'object', properties: { input: schema }, required: ['input'] } : schema;
@@ -115,18 +123,6 @@ function workflowTool(deps: McpCatalogDeps, def: WorkflowDefinition): McpToolEnt
     name: `${WORKFLOW_TOOL_PREFIX}${def.id}`,
     description: `Run the ${def.name} workflow${def.purpose ? `: ${def.purpose}` : ''}`,
     inputSchema,
-    async call(args, caller) {
-      const engine = deps.workflows!.engine;
-      const run = await startExecution(engine, def.id, wrapped ? args.input : args, caller.userId !== undefined ? { userId: caller.userId } : {});
-      const result = executionResult(await run.settled, run.executionId, run.createdAt);
-      if (result.status !== 'suspended') return result;
-      const suspension = result.suspension as { suspendedStepIndex: number };
-      const step = def.steps[suspension.suspendedStepIndex];
-      const resumeSchema = step ? resumeSchemaOf(def, step) : def.resumeSchema;
-      // a suspended execution waits for its resume through the HTTP API: `{resumeData}` posted to `path`
-      const resume: Json = { method: 'POST', path: `/workflows/${encodeURIComponent(def.id)}/executions/${encodeURIComponent(run.executionId)}/resume` };
-      if (resumeSchema) resume.resumeDataSchema = toJsonSchema(resumeSchema);
-      return { ...result, resume };
-    },
+    call: (args, caller) => def.run(wrapped ? args.input : args, caller.userId !== undefined ? { userId: caller.userId } : {}),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * `andAgent`: asks an agent (through the runner the agents module provides, agent-bridge.ts) and
+ * `andAgent`: asks an agent (through the runner the agents module provides, src/contract/agent-bridge.ts) and
  * completes with its text, its object when a schema is given, or what `map` makes of it. A run that
  * waits for tool approvals suspends the step with the pending calls; resumed, the resume data is
  * the decision, the same run continues and the step completes with its result. Its effect lives in
@@ -16,7 +16,7 @@ import {
   toolApprovalSuspensionOf,
   type ToolApprovalSuspension,
   type WorkflowAgentResult,
-} from '../agent-bridge.js';
+} from '../../contract/agent-bridge.js';
 import { checkId, type Common, type Schemas } from './checks.js';
 import type { StepKind } from './kind.js';
 

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { ErrorInfo, WaitFiring, WaitState } from '../../../machines/workflow-execution.machine.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowDefinition, WorkflowStep } from '../types.js';
-import type { WorkflowAgentRunner } from '../agent-bridge.js';
+import type { WorkflowAgentRunner } from '../../contract/agent-bridge.js';
 
 /** Thrown by `suspend()`: unwinds the step function. */
 export class SuspendSignal extends Error {

@@ -3,7 +3,7 @@ import { generateObject, jsonSchema } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDemoModel } from '../../../src/agents/models/demo-model.js';
-import { sampleFromJsonSchema } from '../../../src/agents/models/json-schema-sample.js';
+import { sampleFromJsonSchema } from '../../../src/kernel/json-schema-sample.js';
 
 type JsonSchema = Record<string, unknown>;
 

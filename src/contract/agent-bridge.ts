@@ -1,7 +1,7 @@
 /**
- * How an `andAgent` step reaches the agents domain without importing it: the agents module exposes
- * an `agentRunner` implementing `WorkflowAgentRunner` (registered under the module name `agents`),
- * and the workflow engine looks it up when a step runs. Without it the step fails with a clear
+ * How an `andAgent` step reaches the agents domain without either domain importing the other: a
+ * port of the module contract, implemented by the agents module's `agentRunner` and handed to the
+ * workflows module by the composition root (src/server-assembly.ts). Without it the step fails with a clear
  * message instead of the server failing to start.
  *
  * Tool approvals: a run whose model calls a tool needing approval throws `ToolApprovalPendingError`;

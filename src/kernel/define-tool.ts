@@ -9,8 +9,8 @@
  */
 import type { ZodType } from 'zod';
 import { formatIssues } from '../errors.js';
-import { toJsonSchema } from '../kernel/json-schema.js';
-import { checkSchemaSlot } from '../config/schema-slot.js';
+import { toJsonSchema } from './json-schema.js';
+import { checkSchemaSlot } from './schema-slot.js';
 
 export interface ToolExecuteOptions {
   /** the caller's `options.context` (plus `user` when authenticated); `{}` when none */

@@ -23,12 +23,12 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { readAckedMark, writeAckedMark } from './acked-mark.js';
-import { checkLogIntegrity, type IntegrityReport } from './integrity.js';
+import { checkLogIntegrity, type IntegrityReport } from '../integrity.js';
 import { KeySpace, decodeStreamKey, prefixEnd, readSeq, recordKey, streamKey, streamPrefix } from './key-codec.js';
 import { openLevelLog } from './level-log.js';
 import { forgetDamage } from './open-check.js';
-import { encodeRecord, recordProblem } from './record-codec.js';
-import { LogLockedError, type LogRecord } from './types.js';
+import { encodeRecord, recordProblem } from '../record-codec.js';
+import { LogLockedError, type LogRecord } from '../types.js';
 
 export type SeqRange = [first: number, last: number];
 

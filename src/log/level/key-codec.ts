@@ -10,7 +10,8 @@
  *   so the 0x00 separator sorts before every continuation and `"a"`'s keys never interleave with
  *   `"ab"`'s.
  *
- * Key spaces (one prefix byte each) live in one LevelDB: see `KeySpace`.
+ * Key spaces (one prefix byte each) live in one LevelDB: see `KeySpace`. What makes a valid stream
+ * id, and the code point order every store sorts by, are store-neutral (../names.ts).
  */
 
 export const SEQ_BYTES = 8;
@@ -82,28 +83,6 @@ export function decodeRecordKey(key: Uint8Array): number {
   return readSeq(key, 1);
 }
 
-/** True when `stream` can be a stream id: a non-empty, well-formed string without NUL. */
-export function isStreamId(stream: unknown): stream is string {
-  return typeof stream === 'string' && stream.length > 0 && !stream.includes('\u0000') && isWellFormed(stream);
-}
-
-/** Throws when `stream` cannot be a stream id (empty, not a string, NUL or lone surrogates). */
-export function assertStreamId(stream: unknown): asserts stream is string {
-  if (typeof stream !== 'string' || stream.length === 0) throw new TypeError('A stream id must be a non-empty string');
-  if (stream.includes('\u0000')) throw new TypeError('A stream id may not contain the NUL character');
-  if (!isWellFormed(stream)) throw new TypeError('A stream id may not contain lone surrogates');
-}
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * False when `s` holds a lone surrogate: UTF-8 encodes those as U+FFFD, so two different keys
- * would collide on disk. Names with them are refused rather than silently merged.
- */
-export function isWellFormed(s: string): boolean {
-  return !LONE_SURROGATE.test(s);
-}
-
 /**
  * `s` + utf8(stream) + 0x00: the prefix of every index key of `stream` (computed once per stream).
  * Allocated outside Node's shared 8 KiB Buffer pool: the log caches prefixes of thousands of streams, and a
@@ -160,24 +139,4 @@ export function prefixEnd(prefix: Buffer): Buffer {
   }
   // Only 0xff bytes: no finite upper bound in the space; the caller's prefix byte is never 0xff.
   throw new RangeError('Prefix has no upper bound');
-}
-
-/**
- * Compares strings by Unicode code point, i.e. by their UTF-8 byte order (JS `<` compares UTF-16
- * code units, which disagrees for astral characters vs U+E000..U+FFFF). The in-memory log uses it
- * so its kv and stream ordering match LevelDB's.
- */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Surrogates (U+D800..U+DFFF) encode code points above U+FFFF: they sort after every BMP unit.
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs === ys) return x - y;
-    return xs ? 1 : -1;
-  }
-  return a.length - b.length;
 }

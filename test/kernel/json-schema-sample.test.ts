@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { sampleFromJsonSchema } from '../../../src/agents/models/json-schema-sample.js';
+import { sampleFromJsonSchema } from '../../src/kernel/json-schema-sample.js';
 
 describe('sampleFromJsonSchema', () => {
   it('fills name with Ada, age with 36, other strings with sample, numbers with 1 and booleans with true', () => {

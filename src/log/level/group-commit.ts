@@ -20,21 +20,11 @@
  * assigned to the lost appends are never visible to readers (the durable head did not move).
  */
 import type { ClassicLevel } from 'classic-level';
-import type { StoreFaultError } from './store-health.js';
+import type { CommitStats } from '../capabilities.js';
+import type { StoreFaultError } from '../store-health.js';
 
-export interface CommitStats {
-  /** synced batch writes performed */
-  batches: number;
-  /** append calls committed */
-  appends: number;
-  /** records committed */
-  records: number;
-  /** kv puts and dels committed */
-  kvWrites: number;
-  /** checkpoint writes committed */
-  checkpointWrites: number;
-  /** most append calls committed by one batch */
-  maxBatchAppends: number;
+/** The group-commit figures of the LevelDB log: the neutral ones and the operations per batch. */
+export interface LevelCommitStats extends CommitStats {
   /** most LevelDB operations in one batch */
   maxBatchOps: number;
 }
@@ -108,7 +98,7 @@ export class GroupCommitter<T> {
   private lingering: ReturnType<typeof setTimeout> | undefined;
   private failure: StoreFaultError | undefined;
   private idleWaiters: Array<() => void> = [];
-  readonly stats: CommitStats = {
+  readonly stats: LevelCommitStats = {
     batches: 0,
     appends: 0,
     records: 0,

@@ -3,11 +3,12 @@
  * (`GET /agents/:id/history`, docs/api-reference.md). The projection (agent-history.ts) feeds records in
  * log order and persists the result; a stored entry carries the global sequence of the last record
  * it applied, so re-applying records after a crash (checkpoint behind the stored entries) is a no-op.
+ * Part of the module contract because the A2A server reads its tasks through the same fold.
  */
 import type { AgentOperationType, AgentRunStarted, AgentRunUsage, PendingApproval, RecordedStep } from '../../machines/agent-run.machine.js';
 import type { LogRecord } from '../log/types.js';
 import { iso } from '../kernel/time.js';
-import { traceRefOf } from '../observability/span-types.js';
+import { traceRefOf } from '../kernel/span-types.js';
 
 export type HistoryStatus = 'working' | 'completed' | 'error' | 'cancelled';
 

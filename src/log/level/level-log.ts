@@ -26,14 +26,14 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { AckedMark } from './acked-mark.js';
-import { GroupCommitter, type CommitStats, type PendingBatch } from './group-commit.js';
+import type { IntegrityCapability, StorageCapability, StorageStats } from '../capabilities.js';
+import { GroupCommitter, type LevelCommitStats, type PendingBatch } from './group-commit.js';
+import { checkLevelIntegrity } from './level-integrity.js';
 import { probeDirectory } from './level-recovery.js';
-import { StoreHealth, backoff, type StoreFaultError } from './store-health.js';
+import { StoreHealth, backoff, type StoreFaultError } from '../store-health.js';
 import {
   KeySpace,
-  assertStreamId,
   decodeStreamKey,
-  isStreamId,
   prefixEnd,
   readSeq,
   recordKey,
@@ -41,11 +41,12 @@ import {
   streamPrefix,
   stringKey,
 } from './key-codec.js';
-import { assertCheckpoint, assertName } from './kv-codec.js';
+import { assertStreamId, isStreamId } from '../names.js';
+import { assertCheckpoint, assertName } from '../kv-codec.js';
 import { LevelKv } from './level-kv.js';
 import { checkAckedTail, checkAfterOpen, checkBeforeOpen, openError } from './open-check.js';
-import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
-import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
+import { decodeRecord, encodeRecord, makeRecord, serializeData } from '../record-codec.js';
+import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
 import {
   LogClosedError,
   LogLockedError,
@@ -56,9 +57,9 @@ import {
   type LogRecord,
   type NewRecord,
   type Subscription,
-} from './types.js';
+} from '../types.js';
 
-export { StoreFaultError } from './store-health.js';
+export { StoreFaultError } from '../store-health.js';
 
 export interface LevelLogOptions {
   /** Clock for records appended without `at` (default `Date.now`). */
@@ -79,14 +80,11 @@ export interface LevelLogOptions {
   onWarning?: (message: string) => void;
 }
 
-export interface LogStats extends CommitStats {
-  /** streams whose head is cached in memory */
-  cachedStreams: number;
-  /** LevelDB's estimate of its own memory: memtables and block cache, in bytes (0 once closed) */
-  storageMemoryBytes: number;
-  /** table files on disk over all levels (each open one keeps its index and filter in memory) */
-  tableFiles: number;
-}
+/**
+ * The figures of the LevelDB log: its storage capability's (cached stream heads; LevelDB's memtables
+ * and block cache; table files over all levels) and its group commit's.
+ */
+export type LogStats = StorageStats & LevelCommitStats;
 
 /** LevelDB's memory and table-file count, read from its properties. */
 function storageStats(db: ClassicLevel<Buffer, string>): Pick<LogStats, 'storageMemoryBytes' | 'tableFiles'> {
@@ -188,6 +186,8 @@ class LevelLog implements LevelEventLog {
   private closePromise: Promise<void> | undefined;
   readonly kv: LevelKv;
   readonly health: StoreHealth;
+  readonly storage: StorageCapability = { stats: () => this.stats() };
+  readonly integrity: IntegrityCapability = { check: () => checkLevelIntegrity(this, this.db) };
   /** set while the database is closed and reopened after a failure: reads wait for it */
   private reopening: Promise<void> | undefined;
   private recoveryTimer: NodeJS.Timeout | undefined;

@@ -4,11 +4,18 @@
  * stored as their JSON text, like on disk, so reads return fresh objects with JSON semantics and a
  * producer mutating its data after `append` cannot change history. Appends commit immediately;
  * their promises and live deliveries still follow the commit, as with the durable log.
+ *
+ * `createMemoryCluster()` makes a store that several logs share, each opened as a node with a lease:
+ * every node reads and is delivered every node's records, and the logs declare the ownership
+ * capability with the PostgreSQL store's rules (memory-leases.ts), for tests of several nodes.
+ * kv and checkpoints stay each node's own, as on PostgreSQL.
  */
-import { assertStreamId, compareCodePoints, isStreamId } from './key-codec.js';
-import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from './kv-codec.js';
-import { decodeRecord, encodeRecord, makeRecord, serializeData } from './record-codec.js';
-import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from './subscriptions.js';
+import { StreamFencedError, type OwnershipCapability } from '../capabilities.js';
+import { MemoryLeases } from './memory-leases.js';
+import { assertStreamId, compareCodePoints, isStreamId } from '../names.js';
+import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from '../kv-codec.js';
+import { decodeRecord, encodeRecord, makeRecord, serializeData } from '../record-codec.js';
+import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
 import {
   LogClosedError,
   StreamConflictError,
@@ -19,7 +26,7 @@ import {
   type LogRecord,
   type NewRecord,
   type Subscription,
-} from './types.js';
+} from '../types.js';
 
 export interface MemoryLogOptions {
   /** Clock for records appended without `at` (default `Date.now`). */
@@ -29,7 +36,27 @@ export interface MemoryLogOptions {
 }
 
 export function createMemoryLog(opts: MemoryLogOptions = {}): EventLog {
-  return new MemoryLog(opts);
+  return new MemoryLog(opts, newStore(), undefined);
+}
+
+/** A node of a memory cluster: its id, and which streams need its ownership. */
+export interface MemoryNodeOptions extends MemoryLogOptions {
+  nodeId: string;
+  /** streams that need this node's ownership (fenced) */
+  fenced: (stream: string) => boolean;
+  /** record types after which the stream's actor ends or parks: the append releases the stream */
+  releases?: (type: string) => boolean;
+}
+
+export interface MemoryCluster {
+  /** Opens a log on the shared store as a node holding a lease (a new epoch each time its id opens). */
+  open(node: MemoryNodeOptions): EventLog;
+}
+
+export function createMemoryCluster(): MemoryCluster {
+  const store = newStore();
+  const leases = new MemoryLeases();
+  return { open: (node) => new MemoryLog(node, store, { ...node, leases, fencing: leases.register(node.nodeId) }) };
 }
 
 interface StreamState {
@@ -37,11 +64,30 @@ interface StreamState {
   seqs: number[];
 }
 
+/** What the logs of one store share: the records, the streams, and the open logs to deliver to. */
+interface MemoryStore {
+  /** stored JSON of record `seq` at index `seq - 1` */
+  records: string[];
+  streams: Map<string, StreamState>;
+  logs: Set<MemoryLog>;
+}
+
+function newStore(): MemoryStore {
+  return { records: [], streams: new Map(), logs: new Set() };
+}
+
+interface NodeLease {
+  leases: MemoryLeases;
+  fencing: { nodeId: string; epoch: number };
+  fenced: (stream: string) => boolean;
+  releases?: (type: string) => boolean;
+}
+
 class MemoryLog implements EventLog {
   private readonly clock: () => number;
   /** stored JSON of record `seq` at index `seq - 1` */
-  private readonly records: string[] = [];
-  private readonly streams = new Map<string, StreamState>();
+  private readonly records: string[];
+  private readonly streams: Map<string, StreamState>;
   private readonly checkpoints = new Map<string, number>();
   private readonly kvData = new Map<string, string>();
   private readonly hub: SubscriptionHub;
@@ -49,9 +95,18 @@ class MemoryLog implements EventLog {
   /** appends committed but not yet delivered/resolved: `close` lets them finish */
   private readonly inflight = new Set<Promise<AppendResult>>();
   readonly kv: KeyValueStore;
+  readonly ownership: OwnershipCapability | undefined;
 
-  constructor(opts: MemoryLogOptions) {
+  constructor(
+    opts: MemoryLogOptions,
+    private readonly store: MemoryStore,
+    private readonly lease: NodeLease | undefined,
+  ) {
     this.clock = opts.clock ?? Date.now;
+    this.records = store.records;
+    this.streams = store.streams;
+    store.logs.add(this);
+    this.ownership = lease && ownershipOf(lease, () => this.ensureOpen());
     this.hub = new SubscriptionHub(
       {
         head: () => this.records.length,
@@ -72,7 +127,8 @@ class MemoryLog implements EventLog {
       // Deliver and resolve after the caller's synchronous code, like a durable commit would.
       const done = Promise.resolve().then(() => {
         this.inflight.delete(done);
-        this.hub.publish(result.records);
+        // every log of the store delivers the records, as every node of a shared store does
+        for (const log of this.store.logs) log.hub.publish(result.records);
         return result;
       });
       this.inflight.add(done);
@@ -86,6 +142,11 @@ class MemoryLog implements EventLog {
     this.ensureOpen();
     assertStreamId(stream);
     const dataJson = serializeData(records);
+    const lease = this.lease?.fenced(stream) ? this.lease : undefined;
+    if (lease) {
+      const refused = lease.leases.claim(stream, lease.fencing);
+      if (refused !== undefined) throw new StreamFencedError(stream, refused);
+    }
     let st = this.streams.get(stream);
     const current = st ? st.seqs.length : 0;
     const expected = options?.expectedStreamSeq;
@@ -105,6 +166,7 @@ class MemoryLog implements EventLog {
       committed[i] = rec;
     }
     const last = committed[committed.length - 1];
+    if (lease?.releases?.(last.type)) lease.leases.release(stream, lease.fencing);
     return { records: committed, lastSeq: last.seq, lastStreamSeq: last.streamSeq };
   }
 
@@ -179,8 +241,33 @@ class MemoryLog implements EventLog {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.inflight]);
+    this.store.logs.delete(this);
     this.hub.closeAll();
+    // a node stopping on purpose lets the others claim its streams at once
+    if (this.lease) this.lease.leases.stop(this.lease.fencing);
   }
+}
+
+function ownershipOf(lease: NodeLease, ensureOpen: () => void): OwnershipCapability {
+  const { leases, fencing } = lease;
+  return {
+    nodeId: fencing.nodeId,
+    fencing: () => fencing,
+    claim: async (stream) => {
+      ensureOpen();
+      assertStreamId(stream);
+      return leases.claim(stream, fencing);
+    },
+    ownedCounts: async (prefixes) => {
+      ensureOpen();
+      return leases.ownedCounts(prefixes, fencing);
+    },
+    lapsedStreams: async (prefix, limit) => {
+      ensureOpen();
+      assertName(prefix, 'stream prefix');
+      return leases.lapsedStreams(prefix, limit);
+    },
+  };
 }
 
 /** Values are kept as JSON text so reads return copies with JSON semantics, as on disk. */

@@ -5,7 +5,7 @@
 import type { ClassicLevel } from 'classic-level';
 import type { PendingBatch } from './group-commit.js';
 import { KeySpace, decodeStringKey, stringKey } from './key-codec.js';
-import { OverlayKv } from './overlay-kv.js';
+import { OverlayKv } from '../overlay-kv.js';
 
 export class LevelKv extends OverlayKv {
   constructor(

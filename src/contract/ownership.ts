@@ -3,7 +3,7 @@
  * them; on the PostgreSQL store only those it can claim: a stream another live node runs stays
  * with that node, and one whose owner is gone becomes this node's.
  */
-import type { ServerContext } from '../contract/server-module.js';
+import type { ServerContext } from './server-module.js';
 
 export async function claimable(ctx: Pick<ServerContext, 'claim'>, ids: readonly string[], streamOf: (id: string) => string): Promise<string[]> {
   const claim = ctx.claim;

@@ -1,0 +1,118 @@
+/**
+ * What a store may offer beyond the EventLog contract. Each capability is an optional member of
+ * `EventLog` (types.ts), present only on a log that keeps its promises, so a caller writes
+ * `if (log.ownership)` and is typed from there: no cast to a store's class, no `in` check, and a
+ * new store offers a capability by setting the member, not by resembling PostgreSQL.
+ *
+ * - `ownership`: streams owned by one node at a time under a lease, with fencing and takeover
+ *   (PostgreSQL opened with a node lease);
+ * - `shared`: several nodes write the same store, and a node can catch up with all of them
+ *   (PostgreSQL);
+ * - `storage`: figures of the storage under the log, for the status route (LevelDB);
+ * - `integrity`: a check that reads the store's raw storage, so damage is reported, not thrown
+ *   (LevelDB; other logs are checked through the EventLog API, integrity.ts).
+ *
+ * A capability with cases of its own has a contract suite in test/contract/ that every store
+ * offering it runs, as every store runs the EventLog contract.
+ */
+import { AppError } from '../errors.js';
+
+/** Who appends to fenced streams: the node id and its current epoch (a new one each time the id registers). */
+export interface Fencing {
+  nodeId: string;
+  epoch: number;
+}
+
+/**
+ * Ownership of streams by nodes sharing a store. A fenced stream (the log's `fenced(stream)` option:
+ * executions and agent runs) belongs to one node at a time: the first append claims it, another
+ * node's appends are refused with `StreamFencedError` inside their commit while the owner's lease is
+ * current, and an append of a record that ends or parks the stream's actor releases it. A node whose
+ * lease lapsed registers again under a new epoch; what it owned under the old one stays fenced.
+ */
+export interface OwnershipCapability {
+  /** this node's id */
+  readonly nodeId: string;
+  /** this node's id and current epoch */
+  fencing(): Fencing;
+  /**
+   * Makes `stream` this node's when it is free, already this node's, or its owner's lease lapsed
+   * (takeover); resolves undefined on success, else with the reason it is refused.
+   */
+  claim(stream: string): Promise<string | undefined>;
+  /** How many streams under each prefix this node owns now (its epoch). */
+  ownedCounts(prefixes: readonly string[]): Promise<number[]>;
+  /**
+   * Top-level owned streams under `prefix` (no `/` after it: child streams go with their parent)
+   * whose owner's lease lapsed or whose owner registered again: the takeover candidates.
+   */
+  lapsedStreams(prefix: string, limit: number): Promise<string[]>;
+}
+
+/**
+ * An append refused because this node does not own the stream (its lease lapsed, or another node
+ * owns it). The server forwards a command that met it to the owner (src/cluster/inbox.ts); where
+ * that is not possible it reaches the client as a 409 naming the owner.
+ */
+export class StreamFencedError extends AppError {
+  /** the node that owns the stream, when another live node does */
+  readonly owner: string | undefined;
+  constructor(readonly stream: string, readonly reason: string) {
+    super('CONFLICT', `Stream ${stream} cannot be appended by this node: ${reason}`);
+    this.name = 'StreamFencedError';
+    this.owner = reason.startsWith(OWNED_BY) ? reason.slice(OWNED_BY.length) : undefined;
+  }
+}
+
+/** How a refusal because another live node owns the stream is worded (`el_claim` words it so too). */
+export const OWNED_BY = 'owned by node ';
+
+/** A store several nodes write: each node delivers the others' commits too, and can be made to catch up. */
+export interface SharedStoreCapability {
+  /**
+   * Resolves once this node has delivered everything committed (by any node) before the call:
+   * after it, `head()` and the read models fed by `subscribe` include every acknowledged write.
+   */
+  catchUp(): Promise<number>;
+}
+
+/** Group-commit figures of a durable store. */
+export interface CommitStats {
+  /** batches written (synced) */
+  batches: number;
+  /** append calls committed */
+  appends: number;
+  /** records committed */
+  records: number;
+  /** kv puts and dels committed */
+  kvWrites: number;
+  /** checkpoint writes committed */
+  checkpointWrites: number;
+  /** most append calls committed by one batch */
+  maxBatchAppends: number;
+}
+
+/** What the status route shows of the storage under a log. */
+export interface StorageStats extends CommitStats {
+  /** streams whose head is cached in memory */
+  cachedStreams: number;
+  /** the storage engine's estimate of its own memory (caches, memtables), in bytes (0 once closed) */
+  storageMemoryBytes: number;
+  /** table files on disk (each open one keeps its index and filter in memory) */
+  tableFiles: number;
+}
+
+export interface StorageCapability {
+  stats(): StorageStats;
+}
+
+export interface IntegrityReport {
+  ok: boolean;
+  records: number;
+  problems: string[];
+}
+
+/** A store's own integrity check, reading its raw storage (a corrupt value is a problem listed, not an error thrown). */
+export interface IntegrityCapability {
+  check(): Promise<IntegrityReport>;
+}
