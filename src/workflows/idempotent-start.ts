@@ -5,11 +5,13 @@
  * one start win, with no table of keys to keep or expire: a key lasts as long as its execution. The
  * start records the key and a digest of the validated input in `execution.started`; a repeat with
  * the same input answers like the first call would (its first settling record), a repeat with
- * another input is a 409.
+ * another input is a 409. The repeat is answered where it arrives, from the shared log, also on a
+ * node that does not own the execution (nothing to forward: a repeat only reads).
  */
 import { createHash } from 'node:crypto';
 import { badRequest, conflict } from '../errors.js';
 import type { LogRecord } from '../log/types.js';
+import { StreamFencedError } from '../log/capabilities.js';
 import type { ExecutionInput } from '../../machines/workflow-execution.machine.js';
 import { requireWorkflow, startExecution, validateInput, type ExecuteOptions, type StartedRun } from './commands.js';
 import type { WorkflowEngine } from './engine.js';
@@ -69,7 +71,9 @@ export async function startIdempotent(engine: WorkflowEngine, workflowId: string
     const run = await startExecution(engine, workflowId, rawInput, { ...options, executionId, idempotency: { key, inputDigest: digest } });
     return { ...run, replayed: false };
   } catch (err) {
-    if (!(err instanceof Error && err.message === `Execution ${executionId} already exists`)) throw err;
+    // on a shared store the loser of a race may learn it from the winner's claim (fenced) rather than from the stream
+    const exists = (err instanceof Error && err.message === `Execution ${executionId} already exists`) || err instanceof StreamFencedError;
+    if (!exists) throw err;
   }
   const stream = executionStream(executionId);
   const first = await firstRecordOf(engine, executionId);

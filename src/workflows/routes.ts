@@ -25,6 +25,7 @@ import {
   type StartedRun,
 } from './commands.js';
 import { executionStream } from './events.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, startIdempotent } from './idempotent-start.js';
 import type { LogRecord } from '../log/types.js';
 import type { ExecutionsIndex, ExecutionsFilter } from './executions-index.js';
 import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
@@ -48,6 +49,8 @@ const executeBody = z.object({
       context: record.optional(),
       workflowState: record.optional(),
       metadata: record.optional(),
+      /** the `Idempotency-Key` header's alternative (the header wins) */
+      idempotencyKey: z.string().optional(),
     })
     .optional(),
 });
@@ -134,9 +137,17 @@ function metadataFilter(base: Record<string, unknown> | undefined, raw: URLSearc
   return out;
 }
 
-async function answer(run: StartedRun): Promise<RouteResult> {
+async function answer(run: StartedRun, headers?: Record<string, string>): Promise<RouteResult> {
   const rec = await run.settled;
-  return ok(executionResult(rec, run.executionId, run.createdAt));
+  return { ...ok(executionResult(rec, run.executionId, run.createdAt)), ...(headers ? { headers } : {}) };
+}
+
+/** What an execute or stream call starts: a new execution, or with an idempotency key the key's (idempotent-start.ts). */
+function start(engine: WorkflowEngine, workflowId: string, headers: Record<string, string>, body: z.infer<typeof executeBody>): Promise<{ run: StartedRun; headers?: Record<string, string> }> {
+  const { idempotencyKey, ...options } = body.options ?? {};
+  const key = idempotencyKeyOf(headers[IDEMPOTENCY_HEADER], idempotencyKey);
+  if (key === undefined) return startExecution(engine, workflowId, body.input, options).then((run) => ({ run }));
+  return startIdempotent(engine, workflowId, body.input, key, options).then((run) => ({ run, ...(run.replayed ? { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } } : {}) }));
 }
 
 export interface WorkflowRoutesDeps {
@@ -200,8 +211,8 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       tags: TAGS,
       body: executeBody,
       handler: async (ctx) => {
-        const body = ctx.body as z.infer<typeof executeBody>;
-        return answer(await startExecution(engine, ctx.params.id, body.input, body.options));
+        const { run, headers } = await start(engine, ctx.params.id, ctx.headers, ctx.body as z.infer<typeof executeBody>);
+        return answer(run, headers);
       },
     },
     {
@@ -214,9 +225,8 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       body: executeBody,
       produces: 'sse',
       handler: async (ctx) => {
-        const body = ctx.body as z.infer<typeof executeBody>;
-        const run = await startExecution(engine, ctx.params.id, body.input, body.options);
-        return { kind: 'sse', start: (sink) => engine.feeds.attachSse(executionStream(run.executionId), 0, sink) };
+        const { run, headers } = await start(engine, ctx.params.id, ctx.headers, ctx.body as z.infer<typeof executeBody>);
+        return { kind: 'sse', ...(headers ? { headers } : {}), start: (sink) => engine.feeds.attachSse(executionStream(run.executionId), 0, sink) };
       },
     },
     {
