@@ -12,14 +12,16 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../kernel/clock.js';
-import { EventRejectedError, type EventBuilder } from '../runtime/actor-host.js';
+import { EventRejectedError, type Actor, type EventBuilder } from '../runtime/actor-host.js';
 import type { ExecutionContext, ExecutionEvent, KeptEvent, WaitFiring, WaitState, WorkflowExecutionMachine } from '../../machines/workflow-execution.machine.js';
-import type { ExecActor } from './engine.js';
 import type { WaitRequest } from './steps/kind.js';
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { acceptsEvent, type WaitForEventStep } from './steps/wait-for-event.js';
 import { walkSteps } from './steps/walk.js';
 import { WaitTimers } from './wait-timers.js';
+
+/** An execution's actor (as engine.ts names it; not imported from there, which imports this file) */
+type ExecActor = Actor<WorkflowExecutionMachine>;
 
 export interface WaitsHost {
   dispatch(actor: ExecActor, event: ExecutionEvent | EventBuilder<WorkflowExecutionMachine>): void;
