@@ -4,7 +4,7 @@
  * down, never up; the domains are peers that import no other domain. A folder is src/<folder>/;
  * `root` is the files directly in src/ other than the leaf files of the last layer.
  */
-const DOMAINS = ['workflows', 'agents', 'memory', 'tools', 'mcp', 'observability', 'protocols', 'cluster'];
+const DOMAINS = ['workflows', 'agents', 'memory', 'tools', 'mcp', 'observability', 'protocols', 'cluster', 'schedules'];
 
 const LAYERS = [
   // the `eventloom` command (cli/) starts the server as main.ts does, so it shares the root's layer

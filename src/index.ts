@@ -37,6 +37,8 @@ export { registerStepKind } from './workflows/steps/registry.js';
 export { SKIPPED, type StepKind, type StepRun, type DescribeChild } from './workflows/steps/kind.js';
 export type { WorkflowAgentRunner, WorkflowAgentRunOptions, WorkflowAgentResult, WorkflowAgentUsage } from './contract/agent-bridge.js';
 export { workflowsModule } from './workflows/module.js';
+export { schedulesModule, type SchedulesModule } from './schedules/module.js';
+export type { ScheduleConfig } from './schedules/config.js';
 export { replayExecutionHistory, collectDefinitions, type ExecutionReplayReport, type Divergence, type DivergenceKind, type HistoryReplayOptions } from './workflows/history-replay.js';
 export { locateSteps, resolveReplayPoint, type StepLocation, type ReplayPointResolution } from './workflows/replay-point.js';
 // logs and observability

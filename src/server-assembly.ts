@@ -19,6 +19,8 @@ import { mcpServerModule } from './protocols/mcp-server/module.js';
 import { a2aAgents, mcpAgents } from './agents/protocol-ports.js';
 import { mcpTools } from './tools/protocol-ports.js';
 import { mcpWorkflows } from './workflows/protocol-ports.js';
+import { schedulesModule } from './schedules/module.js';
+import { scheduleRuns } from './workflows/schedule-port.js';
 
 /**
  * The default modules of one server, in start order, each given the modules it uses as typed
@@ -62,6 +64,8 @@ export function defaultModules(): ModuleFactory[] {
         workflows: w && (() => mcpWorkflows(w.engine)),
       });
     },
+    // schedules start executions through the port the workflows adapt themselves to
+    (ctx) => schedulesModule(ctx, { runs: scheduleRuns(workflows!.engine) }),
     // last: it continues other nodes' executions and closes their agent runs through those modules
     (ctx) => takeoverModule(ctx, { workflows, agents }),
   ];

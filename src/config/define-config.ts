@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { PACKAGE_ROOT } from '../package-root.js';
 import type { CorsConfig } from './cors.js';
 import type { ClusterConfig } from './cluster.js';
+import type { ScheduleConfig } from './schedules.js';
 import type { RouteDef, RequestContext, RouteResult } from '../contract/routes.js';
 
 /** An operator route: `authenticatedUser` is the verified user (undefined when anonymous). */
@@ -53,6 +54,8 @@ export interface EventloomConfig {
   providers?: unknown;
   mcpServers?: unknown;
   observability?: unknown;
+  /** cron schedules that start workflow executions (checked at start-up: src/schedules/config.ts) */
+  schedules?: readonly ScheduleConfig[];
   server?: ServerConfig;
   /** several nodes on one PostgreSQL store (src/config/cluster.ts) */
   cluster?: ClusterConfig;

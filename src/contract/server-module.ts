@@ -42,6 +42,7 @@ export interface ModuleConfig {
   providers?: unknown;
   mcpServers?: unknown;
   observability?: unknown;
+  schedules?: unknown;
   server?: { shutdownTimeoutMs?: number };
 }
 

@@ -28,6 +28,11 @@ const ADDITIONS: Record<string, AuthClass> = {
   // an event continues the executions waiting for it: the class of execute
   'POST /events': 'execution',
   'POST /workflows/:id/executions/:executionId/events': 'execution',
+  // schedules: the list reads like GET /workflows; pause, resume and trigger change what runs, like execute
+  'GET /schedules': 'management',
+  'POST /schedules/:id/pause': 'execution',
+  'POST /schedules/:id/resume': 'execution',
+  'POST /schedules/:id/trigger': 'execution',
 };
 
 const concrete = (path: string) => path.replace(/:[A-Za-z0-9_]+/g, 'matrix-x');
