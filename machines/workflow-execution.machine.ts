@@ -85,6 +85,39 @@ export interface Suspension {
   workflowState: Record<string, unknown>;
 }
 
+/**
+ * A durable wait of a step (andSleep, andSleepUntil, andWaitForEvent), keyed in the context by the
+ * waiting step's id. Recorded once by `step.waiting` when the step first reaches it; a later attempt
+ * of the same top-level step (after a recovery or a resume) finds it and waits for the same due time
+ * instead of starting over. `fired` is set by the one `step.wait.fired` the machine accepts for it.
+ */
+export interface WaitState {
+  /** the top-level step the waiting step is (or is nested in) */
+  topStepId: string;
+  kind: 'sleep' | 'event';
+  /** sleep: the due time (epoch ms) */
+  until?: number;
+  /** event: the event name waited for */
+  name?: string;
+  /** event: when the wait times out (epoch ms); absent = never */
+  timeoutAt?: number;
+  fired?: WaitFiring;
+}
+
+/** How a wait ended: its due time passed, a matching event came (its data), or it timed out. */
+export interface WaitFiring {
+  outcome: 'elapsed' | 'event' | 'timeout';
+  eventId?: string;
+  data?: unknown;
+}
+
+/** An event sent to one execution and kept until a wait of that name consumes it. */
+export interface KeptEvent {
+  eventId: string;
+  name: string;
+  data: unknown;
+}
+
 export interface ExecutionContext extends Omit<ExecutionInput, 'replay'> {
   data: unknown;
   steps: Record<string, StepState>;
@@ -100,6 +133,12 @@ export interface ExecutionContext extends Omit<ExecutionInput, 'replay'> {
   cancelReason?: string;
   replayedFromExecutionId?: string;
   replayFromStepId?: string;
+  /** the durable waits of the run's steps, by waiting step id (undefined in streams recorded before waits existed) */
+  waits?: Record<string, WaitState>;
+  /** events sent to this execution that no wait consumed yet, in arrival order */
+  inbox?: KeptEvent[];
+  /** every event id this execution took in (kept or consumed): a second delivery of one is rejected */
+  eventIds?: Record<string, true>;
 }
 
 interface StepFields {
@@ -117,6 +156,9 @@ export type ExecutionEvent =
   | ({ type: 'step.skipped' } & StepFields)
   | ({ type: 'step.cancelled'; reason: string } & StepFields)
   | { type: 'step.event'; stepId: string; attempt: number; event: { type: string; [k: string]: unknown } }
+  | ({ type: 'step.waiting'; stepId: string; attempt: number; waitId: string } & Omit<WaitState, 'topStepId' | 'fired'>)
+  | ({ type: 'step.wait.fired'; stepId: string; attempt: number; waitId: string } & WaitFiring)
+  | ({ type: 'execution.event.received' } & KeptEvent)
   | {
       type: 'execution.suspended';
       stepIndex: number;
@@ -147,6 +189,34 @@ export function suspendableStepIndex(ctx: ExecutionContext): number | undefined 
 
 const INERT_CONTEXT = {} as ExecutionContext;
 
+/** The context after a wait recorded by `step.waiting`. */
+const recordWait = (c: ExecutionContext, e: E<'step.waiting'>): Partial<ExecutionContext> => {
+  const w: WaitState = { topStepId: e.stepId, kind: e.kind };
+  if (e.until !== undefined) w.until = e.until;
+  if (e.name !== undefined) w.name = e.name;
+  if (e.timeoutAt !== undefined) w.timeoutAt = e.timeoutAt;
+  return { waits: { ...c.waits, [e.waitId]: w } };
+};
+
+/** The context after the one firing of a wait: an event it took is consumed (out of the inbox, its id taken). */
+const fireWait = (c: ExecutionContext, e: E<'step.wait.fired'>): Partial<ExecutionContext> => {
+  const fired: WaitFiring = { outcome: e.outcome };
+  if (e.eventId !== undefined) fired.eventId = e.eventId;
+  if (e.data !== undefined) fired.data = e.data;
+  const out: Partial<ExecutionContext> = { waits: { ...c.waits, [e.waitId]: { ...c.waits![e.waitId], fired } } };
+  if (e.eventId !== undefined) {
+    out.inbox = (c.inbox ?? []).filter((k) => k.eventId !== e.eventId);
+    out.eventIds = { ...c.eventIds, [e.eventId]: true };
+  }
+  return out;
+};
+
+/** The context after an event sent to the execution is kept for a later wait. */
+const keepEvent = (c: ExecutionContext, e: E<'execution.event.received'>): Partial<ExecutionContext> => ({
+  inbox: [...(c.inbox ?? []), { eventId: e.eventId, name: e.name, data: e.data }],
+  eventIds: { ...c.eventIds, [e.eventId]: true },
+});
+
 const endStep = (ctx: ExecutionContext, index: number) => (ctx.resume && ctx.resume.stepIndex === index ? null : ctx.resume);
 
 export const workflowExecutionMachine = setup({
@@ -161,6 +231,10 @@ export const workflowExecutionMachine = setup({
     /** a custom step event: recorded, no state change (a transition needs an action to be accepted) */
     customEvent: () => undefined,
     settle: () => undefined,
+    /** a wait was recorded: the engine arms its timer (due time or timeout) */
+    armWait: () => undefined,
+    /** a wait fired: the engine wakes the step waiting for it */
+    waitFired: () => undefined,
   },
   guards: {
     canStart: ({ context: c, event }) => {
@@ -176,6 +250,27 @@ export const workflowExecutionMachine = setup({
       if (e.attempt !== undefined) return c.current !== null && c.current.attempt === e.attempt && c.current.index === e.stepIndex && c.current.stepId === e.stepId;
       return suspendableStepIndex(c) === e.stepIndex && c.stepIds[e.stepIndex] === e.stepId;
     },
+    /** a step records a wait once: the step in flight, a wait id not recorded yet */
+    canWait: ({ context: c, event }) => {
+      const e = event as E<'step.waiting'>;
+      return c.current !== null && c.current.attempt === e.attempt && c.current.stepId === e.stepId && c.waits?.[e.waitId] === undefined;
+    },
+    /**
+     * A wait fires once: it is recorded, not fired yet, and belongs to the attempt in flight (a timer
+     * of an abandoned attempt, or one firing while the run is suspended, is turned away); an event
+     * fires it only if this execution has not taken that event id in already, unless it is kept here.
+     */
+    canFireWait: ({ context: c, event }) => {
+      const e = event as E<'step.wait.fired'>;
+      const w = c.waits?.[e.waitId];
+      if (!w || w.fired || c.current === null || c.current.attempt !== e.attempt || c.current.stepId !== e.stepId || w.topStepId !== e.stepId) return false;
+      if (e.outcome === 'elapsed') return w.kind === 'sleep';
+      if (e.outcome === 'timeout') return w.kind === 'event' && w.timeoutAt !== undefined;
+      if (w.kind !== 'event' || e.eventId === undefined) return false;
+      return c.eventIds?.[e.eventId] === undefined || (c.inbox ?? []).some((k) => k.eventId === e.eventId && k.name === w.name);
+    },
+    /** an event id is taken in once */
+    canReceiveEvent: ({ context: c, event }) => c.eventIds?.[(event as E<'execution.event.received'>).eventId] === undefined,
     canComplete: ({ context: c }) => c.current === null && c.nextIndex === c.stepIds.length,
     canFail: ({ context: c, event }) => {
       const e = event as E<'execution.failed'>;
@@ -270,6 +365,9 @@ export const workflowExecutionMachine = setup({
           }),
         },
         'step.event': { guard: 'isCurrent', actions: 'customEvent' },
+        'step.waiting': { guard: 'canWait', actions: [assign(({ context: c, event }) => recordWait(c, event as E<'step.waiting'>)), 'armWait'] },
+        'step.wait.fired': { guard: 'canFireWait', actions: [assign(({ context: c, event }) => fireWait(c, event as E<'step.wait.fired'>)), 'waitFired'] },
+        'execution.event.received': { guard: 'canReceiveEvent', actions: assign(({ context: c, event }) => keepEvent(c, event as E<'execution.event.received'>)) },
         'execution.suspended': {
           guard: 'canSuspend',
           target: 'suspended',
@@ -316,6 +414,8 @@ export const workflowExecutionMachine = setup({
     suspended: {
       entry: 'settle',
       on: {
+        // an event sent while suspended is kept for the wait the resumed step reaches again
+        'execution.event.received': { guard: 'canReceiveEvent', actions: assign(({ context: c, event }) => keepEvent(c, event as E<'execution.event.received'>)) },
         'execution.resumed': {
           guard: 'canResume',
           target: 'running',

@@ -21,7 +21,7 @@ export { resolveModel, createDemoModel } from './agents/models/index.js';
 export type { AuthConfig } from './http/auth/index.js';
 export type { CorsConfig } from './config/cors.js';
 // workflows
-export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, andWorkflow } from './workflows/builder.js';
+export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, andWorkflow, andSleep, andSleepUntil, andWaitForEvent } from './workflows/builder.js';
 export type {
   WorkflowDefinition,
   WorkflowConfig,

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { createMemoryLog } from '../log/memory/memory-log.js';
 import { type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../log/types.js';
 import { ActorHost } from '../runtime/actor-host.js';
+import type { Clock } from '../kernel/clock.js';
 import { AppError } from '../errors.js';
 import { WorkflowEngine } from '../workflows/engine.js';
 import { cancelExecution, replayExecution, resumeExecution, startExecution, suspendExecution } from '../workflows/commands.js';
@@ -179,7 +180,20 @@ export class Harness {
     const host = new ActorHost(fence, { clock: () => ++this.time });
     const { agents } = this.options;
     const agentRunner = this.options.agentRunner ?? (agents ? agentRunnerOn(host, agents) : undefined);
-    const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, agentRunner: () => agentRunner, newId: () => `${this.idPrefix}-e${++this.ids}` });
+    // durable waits on the harness's virtual time: a timer fires on the next turn, moving the time to
+    // its due time, so a sleep of a day costs a test nothing and its records say what they would
+    const clock: Clock = {
+      now: () => this.time,
+      setTimer: (fn, ms) => {
+        const at = this.time + ms;
+        const t = setTimeout(() => {
+          this.time = Math.max(this.time, at);
+          fn();
+        }, 0);
+        return { cancel: () => clearTimeout(t) };
+      },
+    };
+    const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, agentRunner: () => agentRunner, newId: () => `${this.idPrefix}-e${++this.ids}`, clock });
     engine.feeds.start();
     return { fence, engine };
   }

@@ -1,6 +1,7 @@
 /**
  * The public workflow builder: `createWorkflow({...}, ...steps)`, and the builder of each step kind
- * (`andThen andWhen andAll andRace andTap andAgent andWorkflow`), each defined beside its kind in
+ * (`andThen andWhen andAll andRace andTap andAgent andWorkflow andSleep andSleepUntil
+ * andWaitForEvent`), each defined beside its kind in
  * src/workflows/steps/. Builders only shape and check definitions (ids present and unique among
  * siblings, every schema slot a zod schema); the engine runs them. The checks run while the config
  * module is imported, so a bad definition stops the server at start-up with a message naming the
@@ -18,6 +19,9 @@ export { andRace } from './steps/race.js';
 export { andTap } from './steps/tap.js';
 export { andAgent } from './steps/agent.js';
 export { andWorkflow } from './steps/workflow.js';
+export { andSleep } from './steps/sleep.js';
+export { andSleepUntil } from './steps/sleep-until.js';
+export { andWaitForEvent } from './steps/wait-for-event.js';
 
 const WORKFLOW_SCHEMA_SLOTS = ['input', 'result', 'suspendSchema', 'resumeSchema'] as const;
 // `schema` (andAgent) first: the builder copies it into outputSchema, and the message should name what was written

@@ -49,7 +49,7 @@ export function requireWorkflow(engine: WorkflowEngine, workflowId: string): Wor
 }
 
 /** Loads an execution's actor, checking it exists, is top-level and belongs to `def`. */
-async function loadOwned(engine: WorkflowEngine, def: WorkflowDefinition, executionId: string): Promise<ExecActor> {
+export async function loadOwned(engine: WorkflowEngine, def: WorkflowDefinition, executionId: string): Promise<ExecActor> {
   const stream = executionStream(executionId);
   let actor: ExecActor;
   try {

@@ -86,6 +86,9 @@ export interface StepEnvHooks {
   emit: StepRunEnv['emit'];
   agentRunner: StepRunEnv['agentRunner'];
   runChild: StepRunEnv['runChild'];
+  /** durable waits (the live engine's); a host without them fails a waiting step */
+  wait?: StepRunEnv['wait'];
+  now?: StepRunEnv['now'];
 }
 
 /**
@@ -113,6 +116,9 @@ class StepEnv implements StepRunEnv {
   readonly emit: StepRunEnv['emit'];
   readonly agentRunner: StepRunEnv['agentRunner'];
   readonly runChild: StepRunEnv['runChild'];
+  readonly waits: ExecutionContext['waits'];
+  readonly now: StepRunEnv['now'];
+  readonly wait: StepRunEnv['wait'];
 
   constructor(def: WorkflowDefinition, c: ExecutionContext, private readonly hooks: StepEnvHooks) {
     const cur = c.current!;
@@ -136,6 +142,9 @@ class StepEnv implements StepRunEnv {
     this.emit = hooks.emit;
     this.agentRunner = hooks.agentRunner;
     this.runChild = hooks.runChild;
+    this.waits = c.waits;
+    this.now = hooks.now;
+    this.wait = hooks.wait;
   }
 
   get logger(): Logger {

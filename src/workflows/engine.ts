@@ -32,6 +32,8 @@ import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../kernel/logger-for.js';
 import { collectDefinitions } from './steps/walk.js';
 import { traceIdFor } from '../kernel/span-types.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
+import { DurableWaits } from './durable-waits.js';
 
 /** The cause of a run whose result fails its schema, as logged (no stack: the engine's frames say nothing about the result). */
 class ValidationError extends Error {
@@ -68,6 +70,8 @@ export interface WorkflowEngineOptions {
   newId?: () => string;
   /** runs a top-level step (default `runTopLevelStep`); the testing helper and replay substitute their own */
   runStep?: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
+  /** the time of durable waits (due times, timers); default: the host's clock and real timers */
+  clock?: Clock;
 }
 
 export const statusOf = (snap: ExecSnapshot) => executionStatus(snap);
@@ -92,6 +96,8 @@ export class WorkflowEngine {
   private readonly runStep: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
   /** custom execution ids being created right now (a concurrent duplicate is a 409) */
   readonly reservedIds = new Set<string>();
+  /** durable waits: their timers and the steps waiting on them */
+  readonly waits: DurableWaits;
   private stopping = false;
 
   constructor(options: WorkflowEngineOptions) {
@@ -106,13 +112,15 @@ export class WorkflowEngine {
       this.workflows.set(def.id, def);
     }
     this.definitions = collectDefinitions(options.workflows);
+    const clock: Clock = options.clock ?? { now: () => this.host.clock(), setTimer: systemClock.setTimer };
+    this.waits = new DurableWaits({ dispatch: (actor, event) => this.dispatch(actor, event), definition: (id) => this.definitions.get(id), logger: this.logger }, clock);
     this.feeds = new ExecutionFeeds(this.log, (err) => this.logger.error({ err }, 'workflow feed listener failed'));
     this.kind = {
       kind: WORKFLOW_EXECUTION_KIND,
       version: WORKFLOW_EXECUTION_VERSION,
       logic: workflowExecutionMachine,
       createdType: 'execution.started',
-      runEffects: (actor, _event, actions, reached) => this.runEffects(actor as ExecActor, actions, reached as ExecSnapshot),
+      runEffects: (actor, event, actions, reached) => this.runEffects(actor as ExecActor, event as ExecutionEvent | undefined, actions, reached as ExecSnapshot),
       followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };
@@ -132,9 +140,11 @@ export class WorkflowEngine {
     });
   }
 
-  private runEffects(actor: ExecActor, actions: ReadonlyArray<{ type: string }>, reached: ExecSnapshot): void {
+  private runEffects(actor: ExecActor, event: ExecutionEvent | undefined, actions: ReadonlyArray<{ type: string }>, reached: ExecSnapshot): void {
     for (const a of actions) {
       if (a.type === 'advance') this.advance(actor);
+      else if (a.type === 'armWait' && event?.type === 'step.waiting') this.waits.armed(actor, event, reached.context);
+      else if (a.type === 'waitFired' && event?.type === 'step.wait.fired') this.waits.fired(reached.context.executionId, event, reached.context);
       else if (a.type === 'runStep') this.startStep(actor, reached);
       else if (a.type === 'settle') this.abortStep(actor, statusOf(actor.snapshot));
     }
@@ -223,6 +233,8 @@ export class WorkflowEngine {
         },
         agentRunner: this.agentRunner,
         runChild: (req) => this.runChild(actor, step.id, req),
+        wait: (req) => this.waits.wait(actor, cur.attempt, req),
+        now: () => this.waits.clock.now(),
       });
       const outcome = await this.runStep(step, env);
       if (controller.signal.aborted) return; // the run was suspended or cancelled meanwhile
@@ -394,6 +406,8 @@ export class WorkflowEngine {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    // a waiting step ends unrecorded: after the restart it waits again for its recorded due time
+    this.waits.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
 

@@ -64,6 +64,21 @@ export function workflowEventOf(rec: LogRecord): WorkflowEventPayload | undefine
       const ev = (d.event ?? {}) as Record<string, unknown>;
       return { ...ev, type: String(ev.type), ...head, from: d.stepId, status: typeof ev.status === 'string' ? ev.status : 'running' };
     }
+    case 'step.waiting': {
+      const waitingFor = d.kind === 'sleep' ? { kind: 'sleep', until: iso(d.until) } : { kind: 'event', name: d.name, timeoutAt: d.timeoutAt !== undefined ? iso(d.timeoutAt) : null };
+      return { type: 'step-waiting', ...head, from: d.waitId, stepId: d.stepId, status: 'running', metadata: { waitingFor } };
+    }
+    case 'step.wait.fired':
+      return {
+        type: 'step-wait-fired',
+        ...head,
+        from: d.waitId,
+        stepId: d.stepId,
+        status: 'running',
+        metadata: { outcome: d.outcome, ...(d.eventId !== undefined ? { eventId: d.eventId } : {}) },
+      };
+    case 'execution.event.received':
+      return { type: 'workflow-event-received', ...head, from: d.name, status: 'running', metadata: { eventId: d.eventId, name: d.name } };
     case 'execution.suspended': {
       const suspension = suspensionOf(rec);
       return {

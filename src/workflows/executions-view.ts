@@ -34,6 +34,9 @@ export interface SuspensionView {
   suspendData?: unknown;
 }
 
+/** What a running execution waits for (a durable wait of its step in flight); times ISO 8601. */
+export type WaitingForView = { kind: 'sleep'; until: string } | { kind: 'event'; name: string; timeoutAt: string | null };
+
 export interface ExecutionRecordView {
   id: string;
   workflowId: string;
@@ -49,6 +52,8 @@ export interface ExecutionRecordView {
   output?: unknown;
   suspension?: SuspensionView;
   cancellation?: { cancelledAt: string; reason: string };
+  /** the open durable wait; kept while suspended (a resumed step waits for the same one), shown only while running */
+  waitingFor?: WaitingForView;
   error?: { message: string; name?: string; stepId?: string };
   replayedFromExecutionId?: string;
   replayFromStepId?: string;
@@ -128,7 +133,16 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
   view.updatedAt = iso(rec.at);
   view.status = statusAfterRecord(rec.type) ?? view.status;
   switch (rec.type) {
+    case 'step.waiting':
+      view.waitingFor = d.kind === 'sleep' ? { kind: 'sleep', until: iso(d.until) } : { kind: 'event', name: d.name, timeoutAt: d.timeoutAt !== undefined ? iso(d.timeoutAt) : null };
+      break;
+    case 'step.wait.fired':
+    case 'step.skipped':
+    case 'step.cancelled':
+      delete view.waitingFor;
+      break;
     case 'step.completed':
+      delete view.waitingFor;
       if (d.workflowState) view.workflowState = d.workflowState;
       if (d.usage) {
         const usage = { ...((view.metadata.usage as Record<string, number>) ?? {}) };
@@ -154,15 +168,18 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
       view.metadata.recoveredAt = iso(rec.at);
       break;
     case 'execution.completed':
+      delete view.waitingFor;
       view.output = d.result;
       view.endAt = iso(rec.at);
       break;
     case 'execution.failed':
+      delete view.waitingFor;
       view.error = { name: 'Error', ...d.error };
       view.metadata.errorMessage = d.error?.message;
       view.endAt = iso(rec.at);
       break;
     case 'execution.cancelled':
+      delete view.waitingFor;
       delete view.suspension;
       view.cancellation = { cancelledAt: iso(rec.at), reason: d.reason };
       view.metadata.cancellationReason = d.reason;
@@ -196,12 +213,12 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
 
 /** The ExecutionRecord of the list (internal keys removed). */
 export function toExecutionRecord(view: ExecutionRecordView): Record<string, unknown> {
-  const { endAt: _endAt, parentExecutionId: _parent, ...rest } = view;
-  return rest;
+  const { endAt: _endAt, parentExecutionId: _parent, waitingFor, ...rest } = view;
+  return waitingFor && view.status === 'running' ? { ...rest, waitingFor } : rest;
 }
 
 /** The state endpoint's data: the state fields plus every ExecutionRecord field and `endAt`. */
 export function toExecutionState(view: ExecutionRecordView): Record<string, unknown> {
-  const { parentExecutionId: _parent, ...rest } = view;
-  return { executionId: view.id, ...rest, startAt: view.createdAt };
+  const { parentExecutionId: _parent, waitingFor, ...rest } = view;
+  return { executionId: view.id, ...rest, ...(waitingFor && view.status === 'running' ? { waitingFor } : {}), startAt: view.createdAt };
 }

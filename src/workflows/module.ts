@@ -14,6 +14,7 @@ import { ExecutionsIndex } from './executions-index.js';
 import { claimable } from '../contract/ownership.js';
 import { warnUnconfigured } from './unconfigured.js';
 import { workflowDocs, workflowRoutes } from './routes.js';
+import { workflowEvents } from './event-routes.js';
 
 /** The workflows of the config: an array or a record of `createWorkflow(...)` definitions. */
 export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
@@ -59,6 +60,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
   const logger = ctx.logger.child({ component: 'workflows' });
   const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), agentRunner: deps.agentRunner });
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
+  const events = workflowEvents(engine, (err) => logger.error({ err }, 'event waits index failed'));
   let left = false;
   let stopWatchingStore: (() => void) | undefined;
   // the store is back: executions whose actor a refused append dropped continue from their last durable step
@@ -86,11 +88,12 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     name: WORKFLOWS_MODULE_NAME,
     engine,
     index,
-    routes: workflowRoutes({ engine, index }),
+    routes: [...workflowRoutes({ engine, index }), ...events.routes],
     resumeForApproval: (a) => resumeForApproval(engine, a),
     async start() {
       engine.feeds.start();
       await index.start();
+      await events.start();
       warnUnconfigured(index, engine, logger, ctx.dataDir);
       // on a shared store, only what this node may own: others' running executions stay theirs
       const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
@@ -111,6 +114,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       await engine.stop();
       leave();
       index.stop();
+      await events.stop();
     },
     graceExpired() {
       leave();

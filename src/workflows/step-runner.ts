@@ -15,7 +15,8 @@ import { suggestName } from '../kernel/did-you-mean.js';
 import type { StepContext, WorkflowStep } from './types.js';
 import type { ErrorInfo } from '../../machines/workflow-execution.machine.js';
 import { loggerFor } from '../kernel/logger-for.js';
-import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type StepRun, type StepRunEnv } from './steps/kind.js';
+import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type StepRun, type StepRunEnv, type WaitSpec } from './steps/kind.js';
+import type { WaitFiring } from '../../machines/workflow-execution.machine.js';
 import { kindOf } from './steps/registry.js';
 
 export { SuspendSignal, DEFAULT_SUSPEND_REASON, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
@@ -195,6 +196,16 @@ class Attempt implements StepRun {
 
   logger(): Logger {
     return loggerFor(this.rs.env.logger, { stepId: this.step.id });
+  }
+
+  now(): number {
+    return this.rs.env.now ? this.rs.env.now() : Date.now();
+  }
+
+  wait(spec: () => WaitSpec | Promise<WaitSpec>): Promise<WaitFiring> {
+    const env = this.rs.env;
+    if (!env.wait) return Promise.reject(new Error(`Step '${this.step.id}' waits durably (${this.step.type}), which this runner does not support`));
+    return env.wait({ waitId: this.step.id, topStepId: this.rs.topStepId, spec, signal: this.signal });
   }
 }
 

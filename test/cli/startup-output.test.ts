@@ -48,7 +48,7 @@ describe('start-up output', () => {
     expect(out).toMatch(/Explorer +http:\/\/127\.0\.0\.1:\d+\/ui/);
     expect(out).toMatch(/Console +http:\/\/127\.0\.0\.1:\d+\/console\n/);
     expect(out).toMatch(/Agents +assistant\n/);
-    expect(out).toMatch(/Workflows +echo, order-approval, weather-brief, checkout\n/);
+    expect(out).toMatch(/Workflows +echo, order-approval, weather-brief, checkout, payment-reminder\n/);
     expect(out).toMatch(/Tools +getWeather, issueRefund\n/);
     expect(out).toMatch(/Model +demo \(offline\)\n/);
     expect(out).toContain(`Data       ${data}`);

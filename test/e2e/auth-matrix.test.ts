@@ -25,6 +25,9 @@ const ADDITIONS: Record<string, AuthClass> = {
   'GET /console/assets/:file': 'documentation',
   // answering a tool approval continues an agent run: the same class as the generation routes
   'POST /agents/:id/runs/:runId/approvals/:approvalId': 'execution',
+  // an event continues the executions waiting for it: the class of execute
+  'POST /events': 'execution',
+  'POST /workflows/:id/executions/:executionId/events': 'execution',
   // schedules: the list reads like GET /workflows; pause, resume and trigger change what runs, like execute
   'GET /schedules': 'management',
   'POST /schedules/:id/pause': 'execution',

@@ -92,9 +92,23 @@ describe('the bundled example config', () => {
     expect(README).toContain('The stream stays open while the execution is suspended');
   });
 
+  it('runs payment-reminder: an event sent during the grace period is kept, and the wait after it takes it', async () => {
+    const id = 'reminder-1';
+    const call = post('/workflows/payment-reminder/execute', { input: { orderId: 'A1', graceMs: 300 }, options: { executionId: id } });
+    for (const end = Date.now() + 5_000; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
+      if ((await api(`${t.url}/workflows/payment-reminder/executions/${id}/state`)).body.data?.waitingFor) break;
+    }
+    const sent = await post(`/workflows/payment-reminder/executions/${id}/events`, { name: 'payment', data: { amount: 30 } });
+    expect(sent.status).toBe(202);
+    expect(sent.body.data.delivered).toBe(false);
+    expect((await call).body.data).toMatchObject({ status: 'completed', result: { orderId: 'A1', status: 'paid', amount: 30 } });
+    const bad = await post(`/workflows/payment-reminder/executions/${id}/events`, { name: 'payment', data: { amount: -1 } });
+    expect(bad.status).toBe(400);
+  });
+
   it('is what the README code imports: the package by name, never the sources', () => {
     expect(README).not.toMatch(/from '\.\/src\/index\.js'/);
-    for (const file of ['weather-brief.workflow.ts', 'checkout.workflow.ts']) {
+    for (const file of ['weather-brief.workflow.ts', 'checkout.workflow.ts', 'payment-reminder.workflow.ts']) {
       expect(readFileSync(path.resolve(import.meta.dirname, '..', '..', 'examples', 'workflows', file), 'utf8')).toMatch(/from 'eventloom';/);
     }
   });

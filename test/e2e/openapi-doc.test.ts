@@ -38,7 +38,7 @@ describe('GET /doc for the explorer', () => {
     const doc = (await api(`${t.url}/doc`)).body;
     const idOf = (p: string, method: string, name: string) => doc.paths[p][method].parameters.find((x: { name: string }) => x.name === name);
     expect(idOf('/agents/{id}/text', 'post', 'id')).toMatchObject({ schema: { type: 'string', enum: ['assistant'] }, example: 'assistant' });
-    expect(idOf('/workflows/{id}/execute', 'post', 'id')).toMatchObject({ schema: { enum: ['echo', 'order-approval', 'weather-brief', 'checkout'] } });
+    expect(idOf('/workflows/{id}/execute', 'post', 'id')).toMatchObject({ schema: { enum: ['echo', 'order-approval', 'weather-brief', 'checkout', 'payment-reminder'] } });
     expect(idOf('/tools/{name}/execute', 'post', 'name')).toMatchObject({ schema: { enum: ['getWeather', 'issueRefund'] } });
     // an execution id is not enumerable
     expect(idOf('/workflows/{id}/executions/{executionId}/resume', 'post', 'executionId').schema).toEqual({ type: 'string' });

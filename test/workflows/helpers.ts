@@ -10,9 +10,9 @@ import { WorkflowEngine, type WorkflowEngineOptions } from '../../src/workflows/
 import type { WorkflowDefinition } from '../../src/workflows/types.js';
 import { executionStream } from '../../src/workflows/events.js';
 
-export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger } = {}): WorkflowEngine {
+export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock'] } = {}): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
-  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner });
+  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner, clock: opts.clock });
   engine.feeds.start();
   return engine;
 }

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
-import type { ErrorInfo } from '../../../machines/workflow-execution.machine.js';
+import type { ErrorInfo, WaitFiring, WaitState } from '../../../machines/workflow-execution.machine.js';
 import type { StepContext, StepCustomEvent, SubWorkflowStep, WorkflowDefinition, WorkflowStep } from '../types.js';
 import type { WorkflowAgentRunner } from '../../contract/agent-bridge.js';
 
@@ -31,6 +31,18 @@ export interface ChildRunRequest {
   /** true when the parent is resuming this step (resume the suspended child) */
   isResume: boolean;
   resumeData: unknown;
+}
+
+/** What a durable wait waits for, as its step decides it the first time it reaches it (times in epoch ms). */
+export type WaitSpec = { kind: 'sleep'; until: number } | { kind: 'event'; name: string; timeoutAt?: number };
+
+/** A durable wait as the engine takes it: the waiting step's id, the top-level step it is in, its spec. */
+export interface WaitRequest {
+  waitId: string;
+  topStepId: string;
+  /** called only when the wait is not recorded yet (a later attempt waits for the recorded one) */
+  spec(): WaitSpec | Promise<WaitSpec>;
+  signal: AbortSignal;
 }
 
 /** The execution a top-level step runs in, as the engine (or replay) provides it. */
@@ -60,6 +72,15 @@ export interface StepRunEnv {
   agentRunner(): WorkflowAgentRunner | undefined;
   /** runs a sub-workflow as a child execution; resolves with its result, throws SuspendSignal when it suspends */
   runChild(request: ChildRunRequest): Promise<unknown>;
+  /** the durable waits recorded for the execution when the step started, by waiting step id */
+  waits?: Readonly<Record<string, WaitState>>;
+  /** the engine's clock (due times of waits) */
+  now?(): number;
+  /**
+   * Records a durable wait (once) and resolves with its one firing; a host without durable waits
+   * (none given) makes a waiting step fail, naming it.
+   */
+  wait?(request: WaitRequest): Promise<WaitFiring>;
 }
 
 export type StepOutcome =
@@ -95,6 +116,13 @@ export interface StepRun {
   addUsage(usage: Record<string, number | undefined> | undefined): void;
   /** the step's logger (bound to its id) */
   logger(): Logger;
+  /** the current time of the engine's clock (epoch ms) */
+  now(): number;
+  /**
+   * Waits durably (andSleep, andWaitForEvent): the first attempt records the wait `spec()` describes,
+   * a later attempt (after a crash, a resume) waits for the recorded one; resolves with its firing.
+   */
+  wait(spec: () => WaitSpec | Promise<WaitSpec>): Promise<WaitFiring>;
 }
 
 /** Describes a nested step as `GET /workflows/:id` shows it (the describer of the kind that holds it). */

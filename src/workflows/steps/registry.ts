@@ -12,6 +12,9 @@ import { raceKind } from './race.js';
 import { tapKind } from './tap.js';
 import { agentKind } from './agent.js';
 import { workflowKind } from './workflow.js';
+import { sleepKind } from './sleep.js';
+import { sleepUntilKind } from './sleep-until.js';
+import { waitForEventKind } from './wait-for-event.js';
 
 const kinds = new Map<string, StepKind<any>>();
 
@@ -22,7 +25,7 @@ export function registerStepKind<S extends { type: string }>(kind: StepKind<S>):
   kinds.set(kind.type, kind);
 }
 
-const builtIn: StepKind<any>[] = [thenKind, whenKind, allKind, raceKind, tapKind, agentKind, workflowKind];
+const builtIn: StepKind<any>[] = [thenKind, whenKind, allKind, raceKind, tapKind, agentKind, workflowKind, sleepKind, sleepUntilKind, waitForEventKind];
 for (const kind of builtIn) registerStepKind(kind);
 
 /** The kind of a step; a step of an unregistered type fails here, naming it and the types that exist. */

@@ -1,0 +1,35 @@
+/**
+ * `payment-reminder`: gives an order a grace period (a durable sleep), reminds once, then waits for
+ * its `payment` event (sent to the execution: `POST /workflows/payment-reminder/executions/:id/events`,
+ * kept if it comes during the grace period) for at most `waitMs`; without one the order is unpaid.
+ * Both waits are records: a restart neither loses nor repeats them.
+ */
+import { z } from 'zod';
+import { andSleep, andThen, andWaitForEvent, createWorkflow } from 'eventloom';
+
+export const paymentReminderWorkflow = createWorkflow(
+  {
+    id: 'payment-reminder',
+    name: 'Payment Reminder',
+    purpose: 'Waits for the payment of an order, with a reminder after a grace period',
+    input: z
+      .object({
+        orderId: z.string(),
+        graceMs: z.number().int().min(0).max(86_400_000).default(2_000),
+        waitMs: z.number().int().min(0).max(604_800_000).default(60_000),
+      })
+      .meta({ examples: [{ orderId: 'A1', graceMs: 2_000, waitMs: 60_000 }] }),
+    result: z.object({ orderId: z.string(), status: z.enum(['paid', 'unpaid']), amount: z.number().optional() }),
+  },
+  andSleep({ id: 'grace', name: 'Grace period', duration: ({ data }) => data.graceMs }),
+  andThen({ id: 'remind', name: 'Remind', execute: async ({ data, logger }) => (logger.info({ orderId: data.orderId }, 'payment reminder sent'), data) }),
+  andWaitForEvent({ id: 'paid', name: 'Wait for the payment', event: 'payment', schema: z.object({ amount: z.number().positive() }), timeoutMs: 60_000, onTimeout: 'continue' }),
+  andThen({
+    id: 'close',
+    name: 'Close',
+    execute: async ({ data, getInitData }) => {
+      const { orderId } = getInitData<{ orderId: string }>();
+      return data === null ? { orderId, status: 'unpaid' as const } : { orderId, status: 'paid' as const, amount: (data as { amount: number }).amount };
+    },
+  }),
+);

@@ -1,0 +1,161 @@
+/**
+ * The event routes of durable waits (docs/api-reference.md "Events"): `POST /events` delivers an
+ * event to every execution waiting for its name whose wait takes it; `POST
+ * /workflows/:id/executions/:executionId/events` sends one to one execution, which keeps it on its
+ * stream until a wait consumes it. An event id is delivered once however often it is sent: the
+ * broadcast's outcome is recorded on its own stream (`event:<id>`), and every execution records
+ * the event ids it took in, so a second send answers the same and delivers nothing. Also the
+ * lifecycle of the index of waiting executions these routes read (event-waits-index.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { AppError, badRequest } from '../errors.js';
+import type { RouteDef } from '../contract/routes.js';
+import { StreamConflictError, type LogRecord } from '../log/types.js';
+import { StreamNotFoundError } from '../runtime/actor-host.js';
+import type { WorkflowEngine } from './engine.js';
+import { loadOwned, requireWorkflow } from './commands.js';
+import { executionStream } from './events.js';
+import { EventWaitsIndex } from './event-waits-index.js';
+import { acceptsEvent, EVENT_NAME_PATTERN, type WaitForEventStep } from './steps/wait-for-event.js';
+import { walkSteps } from './steps/walk.js';
+import type { WorkflowDefinition } from './types.js';
+
+const TAGS = ['Workflows'];
+
+const eventBody = z.object({
+  name: z.string({ error: (iss) => (iss.input === undefined ? 'Required' : 'must be a string') }).regex(EVENT_NAME_PATTERN, 'must be 1 to 128 letters, digits or . _ : / - (starting with a letter or digit)'),
+  data: z.unknown().optional(),
+  id: z.string().min(1, 'must be 1 to 128 characters').max(128, 'must be 1 to 128 characters').optional().describe('an event id: the same id is delivered once however often it is sent'),
+});
+type EventBody = z.infer<typeof eventBody>;
+
+const broadcastAnswer = z.object({ eventId: z.string(), deliveredTo: z.array(z.string()).describe('the executions whose wait took the event (or keep it, suspended at that wait)') });
+const targetedAnswer = z.object({ eventId: z.string(), delivered: z.boolean().describe('a wait of the execution took it; false: kept until a wait of that name consumes it') });
+
+/** The stream recording a broadcast event's outcome. */
+const eventStream = (eventId: string) => `event:${eventId}`;
+
+/** The andWaitForEvent steps of a workflow waiting for `name` (nested ones included). */
+function waitStepsFor(def: WorkflowDefinition, name: string): WaitForEventStep[] {
+  const out: WaitForEventStep[] = [];
+  walkSteps(def.steps, (s) => {
+    if (s.type === 'andWaitForEvent' && s.event === name) out.push(s);
+  });
+  return out;
+}
+
+export interface WorkflowEvents {
+  routes: RouteDef[];
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) => void): WorkflowEvents {
+  const index = new EventWaitsIndex(engine.log, onError);
+
+  /** Delivers a broadcast to the executions waiting for its name; the ids that took (or keep) it. */
+  async function broadcast(eventId: string, name: string, data: unknown): Promise<string[]> {
+    await index.waitFor(engine.log.head());
+    const deliveredTo: string[] = [];
+    for (const executionId of index.waitingFor(name).sort()) {
+      let actor;
+      try {
+        actor = await engine.host.load(engine.kind, executionStream(executionId));
+      } catch (err) {
+        if (err instanceof StreamNotFoundError) continue;
+        throw err;
+      }
+      try {
+        const r = await engine.waits.deliver(actor, { eventId, name, data }, 'if-waiting');
+        if (r.delivery !== 'none') deliveredTo.push(executionId);
+      } catch (err) {
+        // an execution another node owns (its stream is fenced here) or one whose append failed: the others still get it
+        engine.logger.warn({ err, executionId, eventId }, 'event not delivered to a waiting execution');
+      }
+    }
+    return deliveredTo;
+  }
+
+  /** The recorded answer of a broadcast id, or undefined when it is new (or its delivery never finished). */
+  function recordedAnswer(records: readonly LogRecord[], eventId: string, name: string): { eventId: string; deliveredTo: string[] } | undefined {
+    const published = records.find((r) => r.type === 'event.published');
+    if (published && (published.data as { name: string }).name !== name) {
+      throw new AppError('CONFLICT', `Event id '${eventId}' was sent already with the name '${(published.data as { name: string }).name}', not '${name}'`);
+    }
+    const delivered = records.find((r) => r.type === 'event.delivered');
+    return delivered ? { eventId, deliveredTo: (delivered.data as { deliveredTo: string[] }).deliveredTo } : undefined;
+  }
+
+  const routes: RouteDef[] = [
+    {
+      method: 'POST',
+      path: '/events',
+      auth: 'execution',
+      summary: 'Send an event to the executions waiting for its name (andWaitForEvent)',
+      tags: TAGS,
+      body: eventBody,
+      response: broadcastAnswer,
+      successStatus: 202,
+      handler: async (ctx) => {
+        const body = ctx.body as EventBody;
+        const eventId = body.id ?? randomUUID();
+        const data = body.data ?? null;
+        const stream = eventStream(eventId);
+        const before = await engine.log.readStream(stream);
+        const known = recordedAnswer(before, eventId, body.name);
+        if (known) return { kind: 'json', status: 202, data: known };
+        if (before.length === 0) {
+          try {
+            await engine.log.append(stream, [{ type: 'event.published', data: { name: body.name, data } }], { expectedStreamSeq: 0, freshStream: body.id === undefined });
+          } catch (err) {
+            // the same id sent at the same time: both deliver, the executions take it once
+            if (!(err instanceof StreamConflictError)) throw err;
+          }
+        }
+        const deliveredTo = await broadcast(eventId, body.name, data);
+        const head = await engine.log.streamHead(stream);
+        const again = recordedAnswer(await engine.log.readStream(stream), eventId, body.name);
+        if (again) return { kind: 'json', status: 202, data: again };
+        await engine.log.append(stream, [{ type: 'event.delivered', data: { deliveredTo } }], { expectedStreamSeq: head }).catch((err) => {
+          if (!(err instanceof StreamConflictError)) throw err;
+        });
+        return { kind: 'json', status: 202, data: { eventId, deliveredTo } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/workflows/:id/executions/:executionId/events',
+      auth: 'execution',
+      summary: 'Send an event to one execution; kept until a wait of that name consumes it',
+      tags: TAGS,
+      body: eventBody,
+      response: targetedAnswer,
+      successStatus: 202,
+      handler: async (ctx) => {
+        const body = ctx.body as EventBody;
+        const def = requireWorkflow(engine, ctx.params.id);
+        const steps = waitStepsFor(def, body.name);
+        if (steps.length === 0) throw badRequest(`Workflow ${def.id} has no andWaitForEvent step waiting for '${body.name}'`);
+        const data = body.data ?? null;
+        const checked = steps.find((s) => s.schema);
+        if (checked) {
+          const r = acceptsEvent({ ...checked, match: undefined }, data);
+          if (!r.ok) throw badRequest(`Event '${body.name}' data does not match the schema of step '${checked.id}': ${r.issues}`);
+        }
+        const actor = await loadOwned(engine, def, ctx.params.executionId);
+        const status = actor.snapshot.value;
+        if (status !== 'running' && status !== 'suspended') throw new AppError('CONFLICT', `Execution ${ctx.params.executionId} is ${status}: it takes no more events`);
+        const eventId = body.id ?? randomUUID();
+        const r = await engine.waits.deliver(actor, { eventId, name: body.name, data }, 'always');
+        return { kind: 'json', status: 202, data: { eventId, delivered: r.delivery === 'consumed' } };
+      },
+    },
+  ];
+
+  return {
+    routes,
+    start: () => index.start(),
+    stop: () => index.stop(),
+  };
+}
