@@ -84,7 +84,7 @@ async function serve(): Promise<void> {
     },
   });
   const barePort = await new Promise<number>((resolve, reject) =>
-    bare.listen('127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s as never)) : reject(new Error('bare app cannot listen')))),
+    bare.listen('127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s)) : reject(new Error('bare app cannot listen')))),
   );
 
   const recordsOf = (round: number, k: number, sent: () => string | number) => {
@@ -237,7 +237,7 @@ class RawClient {
   }
 
   private frames(chunk: Buffer): void {
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     this.pending = undefined;
     let off = 0;
     while (buf.length - off >= 2) {

@@ -127,7 +127,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
 function side(runs: TimedRun[]): Side | undefined {

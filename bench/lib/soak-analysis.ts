@@ -104,7 +104,7 @@ export function analyseSoak(samples: SoakSample[], limits: SoakThresholds, { jud
   const loopP99 = loaded.map((s) => s.loopDelayP99Ms);
   const analysis = {
     rssMiB: { start: round(samples[0].rssBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.rssBytes)) / MiB, 1), end: round(last.rssBytes / MiB, 1), secondHalf: rss, judged: judgeRss },
-    heapAfterGcMiB: { start: round(collected[0]!.heapAfterGcBytes / MiB, 1), end: round(collected.at(-1)!.heapAfterGcBytes / MiB, 1), secondHalf: heap },
+    heapAfterGcMiB: { start: round(collected[0].heapAfterGcBytes / MiB, 1), end: round(collected.at(-1)!.heapAfterGcBytes / MiB, 1), secondHalf: heap },
     storageMemoryMiB: { start: round(samples[0].storageMemoryBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.storageMemoryBytes)) / MiB, 1), end: round(last.storageMemoryBytes / MiB, 1) },
     tableFiles: { start: samples[0].tableFiles, end: last.tableFiles },
     externalMiB: { start: round(samples[0].externalBytes / MiB, 1), end: round(last.externalBytes / MiB, 1), secondHalf: external },
@@ -179,7 +179,7 @@ export function judgeMemoryGoals(idleBytes: number, loaded: SoakSample[], quiet:
   const mib = (b: number) => `${round(b / MiB, 1)} MiB`;
   if (third < 1) reasons.push(`too short to judge a plateau: ${minutes.length} minutes of load (3 at least)`);
   else if (!(lastMax <= middleMean * goals.plateauFactor))
-    reasons.push(`RSS does not plateau: the last ${lastThird.length} minutes reach ${lastMax} MiB (per-minute mean), over ${round((goals.plateauFactor - 1) * 100, 0)} % above minutes ${middle[0]!.minute}–${middle.at(-1)!.minute} (${round(middleMean, 1)} MiB)`);
+    reasons.push(`RSS does not plateau: the last ${lastThird.length} minutes reach ${lastMax} MiB (per-minute mean), over ${round((goals.plateauFactor - 1) * 100, 0)} % above minutes ${middle[0].minute}–${middle.at(-1)!.minute} (${round(middleMean, 1)} MiB)`);
   if (maxBytes > goals.ceilingBytes) reasons.push(`RSS reached ${mib(maxBytes)}, over the ${goals.ceilingBytes / MB} MB ceiling`);
   if (!(end <= idleBytes + goals.returnBytes))
     reasons.push(`RSS after the load ${mib(end)}, more than ${goals.returnBytes / MB} MB above the idle server's ${mib(idleBytes)}`);

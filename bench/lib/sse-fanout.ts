@@ -33,7 +33,7 @@ export function spawnChild(args: string[], ready: RegExp, nodeArgs: string[] = [
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UWS_HTTP_MAX_HEADERS_SIZE: '16384' } });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = out.match(ready);
       if (m) resolve({ child, match: m });
@@ -133,7 +133,7 @@ export interface FanoutResult {
 
 const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: number; rssIdle: number; rssCollected: number; cpuMs: number }): FanoutResult & { exactlyOnce: number } => {
   const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
-  return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0]! };
+  return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0] };
 };
 
 /** A bench:workflows server (`--serve`: uWS + LevelDB in a temp dir, with the `ticker` workflow) of the checkout at `root`. */
@@ -142,7 +142,7 @@ export async function startFanoutServer(root: string): Promise<{ url: string; pi
   const { child, match } = await spawnChild([path.join(root, 'bench', 'workflows.bench.ts'), '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc']);
   const exited = new Promise((r) => child.once('exit', r));
   return {
-    url: match[1]!,
+    url: match[1],
     pid: child.pid!,
     stop: async () => {
       child.kill('SIGKILL');

@@ -65,7 +65,7 @@ export function compactSchema(schema: unknown, depth = 0): string {
   for (const key of ['anyOf', 'oneOf'] as const) {
     if (Array.isArray(s[key])) {
       const parts = [...new Set((s[key] as unknown[]).map((x) => compactSchema(x, depth)))];
-      return parts.length === 1 ? parts[0]! : `(${parts.join(' | ')})`;
+      return parts.length === 1 ? parts[0] : `(${parts.join(' | ')})`;
     }
   }
   if (Array.isArray(s.allOf)) return (s.allOf as unknown[]).map((x) => compactSchema(x, depth)).join(' & ');

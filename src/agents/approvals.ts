@@ -48,14 +48,14 @@ export async function readWaitingRun(log: EventLog, agentId: string, runId: stri
   if (!started || started.agentId !== agentId) throw new AppError('NOT_FOUND', `Run ${runId} of agent ${agentId} not found`);
   let pause = -1;
   for (let i = records.length - 1; i > 0; i--) {
-    if (records[i]!.type === 'run.approval-requested') {
+    if (records[i].type === 'run.approval-requested') {
       pause = i;
       break;
     }
   }
   const after = pause < 0 ? [] : records.slice(pause + 1);
   if (pause < 0 || after.some((r) => r.type !== 'run.approval-answered')) throw new AppError('CONFLICT', `Run ${runId} is not waiting for an approval`);
-  const data = records[pause]!.data as { approvals: PendingApproval[]; messages: ModelMessage[] };
+  const data = records[pause].data as { approvals: PendingApproval[]; messages: ModelMessage[] };
   const decisions = after.map((r) => r.data as ApprovalDecision);
   return { started, approvals: data.approvals, decisions, tail: data.messages };
 }
@@ -119,7 +119,7 @@ async function continuePausedRun(
 /** The workflow step that started a run (`andAgent`), as its `run.started` metadata records it. */
 function workflowOrigin(started: AgentRunStarted): { workflowId: string; executionId: string; stepId: string } | undefined {
   const m = started.metadata ?? {};
-  const { workflowId, executionId, stepId } = m as Record<string, unknown>;
+  const { workflowId, executionId, stepId } = m;
   return typeof workflowId === 'string' && typeof executionId === 'string' && typeof stepId === 'string' ? { workflowId, executionId, stepId } : undefined;
 }
 
@@ -166,7 +166,7 @@ export async function findChatContinuation(log: EventLog, agentId: string, input
   if (answers.length === 0) return undefined;
   let paused: PausedRun;
   try {
-    paused = await readPausedRun(log, agentId, runId, answers[0]!.approvalId);
+    paused = await readPausedRun(log, agentId, runId, answers[0].approvalId);
   } catch {
     return undefined;
   }

@@ -100,9 +100,9 @@ export async function prepareCall(deps: PrepareDeps, args: PrepareArgs): Promise
   let messages = inputMessages;
   let memory: PreparedCall['memory'];
   if (useMemory) {
-    const scope: AgentMemoryScope = { agentId: agent.id, resourceId: agent.id, userId: userId!, conversationId: conversationId! };
-    memory = { hooks: agent.memory!, scope };
-    const loaded = await agent.memory!.loadContext({
+    const scope: AgentMemoryScope = { agentId: agent.id, resourceId: agent.id, userId: userId, conversationId: conversationId! };
+    memory = { hooks: agent.memory, scope };
+    const loaded = await agent.memory.loadContext({
       ...scope,
       input: inputMessages,
       contextLimit: options.memory.contextLimit,

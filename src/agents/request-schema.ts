@@ -125,7 +125,7 @@ export const AgentInput = z.unknown().superRefine((value, ctx) => {
   if (!Array.isArray(value) || value.length === 0) return void ctx.addIssue({ code: 'custom', message: INPUT_RULE });
   const issues: Issue[] = [];
   value.forEach((m, i) => checkMessage(m, i, issues));
-  for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path as (string | number)[], message: issue.message });
+  for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 }).meta({
   description: 'The prompt: a string, UI messages (role + parts) or model messages (role + content)',
   anyOf: [

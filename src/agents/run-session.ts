@@ -143,7 +143,7 @@ export class AgentRun implements RunEffect {
   start<T>(executor: (run: AgentRun) => Promise<T>): Promise<T> {
     this.executor = executor;
     const result = new Promise<T>((resolve, reject) => {
-      this.settle = { resolve: resolve as (v: unknown) => void, reject };
+      this.settle = { resolve: resolve, reject };
     });
     this.deps.sessions.set(this.stream, this);
     const data: AgentRunStarted = { runId: this.runId, ...this.started };
@@ -172,7 +172,7 @@ export class AgentRun implements RunEffect {
     durable.catch(() => undefined);
     this.executor = (run) => durable.then(() => executor(run));
     const result = new Promise<T | null>((resolve, reject) => {
-      this.settle = { resolve: resolve as (v: unknown) => void, reject };
+      this.settle = { resolve: resolve, reject };
     });
     this.deps.sessions.set(this.stream, this);
     const events = decisions.map((d) => {

@@ -77,7 +77,7 @@ export function toRawPart(part: Part): Json {
     case 'abort':
       return part.reason !== undefined ? { type: 'abort', reason: part.reason } : { type: 'abort' };
     default:
-      return part as unknown as Json;
+      return part;
   }
 }
 

@@ -97,7 +97,7 @@ export function handleRequest(edge: DispatchEdge, res: HttpResponse, req: HttpRe
   // dropped, before the answer: answered first, uWS closes the connection while the client is still sending,
   // and the client's reset can swallow the answer. Over the limit it is a 413 like any body.
   const refuse = (err: AppError) => (carriesBody && declared <= edge.maxBody ? readBody(res, state, edge.maxBody, () => fail(err), fail) : fail(err));
-  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return refuse(hostNotAllowed(raw.headers.host!));
+  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return refuse(hostNotAllowed(raw.headers.host));
 
   if (raw.method === 'OPTIONS' && edge.cors) {
     const h = edge.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');

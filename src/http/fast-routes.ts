@@ -74,7 +74,7 @@ class PathOnlyContext implements RequestContext {
   }
 }
 
-const NO_PARAMS_CONTEXT = new PathOnlyContext(Object.freeze({}) as Record<string, string>);
+const NO_PARAMS_CONTEXT = new PathOnlyContext(Object.freeze({}));
 
 // One pass over the request's headers, into module state rather than a closure per request (uWS callbacks run one
 // at a time on this thread). A header block whose characters, at 3 UTF-8 bytes each, could pass the limit goes the

@@ -104,7 +104,7 @@ function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: us_
       res.writeStatus(statusLine(status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ success: false, error }), true);
     });
   };
-  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return reject(403, hostNotAllowed(raw.headers.host!).message);
+  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return reject(403, hostNotAllowed(raw.headers.host).message);
   const route = edge.wsRoutes.find((r) => raw.path === r.path || (r.prefix && raw.path.startsWith(`${r.path}/`)));
   if (!route) return reject(404, `Route not found: GET ${raw.path}`);
   const rawQuery = new URLSearchParams(raw.rawQuery);

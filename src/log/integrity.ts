@@ -22,7 +22,7 @@ const CHUNK = 4096;
 
 export async function checkLogIntegrity(log: EventLog): Promise<IntegrityReport> {
   const db = (log as Partial<LevelEventLog>).db;
-  return db instanceof ClassicLevel ? checkLevel(log, db as ClassicLevel<Buffer, string>) : checkGeneric(log);
+  return db instanceof ClassicLevel ? checkLevel(log, db) : checkGeneric(log);
 }
 
 class Problems {

@@ -56,7 +56,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** The global section as an object, or undefined when absent or `false`. */
 export function globalMemoryConfig(memory: unknown): MemoryConfig | undefined {
   if (memory === true) return {};
-  return isObject(memory) ? (memory as MemoryConfig) : undefined;
+  return isObject(memory) ? (memory) : undefined;
 }
 
 /** Whether `/api/memory` without agentId has a global memory to use. */
@@ -92,7 +92,7 @@ export function createEmbedder(memory: unknown, env: Record<string, string | und
   if (option === false) return undefined;
   if (option === 'builtin') return new LexicalEmbedder();
   if (isEmbedder(option)) return option;
-  const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : (option as string | EmbeddingModelV3);
+  const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : (option);
   const dims = isObject(option) && 'model' in option ? (option as { dimensions?: number }).dimensions : undefined;
   const model = resolveEmbeddingModel(spec, env, providers as ProvidersConfig | undefined);
   const id = typeof spec === 'string' ? spec.trim() : `${model.provider}/${model.modelId}`;
@@ -159,9 +159,9 @@ function describeEmbedderOption(globalMemory: unknown): { id: string; dimensions
   if (typeof option === 'string') return { id: option.trim() };
   if (isEmbedder(option)) return option;
   if (isObject(option) && 'model' in option) {
-    const o = option as { model: string | EmbeddingModelV3; dimensions?: number };
+    const o = option;
     return { id: typeof o.model === 'string' ? o.model : `${o.model.provider}/${o.model.modelId}`, dimensions: o.dimensions };
   }
-  const m = option as EmbeddingModelV3;
+  const m = option;
   return { id: `${m.provider}/${m.modelId}` };
 }

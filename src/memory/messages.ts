@@ -60,10 +60,10 @@ function toIso(value: unknown): string | undefined {
 export function normalizeMessage(input: MessageInput, now: string): { message: StoredMessage; generated: boolean } {
   const parts: MessagePart[] =
     input.parts !== undefined
-      ? (input.parts as MessagePart[])
+      ? (input.parts)
       : typeof input.content === 'string'
         ? [{ type: 'text', text: input.content }]
-        : ((input.content ?? []) as MessagePart[]);
+        : ((input.content ?? []));
   const { createdAt: metaCreatedAt, ...metadata } = input.metadata ?? {};
   const createdAt = toIso(input.createdAt) ?? toIso(metaCreatedAt) ?? now;
   const generated = input.id === undefined;
@@ -106,7 +106,7 @@ export function toModelMessages(messages: readonly StoredMessage[]): ModelMessag
   for (const m of messages) {
     if (m.role === 'system' || m.role === 'user') {
       const text = textOf(m.parts);
-      if (text !== '') out.push({ role: m.role, content: text } as ModelMessage);
+      if (text !== '') out.push({ role: m.role, content: text });
       continue;
     }
     if (m.role === 'tool') {

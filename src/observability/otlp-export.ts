@@ -125,6 +125,6 @@ export class OtlpSpanExporter {
       droppedAttributesCount: 0,
       droppedEventsCount: 0,
       droppedLinksCount: 0,
-    } as ReadableSpan;
+    };
   }
 }

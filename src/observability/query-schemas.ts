@@ -36,7 +36,7 @@ const levelParam = z
   .trim()
   .transform((s) => s.toLowerCase())
   .refine((s): s is LevelName => (LEVELS as readonly string[]).includes(s), { message: `must be one of ${LEVELS.join(', ')}` })
-  .transform((s) => s as LevelName);
+  .transform((s) => s);
 
 const idParam = z.string();
 

@@ -185,7 +185,7 @@ const executionCancelled: SpanHandler = (o) =>
 function openLlmStep(o: SpanOps): void {
   const n = ((o.memo.get('steps') as number | undefined) ?? 0) + 1;
   o.memo.set('steps', n);
-  o.open('llm', { name: `llm:step ${n}`, kind: 2, attributes: clean({ 'llm.step': n, 'llm.model': o.memo.get('model') as string | undefined }) });
+  o.open('llm', { name: `llm:step ${n}`, kind: 2, attributes: clean({ 'llm.step': n, 'llm.model': o.memo.get('model') }) });
 }
 
 /** Ends the open LLM step span with a recorded step: its tool calls as child spans, usage and finish reason. */

@@ -112,7 +112,7 @@ export class WorkflowEngine {
       version: WORKFLOW_EXECUTION_VERSION,
       logic: workflowExecutionMachine,
       createdType: 'execution.started',
-      runEffects: (actor, _event, actions, reached) => this.runEffects(actor as ExecActor, actions, reached as ExecSnapshot),
+      runEffects: (actor, _event, actions, reached) => this.runEffects(actor, actions, reached),
       followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };

@@ -308,7 +308,7 @@ function checkExecutionHead(first: LogRecord | undefined, workflowId: string, ex
 /** The workflows of the config: an array or a record of `createWorkflow(...)` definitions. */
 export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
   if (section === undefined || section === null) return [];
-  const list = Array.isArray(section) ? section : typeof section === 'object' ? Object.values(section as object) : undefined;
+  const list = Array.isArray(section) ? section : typeof section === 'object' ? Object.values(section) : undefined;
   if (!list) throw new Error('config.workflows must be an array or a record of workflows built with createWorkflow()');
   return list.map((w, i) => {
     if (!isWorkflowDefinition(w)) throw new Error(`config.workflows[${i}] is not a workflow built with createWorkflow()`);

@@ -77,7 +77,7 @@ const fakeMemory: AgentMemoryHooks = {
   describe: (agentId) => ({ type: 'LibSQLMemory', resourceId: agentId, storage: { adapter: 'eventloom-log' }, workingMemory: null, vectorDB: null, embeddingModel: null }),
   loadContext: async (args) => {
     memoryCalls.load.push(args);
-    return { messages: [{ role: 'user', content: 'earlier question' } as ModelMessage, { role: 'assistant', content: 'earlier answer' } as ModelMessage] };
+    return { messages: [{ role: 'user', content: 'earlier question' }, { role: 'assistant', content: 'earlier answer' }] };
   },
   saveMessages: async (args) => {
     memoryCalls.save.push(args);

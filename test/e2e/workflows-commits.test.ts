@@ -18,7 +18,7 @@ const appends = new Map<string, string[][]>();
 
 beforeAll(async () => {
   t = await startTestServer({ workflows: [echoWorkflow, ...TEST_WORKFLOWS] });
-  const log = t.server.log as EventLog;
+  const log = t.server.log;
   const append = log.append.bind(log);
   log.append = (stream, records, options) => {
     if (!appends.has(stream)) appends.set(stream, []);

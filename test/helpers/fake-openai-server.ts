@@ -66,7 +66,7 @@ export async function startFakeOpenAIServer(opts: FakeOpenAIServerOptions = {}):
         return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
       }
     }
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = (req.url ?? '/').split('?')[0];
     requests.push(body);
     calls.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
 
@@ -243,7 +243,7 @@ export function embed(text: string, dims: number): number[] {
     if (word.length === 0) continue;
     let h = 0x811c9dc5;
     for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
-    v[h % dims]! += 1;
+    v[h % dims] += 1;
   }
   const norm = Math.hypot(...v);
   if (norm === 0) {

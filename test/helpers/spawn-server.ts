@@ -61,8 +61,8 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
         resolve({ child, url: m[1], output: () => out, exited });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before listening:\n${out}`));

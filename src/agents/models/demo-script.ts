@@ -165,7 +165,7 @@ export function mentionsWeather(text: string): boolean {
 /** Text of the last user message (its text parts joined by newlines), or '' when there is none. */
 export function lastUserText(prompt: LanguageModelV3Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
-    const m = prompt[i]!;
+    const m = prompt[i];
     if (m.role !== 'user') continue;
     let text = '';
     for (const part of m.content) {

@@ -154,7 +154,7 @@ export function importVerificationKey(secret: string | Record<string, unknown>):
     return { kind: 'secret', key: new Uint8Array(Buffer.from(secret.k, 'base64url')) };
   }
   try {
-    return { kind: 'public', key: createPublicKey({ key: secret as any, format: 'jwk' }) };
+    return { kind: 'public', key: createPublicKey({ key: secret, format: 'jwk' }) };
   } catch (err) {
     throw new AuthConfigError(`auth.secret: the JWK cannot be read: ${(err as Error).message}`);
   }

@@ -163,7 +163,7 @@ async function startRun(deps: HandlerDeps, ctx: RequestContext, agent: Agent, p:
   const text = p.message.parts.flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('\n');
   if (text === '') throw invalidParams('message.parts: at least one text part is required (the agents take text)');
   const runs = deps.agents!.runs;
-  const options = resolveCallOptions({ memory: { userId: callerUser(ctx, p), conversationId: p.message.contextId ?? randomUUID() } } as TextOptions, agent);
+  const options = resolveCallOptions({ memory: { userId: callerUser(ctx, p), conversationId: p.message.contextId ?? randomUUID() } }, agent);
   const runId = newRunId();
   let prepared;
   try {

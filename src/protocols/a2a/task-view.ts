@@ -50,7 +50,7 @@ export const isTerminal = (view: RunView): boolean => view.stored.entry.status !
 /** The context of a task: the run's conversation (every run A2A starts has one), else the run itself. */
 export const contextOf = (view: RunView): string => view.stored.entry.conversationId ?? view.stored.entry.id;
 
-const textPart = (value: unknown): Json => (typeof value === 'string' ? { text: value } : { data: value as Json });
+const textPart = (value: unknown): Json => (typeof value === 'string' ? { text: value } : { data: value });
 
 function inputParts(input: unknown): Json[] {
   if (typeof input === 'string') return [{ text: input }];

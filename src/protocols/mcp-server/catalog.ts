@@ -79,7 +79,7 @@ export function mcpTools(deps: McpCatalogDeps): McpToolEntry[] {
         const parsed = parseToolInput(tool, args);
         if (!parsed.ok) throw new AppError('BAD_REQUEST', `Invalid tool input: ${parsed.issues}`);
         const r = await runToolDirect({ log: deps.log, logger: deps.logger }, tool, { input: parsed.value, context: {}, userId: caller.userId, signal: caller.signal });
-        return { result: r.result as unknown };
+        return { result: r.result };
       },
     });
   }
@@ -93,7 +93,7 @@ export function mcpTools(deps: McpCatalogDeps): McpToolEntry[] {
         if (typeof prompt !== 'string' || prompt === '') throw new AppError('BAD_REQUEST', 'Invalid arguments: prompt: must be a non-empty string');
         if (conversationId !== undefined && typeof conversationId !== 'string') throw new AppError('BAD_REQUEST', 'Invalid arguments: conversationId: must be a string');
         const runs = deps.agents!.runs;
-        const options = resolveCallOptions({ memory: { userId: caller.userId ?? MCP_DEFAULT_USER, ...(conversationId ? { conversationId } : {}) } } as TextOptions, agent);
+        const options = resolveCallOptions({ memory: { userId: caller.userId ?? MCP_DEFAULT_USER, ...(conversationId ? { conversationId } : {}) } }, agent);
         const prepared = await runs.prepare({ agent, input: prompt, options, headers: caller.headers, runId: newRunId(), signal: caller.signal });
         const r = await runText(runs, prepared, prompt, caller.signal);
         const out: Json = { text: r.text, runId: prepared.toolContext.runId };

@@ -101,10 +101,10 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     const key = `${route.method} ${route.path}`;
     // never install: POST /updates gets an invalid package name whenever its body is an object
     if (key === 'POST /updates') {
-      const fix = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object), packageName: INVALID_PACKAGE } : v);
+      const fix = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v), packageName: INVALID_PACKAGE } : v);
       const b = c.body;
       if (b.kind === 'json') return { ...c, body: { ...b, value: fix(b.value) } };
-      if (b.kind === 'invalid-utf8' || b.kind === 'deep' || b.kind === 'huge-string' || b.kind === 'duplicate-key') return { ...c, body: { ...b, value: fix(b.value) } as typeof b };
+      if (b.kind === 'invalid-utf8' || b.kind === 'deep' || b.kind === 'huge-string' || b.kind === 'duplicate-key') return { ...c, body: { ...b, value: fix(b.value) } };
       if (b.kind === 'none') return { ...c, body: { kind: 'json', value: { packageName: INVALID_PACKAGE } } };
       return c;
     }
@@ -120,7 +120,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       return v;
     };
     const b = c.body;
-    if ('value' in b) return { ...c, body: { ...b, value: clamp(b.value) } as typeof b };
+    if ('value' in b) return { ...c, body: { ...b, value: clamp(b.value) } };
     return c;
   };
 

@@ -379,7 +379,7 @@ export function hostileCases(route: RouteDef, world: FuzzWorld): FuzzCase[] {
   }
   out.push(
     c({ body: { kind: 'invalid-utf8', value: seed, bytes: [0xff, 0xfe, 0xc3, 0x28] } }),
-    c({ body: { kind: 'duplicate-key', value: seed, key: Object.keys((seed as object) ?? {})[0] ?? 'a', other: 1 } }),
+    c({ body: { kind: 'duplicate-key', value: seed, key: Object.keys((seed) ?? {})[0] ?? 'a', other: 1 } }),
     c({ body: { kind: 'huge-string', value: seed, size: 900_000, char: 'a' } }),
     c({ body: { kind: 'oversized', size: 1024 * 1024 + 1 } }),
     c({ body: { kind: 'oversized', size: 1024 * 1024 + 1 }, chunked: true }),
