@@ -55,7 +55,7 @@ if (mode === 'static') {
     if (!b || writing) return;
     open = undefined;
     writing = true;
-    b.batch.write({ sync: true }).then(() => {
+    void b.batch.write({ sync: true }).then(() => {
       writing = false;
       for (const w of b.waiting) if (!w.aborted) w.res.cork(() => w.res.writeHeader('Content-Type', 'application/json').end(response));
       if (open && !scheduled) {

@@ -168,6 +168,7 @@ export class AgentRun implements RunEffect {
     // and on a shared store another node can record its answer to the same approval first; only the
     // node whose decisions were written runs the approved tools, the other gets the append's error.
     let written!: (err?: unknown) => void;
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards the store's error as it came
     const durable = new Promise<void>((resolve, reject) => (written = (err) => (err === undefined ? resolve() : reject(err))));
     durable.catch(() => undefined);
     this.executor = (run) => durable.then(() => executor(run));

@@ -12,6 +12,7 @@ export const STREAM_PREFIX: Readonly<Record<string, string>> = { 'workflow-execu
 
 /** Longest client-chosen execution id (docs/api-reference.md "Limits and paging"), and the bound put on run ids (the server's are UUIDs). */
 const MAX_ID = 128;
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 const fail = (message: string) => new CliError(message, 1);

@@ -259,7 +259,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
     const wrapped = isObject(entry.message);
     const inner = (wrapped ? entry.message : entry) as Record<string, unknown>;
     const message = parseMessageInput(inner, wrapped ? `messages.${i}.message` : `messages.${i}`);
-    const pick = (key: 'userId' | 'conversationId') => [entry[key], inner[key], body[key]].find(present) as string | undefined;
+    const pick = (key: 'userId' | 'conversationId') => [entry[key], inner[key], body[key]].find(present);
     const conversationId = pick('conversationId');
     const userId = actingUser(ctx, pick('userId'));
     if (conversationId === undefined || userId === undefined) throw badRequest('Each message must include conversationId and userId');

@@ -16,7 +16,6 @@ import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { EventLog, NewRecord } from '../log/types.js';
 import {
-  convKey,
   convWorkingMemoryKey,
   countKey,
   indexRange,

@@ -400,7 +400,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       stopWatchingStore?.();
       await engine.stop();
       leave();
-      index.stop();
+      void index.stop();
     },
     graceExpired() {
       leave();

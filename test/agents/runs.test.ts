@@ -10,7 +10,6 @@ import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
-import type { ModelMessage } from 'ai';
 import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory-log.js';
 import { agentsModule, type AgentsModule } from '../../src/agents/module.js';

@@ -10,7 +10,6 @@ import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';
 import { until } from '../helpers/until.js';
 import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
-import type { EventLog } from '../../src/log/types.js';
 
 let t: TestServer;
 /** record types of each append, per stream */

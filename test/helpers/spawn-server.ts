@@ -63,7 +63,7 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    exited.then((code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before listening:\n${out}`));
     });

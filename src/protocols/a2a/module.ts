@@ -14,7 +14,6 @@ import type { AgentsModule } from '../../agents/module.js';
 import type { Agent } from '../../agents/define-agent.js';
 import { newRunId } from '../../agents/agent-runs.js';
 import { resolveCallOptions } from '../../agents/call-options.js';
-import type { TextOptions } from '../../agents/request-schema.js';
 import { runRawStream } from '../../agents/ops-stream.js';
 import { AgentRun } from '../../agents/run-session.js';
 import { runStream } from '../../../machines/agent-run.machine.js';
@@ -208,7 +207,7 @@ async function subscribeToTask(deps: HandlerDeps, ctx: RequestContext, agent: Ag
 
 async function cancelTask(deps: HandlerDeps, ctx: RequestContext, agent: Agent, id: RpcId, taskId: string): Promise<RouteResult> {
   const from = await loadTask(deps, ctx, agent, taskId);
-  if (isTerminal(from.view)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} has already ended (${taskStatus(from.view).state})`);
+  if (isTerminal(from.view)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} has already ended (${String(taskStatus(from.view).state)})`);
   const session = deps.agents!.runs.sessions.get(runStream(taskId));
   if (!(session instanceof AgentRun)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} is running on another node`);
   session.controller.abort(new DOMException(CANCEL_REASON, 'AbortError'));

@@ -14,7 +14,6 @@ import { AppError } from '../../errors.js';
 import { agentDescription } from '../../agents/describe.js';
 import { newRunId } from '../../agents/agent-runs.js';
 import { resolveCallOptions } from '../../agents/call-options.js';
-import type { TextOptions } from '../../agents/request-schema.js';
 import { runText } from '../../agents/ops-text.js';
 import { parseToolInput, toolParametersJsonSchema } from '../../tools/define-tool.js';
 import { runToolDirect } from '../../tools/tool-runs.js';
