@@ -149,6 +149,3 @@ export async function generateTextFloor(calls = 2_000, warmup = 500): Promise<{ 
   const cpu = process.cpuUsage(cpu0);
   return { usPerCall: (cpu.user + cpu.system) / calls, text };
 }
-
-/** `a ÷ b` as `0.83×`. */
-export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;

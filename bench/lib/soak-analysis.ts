@@ -64,7 +64,7 @@ export function regression(xs: number[], ys: number[]): { slope: number; r2: num
   return { slope, r2 };
 }
 
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
@@ -128,7 +128,7 @@ export interface MemoryGoals {
   returnBytes: number;
 }
 
-export const MEMORY_GOALS: MemoryGoals = { ceilingBytes: 250 * MB, plateauFactor: 1.1, returnBytes: 30 * MB };
+const MEMORY_GOALS: MemoryGoals = { ceilingBytes: 250 * MB, plateauFactor: 1.1, returnBytes: 30 * MB };
 
 /** One minute of the run: the mean and the highest RSS sampled in it, and the heap after the minute's forced collection. */
 export interface MinuteFigures {

@@ -12,12 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 
-export const now = () => performance.timeOrigin + performance.now();
+const now = () => performance.timeOrigin + performance.now();
 const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
-export const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 
 /** CPU time (user + system) of a process so far, ms. */
-export function cpuMs(pid: number): number {
+function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
@@ -42,7 +42,7 @@ export function spawnChild(args: string[], ready: RegExp, nodeArgs: string[] = [
   });
 }
 
-export interface Observer {
+interface Observer {
   ids: number[];
   latencies: number[];
   done: boolean;
@@ -53,7 +53,7 @@ export interface Observer {
  * Opens `n` SSE readers (batches, to stay under the listen backlog); resolves once all are attached:
  * when `attached` says so after a frame, or when the response headers arrive if it is not given.
  */
-export async function openObservers(n: number, target: string, onFrame: (o: Observer, event: string, id: number, data: string, at: number) => void, attached?: (o: Observer) => boolean) {
+async function openObservers(n: number, target: string, onFrame: (o: Observer, event: string, id: number, data: string, at: number) => void, attached?: (o: Observer) => boolean) {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const observers: Observer[] = [];
   const finished: Array<Promise<void>> = [];

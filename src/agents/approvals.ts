@@ -23,7 +23,7 @@ export const ApprovalAnswer = z.object({ approved: z.boolean(), reason: z.string
 export type ApprovalAnswer = z.infer<typeof ApprovalAnswer>;
 
 /** A run waiting for decisions, as its records tell. */
-export interface PausedRun {
+interface PausedRun {
   started: AgentRunStarted;
   /** the calls of the last pause */
   approvals: PendingApproval[];
@@ -34,7 +34,7 @@ export interface PausedRun {
 }
 
 /** Reads a run's stream; throws the 404/409 a client should see when it is not waiting for `approvalId`. */
-export async function readPausedRun(log: EventLog, agentId: string, runId: string, approvalId: string): Promise<PausedRun> {
+async function readPausedRun(log: EventLog, agentId: string, runId: string, approvalId: string): Promise<PausedRun> {
   const paused = await readWaitingRun(log, agentId, runId);
   if (!paused.approvals.some((a) => a.approvalId === approvalId)) throw new AppError('NOT_FOUND', `Approval ${approvalId} not found in run ${runId}`);
   if (paused.decisions.some((d) => d.approvalId === approvalId)) throw new AppError('CONFLICT', `Approval ${approvalId} of run ${runId} was already answered`);
@@ -42,7 +42,7 @@ export async function readPausedRun(log: EventLog, agentId: string, runId: strin
 }
 
 /** Reads a run's stream; throws 404 for an unknown run, 409 when it is not waiting for any approval. */
-export async function readWaitingRun(log: EventLog, agentId: string, runId: string): Promise<PausedRun> {
+async function readWaitingRun(log: EventLog, agentId: string, runId: string): Promise<PausedRun> {
   const records = await log.readStream(runStream(runId));
   const started = records[0]?.type === 'run.started' ? (records[0].data as AgentRunStarted) : undefined;
   if (!started || started.agentId !== agentId) throw new AppError('NOT_FOUND', `Run ${runId} of agent ${agentId} not found`);

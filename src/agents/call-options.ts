@@ -24,7 +24,7 @@ export const API_DEFAULTS = {
   flushOnToolResult: true,
 } as const;
 
-export interface ResolvedMemoryOptions {
+interface ResolvedMemoryOptions {
   userId?: string;
   conversationId?: string;
   contextLimit: number;

@@ -55,7 +55,7 @@ function isUiMessage(m: Record<string, unknown>): boolean {
 }
 
 /** A string becomes one user message; UI messages are converted; model messages pass as sent. */
-export async function toModelMessages(input: PrepareArgs['input']): Promise<{ messages: ModelMessage[]; ui?: UIMessage[] }> {
+async function toModelMessages(input: PrepareArgs['input']): Promise<{ messages: ModelMessage[]; ui?: UIMessage[] }> {
   if (typeof input === 'string') return { messages: [{ role: 'user', content: input }] };
   if (input.every(isUiMessage)) {
     const ui = input.map((m) => ({ ...m, id: typeof m.id === 'string' ? m.id : randomUUID() }) as unknown as UIMessage);

@@ -25,7 +25,7 @@ import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
 import { AppError } from '../errors.js';
 import { StoreFaultError } from '../log/store-health.js';
 
-export const DELTA_FLUSH_MS = 50;
+const DELTA_FLUSH_MS = 50;
 
 export interface RunDeps {
   host: ActorHost;
@@ -83,7 +83,7 @@ export function errorMessage(err: unknown): string {
   }
 }
 
-export function toRecordedStep(step: StepResult<ToolSet>): RecordedStep {
+function toRecordedStep(step: StepResult<ToolSet>): RecordedStep {
   const toolCalls: RecordedStep['toolCalls'] = [];
   const toolResults: RecordedStep['toolResults'] = [];
   const toolErrors: RecordedStep['toolErrors'] = [];

@@ -23,7 +23,7 @@ export function isZodSchema(value: unknown): value is ZodType {
 }
 
 /** What a value that is not a zod schema is, with the fix when there is an obvious one. */
-export function describeNonSchema(value: unknown): string {
+function describeNonSchema(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'function') return 'a function';

@@ -137,7 +137,7 @@ interface FastRoute {
  * Whether `route` can be a fast route: a path-only GET with no query or body schema (a bad query could not be
  * refused), no user merged into a body, not host-changing (its Origin check) and not an operator's route.
  */
-export function isFastRoute(route: RouteDef): boolean {
+function isFastRoute(route: RouteDef): boolean {
   return route.pathOnly === true && route.method === 'GET' && route.query === undefined && route.body === undefined && !route.mergeUser && !refusesForeignOrigin(route) && !route.custom;
 }
 

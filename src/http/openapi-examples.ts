@@ -45,7 +45,7 @@ export function pathParamValues(path: string, param: string, catalog: DocsCatalo
  * A value for a schema a person would recognise: the schema's own `examples`/`default`, the value a
  * description names ("The city, e.g. Paris" → Paris), else a valid sample.
  */
-export function exampleFromJsonSchema(schema: unknown): unknown {
+function exampleFromJsonSchema(schema: unknown): unknown {
   if (!schema || typeof schema !== 'object') return sampleFromJsonSchema(schema);
   const s = schema as Schema;
   if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0];

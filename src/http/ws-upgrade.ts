@@ -14,8 +14,8 @@ import { parseQueryObject, readRequest, validate } from './raw-request.js';
 import { decodeUtf8, MAX_JSON_DEPTH, nestedDeeperThan } from './request-limits.js';
 import type { Authenticator, ErrorHook } from './edge-options.js';
 
-export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
-export const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
+const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 /** What the WebSocket endpoints need of the edge. */
 export interface WsEdge {
@@ -132,7 +132,7 @@ function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: us_
 }
 
 /** A WebSocket's place in the output budget: what uWS buffers for it. */
-export class WsOutput implements BufferedOutput {
+class WsOutput implements BufferedOutput {
   budgetBytes = 0;
   budgetProgressAt = 0;
   constructor(

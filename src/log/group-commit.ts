@@ -99,7 +99,7 @@ export class PendingBatch<T> {
 }
 
 /** How long a batch of kv and checkpoint writes only waits for an append to share its fsync. */
-export const KV_LINGER_MS = 2;
+const KV_LINGER_MS = 2;
 
 export class GroupCommitter<T> {
   private open: PendingBatch<T> | undefined;

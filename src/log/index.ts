@@ -1,8 +1,4 @@
 /** The event log module's public surface. */
 export * from './types.js';
-export { createMemoryLog, type MemoryLogOptions } from './memory-log.js';
-export { openLevelLog, LogDamagedError, type LevelEventLog, type LevelLogOptions, type LogStats } from './level-log.js';
+export { openLevelLog, LogDamagedError,    } from './level-log.js';
 export { checkLogIntegrity, type IntegrityReport } from './integrity.js';
-export { records$, liveRecords } from './committed.js';
-export { reportSubscriberError, type SubscriberErrorHandler } from './subscriptions.js';
-export { StoreHealth, StoreFaultError, type StoreStatus, type StoreState, type StoreKind } from './store-health.js';

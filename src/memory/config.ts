@@ -60,7 +60,7 @@ export function globalMemoryConfig(memory: unknown): MemoryConfig | undefined {
 }
 
 /** Whether `/api/memory` without agentId has a global memory to use. */
-export function isGlobalMemoryEnabled(memory: unknown): boolean {
+function isGlobalMemoryEnabled(memory: unknown): boolean {
   const cfg = globalMemoryConfig(memory);
   return cfg !== undefined && cfg.enabled !== false;
 }
@@ -105,7 +105,7 @@ export function createVectorIndex(memory: unknown): VectorIndex | undefined {
   return option ?? new InProcessVectorIndex();
 }
 
-export const STORAGE_ADAPTER = 'EventLogMemory';
+const STORAGE_ADAPTER = 'EventLogMemory';
 
 /** The `Memory` object of the agent API (docs/api-reference.md "Agent shapes"), or null without memory. */
 export interface AgentMemoryDescription {
@@ -115,7 +115,7 @@ export interface AgentMemoryDescription {
   [key: string]: unknown;
 }
 
-export interface MemoryConfigDescription {
+interface MemoryConfigDescription {
   type: string;
   resourceId: string;
   storage: { adapter: string };

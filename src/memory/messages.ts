@@ -13,7 +13,7 @@ const MAX_ID_CHARS = 256;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** An id the store accepts (conversation, message, user, resource): 1-256 chars, no NUL, no lone surrogate. */
-export const idSchema = z
+const idSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(MAX_ID_CHARS, `must be at most ${MAX_ID_CHARS} characters`)
@@ -28,7 +28,7 @@ export function assertId(value: unknown, field: string): asserts value is string
 const partSchema = z.looseObject({ type: z.string() });
 
 /** One message as sent (model or UI message); unknown keys are ignored. */
-export const messageInputSchema = z.looseObject({
+const messageInputSchema = z.looseObject({
   id: idSchema.optional(),
   role: z.enum(MESSAGE_ROLES as [MessageRole, ...MessageRole[]]),
   content: z.union([z.string(), z.array(partSchema)]).optional(),

@@ -23,7 +23,7 @@ const TAGS = ['Memory'];
 const present = (v: unknown): v is string => typeof v === 'string' && v !== '';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function memoryRoutes(service: MemoryService): RouteDef[] {
+function memoryRoutes(service: MemoryService): RouteDef[] {
   const store = service.store;
 
   /** The token's identity when requests must act as it. */
@@ -276,7 +276,7 @@ export interface MemoryModule extends ServerModule {
   service: MemoryService;
 }
 
-export const MEMORY_MODULE = 'memory';
+const MEMORY_MODULE = 'memory';
 
 export interface MemoryModuleDeps {
   /** the agents registered by the agents module (read at request time: it is created after this one) */

@@ -51,7 +51,7 @@ import {
 import { applyWorkingMemoryUpdate, type ResolvedWorkingMemory, type WorkingMemoryMode } from './working-memory.js';
 
 export const conversationNotFound = (cid: string) => notFound(`Conversation not found: ${cid}`);
-export const userMismatch = (cid: string) => badRequest(`userId does not match conversation ${cid}`);
+const userMismatch = (cid: string) => badRequest(`userId does not match conversation ${cid}`);
 
 export interface MemoryStoreOptions {
   log: EventLog;

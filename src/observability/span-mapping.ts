@@ -16,7 +16,7 @@ import { cutText } from './cut-text.js';
 /** Attribute values are kept small: JSON text cut at this length. */
 const MAX_ATTRIBUTE_CHARS = 2048;
 
-export function attr(value: unknown): string | number | boolean | undefined {
+function attr(value: unknown): string | number | boolean | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string') return value.length > MAX_ATTRIBUTE_CHARS ? cutText(value, MAX_ATTRIBUTE_CHARS) : value;
   if (typeof value === 'number' || typeof value === 'boolean') return value;

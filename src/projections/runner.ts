@@ -76,7 +76,7 @@ export interface ProjectionDefinition {
 }
 
 /** kv key of the version a persisted model's rows were written with (no model's range holds it). */
-export const projectionVersionKey = (name: string): string => `projection-version/${name}`;
+const projectionVersionKey = (name: string): string => `projection-version/${name}`;
 
 const afterThisTurn = (run: () => void): void => void setImmediate(run);
 

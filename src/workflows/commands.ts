@@ -74,7 +74,7 @@ export async function readExecution(engine: WorkflowEngine, workflowId: string, 
   return view;
 }
 
-export function validateInput(def: WorkflowDefinition, input: unknown): unknown {
+function validateInput(def: WorkflowDefinition, input: unknown): unknown {
   if (!def.input) return input;
   const r = def.input.safeParse(input);
   if (!r.success) throw badRequest(`Input validation failed: ${formatIssues(r.error.issues, '(root)')}`);

@@ -143,12 +143,12 @@ async function answer(run: StartedRun): Promise<RouteResult> {
   return ok(executionResult(rec, run.executionId, run.createdAt));
 }
 
-export interface WorkflowRoutesDeps {
+interface WorkflowRoutesDeps {
   engine: WorkflowEngine;
   index: ExecutionsIndex;
 }
 
-export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[] {
+function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[] {
   // the list and details, encoded once (contract/encoded-answers.ts)
   const answers = new EncodedAnswers();
   const byExec = '/workflows/:id/executions/:executionId';
@@ -323,10 +323,10 @@ export interface WorkflowsModule extends ServerModule {
   resumeForApproval(a: StepApprovalAnswer): Promise<Record<string, unknown>>;
 }
 
-export const WORKFLOWS_MODULE_NAME = 'workflows';
+const WORKFLOWS_MODULE_NAME = 'workflows';
 
 /** The answer of a call still waiting for an execution when the server stops (503, never an empty reply). */
-export function shutdownAnswer(stream: string): AppError {
+function shutdownAnswer(stream: string): AppError {
   const executionId = executionIdOf(stream);
   return new AppError('UNAVAILABLE', `Server is shutting down: execution ${executionId} has not finished and resumes after the restart`, { executionId });
 }
@@ -335,7 +335,7 @@ export function shutdownAnswer(stream: string): AppError {
  * The answer of a call waiting for an execution when the event store fails (503, or 507 when the disk
  * is full): the execution stays `running` in the log and resumes when the store is back.
  */
-export function storeFaultAnswer(stream: string, fault: StoreFaultError): AppError {
+function storeFaultAnswer(stream: string, fault: StoreFaultError): AppError {
   const executionId = executionIdOf(stream);
   return new AppError(fault.code, `${fault.message}: execution ${executionId} has not finished and resumes when the store is back`, { executionId });
 }

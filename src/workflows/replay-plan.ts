@@ -24,7 +24,7 @@ export interface ReplayPlan {
 }
 
 /** The source's workflowState when the step `stepId` last started (undefined if it never did). */
-export function workflowStateAtStart(records: readonly LogRecord[], stepId: string): Record<string, unknown> | undefined {
+function workflowStateAtStart(records: readonly LogRecord[], stepId: string): Record<string, unknown> | undefined {
   let state = ((records[0]?.data as { workflowState?: Record<string, unknown> })?.workflowState ?? {});
   let suspendedState: Record<string, unknown> | undefined;
   let found: Record<string, unknown> | undefined;

@@ -18,7 +18,7 @@ import { loggerFor } from '../observability/logger-for.js';
 import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type StepRun, type StepRunEnv } from './steps/kind.js';
 import { kindOf } from './steps/registry.js';
 
-export { SuspendSignal, DEFAULT_SUSPEND_REASON, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
+export { SuspendSignal,  type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
 
 /** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
 export class SubWorkflowFailedError extends Error {
@@ -198,7 +198,7 @@ class Attempt implements StepRun {
   }
 }
 
-export function toErrorInfo(err: unknown, stepId?: string): ErrorInfo {
+function toErrorInfo(err: unknown, stepId?: string): ErrorInfo {
   const e = err as { message?: unknown; name?: unknown };
   const message = typeof e?.message === 'string' ? e.message : String(err);
   return { message, name: typeof e?.name === 'string' ? e.name : 'Error', ...(stepId ? { stepId } : {}) };

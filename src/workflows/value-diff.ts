@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 
 /** The value as the log would hold it (undefined fields dropped, dates as strings, ...). */
-export function asLogged(value: unknown): unknown {
+function asLogged(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
 }
 

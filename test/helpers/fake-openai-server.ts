@@ -25,7 +25,7 @@ export interface FakeOpenAIServerOptions {
   embeddingDimensions?: number;
 }
 
-export interface FakeOpenAICall {
+interface FakeOpenAICall {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
@@ -237,7 +237,7 @@ function messageText(m: any): string {
  * A deterministic unit vector: words hashed (FNV-1a) into buckets, then normalised, so texts that
  * share words point in similar directions and similarity search in tests behaves sensibly.
  */
-export function embed(text: string, dims: number): number[] {
+function embed(text: string, dims: number): number[] {
   const v = new Array<number>(dims).fill(0);
   for (const word of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
     if (word.length === 0) continue;

@@ -12,7 +12,7 @@ import { sampleFromJsonSchema } from './json-schema-sample.js';
 import { DEFAULT_CITY, fillArguments, offeredTools, parseCity, pickTool } from './demo-tool-pick.js';
 
 export { DEFAULT_CITY, parseCity };
-export const WEATHER_TOOL = 'getWeather';
+const WEATHER_TOOL = 'getWeather';
 
 export type DemoPlan =
   | { kind: 'text'; pieces: string[]; finish: 'stop' | 'length'; inputTokens: number }
@@ -187,7 +187,7 @@ function countToolCalls(prompt: LanguageModelV3Prompt): number {
 }
 
 /** Words across the prompt: system text, text and reasoning parts, tool inputs and outputs as JSON. */
-export function countPromptWords(prompt: LanguageModelV3Prompt): number {
+function countPromptWords(prompt: LanguageModelV3Prompt): number {
   let n = 0;
   for (const m of prompt) {
     if (m.role === 'system') {

@@ -48,7 +48,7 @@ import { InOrderDelivery } from './pg-delivery.js';
 import { NodeLease } from './pg-lease.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
-export { StreamFencedError, type Fencing } from './pg-commit.js';
+export { StreamFencedError,  } from './pg-commit.js';
 export { DatabaseUnavailableError, redactUrl } from './unavailable.js';
 
 export interface PgLogOptions {
@@ -555,4 +555,3 @@ function recordsOf(c: CommittedAppend): LogRecord[] {
 
 function noop(): void {}
 
-export { StoreFaultError } from '../store-health.js';

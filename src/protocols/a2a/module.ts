@@ -24,8 +24,8 @@ import { readRun, untilStarted, untilTerminal } from './follow.js';
 import { streamRun } from './task-stream.js';
 
 /** The user a run records when the caller has no identity (no JWT auth) and names none in the metadata. */
-export const A2A_DEFAULT_USER = 'a2a';
-export const CANCEL_REASON = 'Cancelled by the A2A client';
+const A2A_DEFAULT_USER = 'a2a';
+const CANCEL_REASON = 'Cancelled by the A2A client';
 /** How long `CancelTask` waits for the aborted run's terminal record. */
 const CANCEL_WAIT_MS = 10_000;
 

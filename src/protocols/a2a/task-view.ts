@@ -7,7 +7,7 @@
 import type { LogRecord } from '../../log/types.js';
 import { applyHistoryRecord, type HistoryStatus, type StoredHistoryEntry } from '../../agents/history-entry.js';
 
-export type TaskState = 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED' | 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED';
+type TaskState = 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED' | 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED';
 
 const STATE: Record<HistoryStatus, TaskState> = {
   working: 'TASK_STATE_WORKING',
@@ -17,7 +17,7 @@ const STATE: Record<HistoryStatus, TaskState> = {
 };
 
 /** The one artifact of a task: the agent's answer (streamed as appended chunks). */
-export const RESPONSE_ARTIFACT = 'response';
+const RESPONSE_ARTIFACT = 'response';
 
 type Json = Record<string, unknown>;
 

@@ -20,12 +20,12 @@ import { api, startTestServer, type TestServer } from '../../helpers/server.js';
 import type { FuzzCase, FuzzWorld } from './generators.js';
 import type { RawRequest } from '../../reliability/lib/raw-http.js';
 
-export const JWT_SECRET = 'fuzz-secret-with-enough-length-0123456789';
+const JWT_SECRET = 'fuzz-secret-with-enough-length-0123456789';
 export const CONSOLE_KEY = 'fuzz-console-key';
-export const FUZZ_USER = 'fuzz-user';
+const FUZZ_USER = 'fuzz-user';
 
 /** A loopback port nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
+async function closedPort(): Promise<number> {
   const srv = net.createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const port = (srv.address() as net.AddressInfo).port;
