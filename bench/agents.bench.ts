@@ -43,6 +43,7 @@ function autocannon(url: string, body: string, connections: number, durationS: n
   const args = [AUTOCANNON_CLI, '--json', '-m', 'POST', '-H', 'content-type=application/json', '-b', body, '-c', String(connections), '-d', String(durationS), url];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an ExecFileException is an Error
       if (err) return reject(err);
       try {
         resolve(JSON.parse(stdout) as AutocannonResult);

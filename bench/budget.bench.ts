@@ -74,7 +74,7 @@ export function layerOf(fn: string, url: string): Layer {
 export function layerTimes(p: Profile): Record<Layer, number> {
   const byId = new Map(p.nodes.map((n) => [n.id, layerOf(n.callFrame.functionName, n.callFrame.url)]));
   const out = Object.fromEntries([...LAYERS, 'idle'].map((l) => [l, 0])) as Record<Layer, number>;
-  for (let i = 0; i < p.samples.length; i++) out[byId.get(p.samples[i]!) ?? 'native'] += p.timeDeltas[i] ?? 0;
+  for (let i = 0; i < p.samples.length; i++) out[byId.get(p.samples[i]) ?? 'native'] += p.timeDeltas[i] ?? 0;
   return out;
 }
 
@@ -117,10 +117,10 @@ async function profileScenario(root: string, scenario: Scenario, nodeOptions?: s
   try {
     const wsUrl = await new Promise<string>((resolve, reject) => {
       let err = '';
-      child.stderr!.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         err += d.toString();
         const m = /Debugger listening on (ws:\/\/\S+)/.exec(err);
-        if (m) resolve(m[1]!);
+        if (m) resolve(m[1]);
       });
       child.once('exit', () => reject(new Error(`server exited: ${err}`)));
     });

@@ -99,7 +99,7 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
   const perf = PERF
     ? spawn('perf', ['record', '-F', '499', '-g', '-o', `${PERF}${label.replace(/\W+/g, '-')}`, '-p', nodes.map((n) => n.child.pid).join(','), '--', 'sleep', String(DURATION_S)], { stdio: 'ignore' })
     : undefined;
-  const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE!, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
+  const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
   let ok = 0;
   let failed = 0;
   const latencies: number[] = [];

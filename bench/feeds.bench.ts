@@ -84,7 +84,7 @@ async function serve(): Promise<void> {
     },
   });
   const barePort = await new Promise<number>((resolve, reject) =>
-    bare.listen('127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s as never)) : reject(new Error('bare app cannot listen')))),
+    bare.listen('127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s)) : reject(new Error('bare app cannot listen')))),
   );
 
   const recordsOf = (round: number, k: number, sent: () => string | number) => {
@@ -156,6 +156,7 @@ async function serve(): Promise<void> {
     return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
   };
 
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a command that throws ends the child, which the parent reports
   process.on('message', async (m: Command) => {
     const reply = (result: unknown) => process.send!({ id: m.id, result });
     switch (m.cmd) {
@@ -237,7 +238,7 @@ class RawClient {
   }
 
   private frames(chunk: Buffer): void {
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     this.pending = undefined;
     let off = 0;
     while (buf.length - off >= 2) {

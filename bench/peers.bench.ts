@@ -73,7 +73,7 @@ async function startupPhase(): Promise<{ runs: StartupRun[]; errors: string[] }>
     try {
       await finish(await startServer(id)); // fills the OS file cache; not timed
     } catch (err) {
-      errors.push((err as Error).message.split('\n')[0]!);
+      errors.push((err as Error).message.split('\n')[0]);
     }
   }
   for (let i = 0; i < config.startupRuns; i++) {
@@ -86,7 +86,7 @@ async function startupPhase(): Promise<{ runs: StartupRun[]; errors: string[] }>
         runs.push(run);
         console.log(`  ${SERVER_LABEL[id].padEnd(9)} first 200 after ${run.firstAnswerMs.toFixed(0)} ms, idle RSS ${run.idleRssMiB.toFixed(1)} MiB`);
       } catch (err) {
-        errors.push((err as Error).message.split('\n')[0]!);
+        errors.push((err as Error).message.split('\n')[0]);
         console.log(`  ${SERVER_LABEL[id]}: ${(err as Error).message}`);
       }
     }
@@ -193,7 +193,7 @@ async function memoryPhase(): Promise<MemoryRun[]> {
       runs.push({ server: id, executions: config.executions, idleRssMiB, rssAfterMiB, result });
       console.log(`  ${SERVER_LABEL[id].padEnd(9)} idle ${idleRssMiB.toFixed(1)} MiB → ${rssAfterMiB.toFixed(1)} MiB after ${result.ok.toLocaleString('en-US')} correct executions (${result.reqPerSec.toFixed(0)}/s, ${result.bad} bad)`);
     } catch (err) {
-      const error = (err as Error).message.split('\n')[0]!;
+      const error = (err as Error).message.split('\n')[0];
       runs.push({ server: id, executions: config.executions, idleRssMiB: NaN, rssAfterMiB: NaN, result: emptyResult(), error });
       console.log(`  ${SERVER_LABEL[id]}: ${error}`);
     } finally {

@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       const exited = new Promise((r) => child.once('exit', r));
       try {
         for (const [wf, conns] of cases) {
-          const f = await load(match[1]!, wf, conns);
+          const f = await load(match[1], wf, conns);
           const key = `${root}\u0000${wf}\u0000${conns}`;
           results.set(key, [...(results.get(key) ?? []), f]);
           console.log(`round ${round + 1}  ${path.basename(root).padEnd(12)} ${wf.padEnd(10)} ${String(conns).padStart(2)} conn: ${f.perSecond.toFixed(0).padStart(5)}/s  p50 ${f.p50} ms  p99 ${f.p99} ms`);
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     }
   }
   console.log('\nmedian over rounds (executions/s, p50 ms):');
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [wf, conns] of cases) {
     const cells = ROOTS.map((root) => {
       const fs = results.get(`${root}\u0000${wf}\u0000${conns}`)!;
@@ -95,5 +95,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--serve') await serve(process.argv[3]!, process.argv[4]!);
+if (process.argv[2] === '--serve') await serve(process.argv[3], process.argv[4]);
 else await main();

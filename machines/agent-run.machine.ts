@@ -28,15 +28,15 @@ export interface AgentRunUsage {
   reasoningTokens: number;
 }
 
-export interface RecordedToolCall {
+interface RecordedToolCall {
   toolCallId: string;
   toolName: string;
   input: unknown;
 }
-export interface RecordedToolResult extends RecordedToolCall {
+interface RecordedToolResult extends RecordedToolCall {
   output: unknown;
 }
-export interface RecordedToolError extends RecordedToolCall {
+interface RecordedToolError extends RecordedToolCall {
   error: string;
 }
 

@@ -70,14 +70,14 @@ export interface ExecutionInput {
   idempotency?: { key: string; inputDigest: string };
 }
 
-export interface CurrentStep {
+interface CurrentStep {
   index: number;
   stepId: string;
   attempt: number;
   input: unknown;
 }
 
-export interface Suspension {
+interface Suspension {
   stepIndex: number;
   stepId: string;
   reason: string;
@@ -448,8 +448,6 @@ export const workflowExecutionMachine = setup({
 });
 
 export type WorkflowExecutionMachine = typeof workflowExecutionMachine;
-
-export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['completed', 'error', 'cancelled']);
 
 /** An execution's status: the state value of its actor's snapshot (the one definition of it). */
 export function executionStatus(snapshot: { value: unknown }): ExecutionStatus {

@@ -76,5 +76,5 @@ app.listen('127.0.0.1', 0, (socket) => {
     console.error('broadcaster cannot listen');
     process.exit(1);
   }
-  console.log(`broadcaster listening on ${uWS.us_socket_local_port(socket as unknown as uWS.us_socket)}`);
+  console.log(`broadcaster listening on ${uWS.us_socket_local_port(socket)}`);
 });

@@ -28,14 +28,14 @@ const [mode, file, arg] = process.argv.slice(2);
 const app = uWS.App();
 
 if (mode === 'static') {
-  const body = readFileSync(file!);
+  const body = readFileSync(file);
   app.get(arg ?? '/', (res) => {
     res.cork(() => res.writeHeader('Content-Type', 'application/json').end(body));
   });
   listen();
 } else if (mode === 'durable') {
-  const fixture = JSON.parse(readFileSync(file!, 'utf8')) as DurableFixture;
-  const db = new ClassicLevel<Buffer, string>(arg!, { keyEncoding: 'buffer', valueEncoding: 'utf8' });
+  const fixture = JSON.parse(readFileSync(file, 'utf8')) as DurableFixture;
+  const db = new ClassicLevel<Buffer, string>(arg, { keyEncoding: 'buffer', valueEncoding: 'utf8' });
   await db.open();
   const response = Buffer.from(fixture.response);
   let seq = 0;
@@ -55,7 +55,7 @@ if (mode === 'static') {
     if (!b || writing) return;
     open = undefined;
     writing = true;
-    b.batch.write({ sync: true }).then(() => {
+    void b.batch.write({ sync: true }).then(() => {
       writing = false;
       for (const w of b.waiting) if (!w.aborted) w.res.cork(() => w.res.writeHeader('Content-Type', 'application/json').end(response));
       if (open && !scheduled) {
@@ -97,6 +97,6 @@ function listen(): void {
       console.error('floor cannot listen');
       process.exit(1);
     }
-    console.log(`floor listening on ${uWS.us_socket_local_port(socket as unknown as uWS.us_socket)}`);
+    console.log(`floor listening on ${uWS.us_socket_local_port(socket)}`);
   });
 }

@@ -61,10 +61,10 @@ export async function captureEventloom(): Promise<Captured> {
     try {
       // records (`r` + seq) of the execution's stream, then its stream-index entries (`s` + stream + 0 + seq)
       for await (const [key, value] of db.iterator({ gte: Buffer.from([0x72]), lt: Buffer.from([0x73]) })) {
-        if ((JSON.parse(value) as { stream: string }).stream === stream) writes.push({ space: key[0]!, keyLength: key.length, value });
+        if ((JSON.parse(value) as { stream: string }).stream === stream) writes.push({ space: key[0], keyLength: key.length, value });
       }
       const prefix = Buffer.concat([Buffer.from([0x73]), Buffer.from(stream), Buffer.from([0])]);
-      for await (const [key, value] of db.iterator({ gte: prefix, lt: Buffer.concat([prefix, Buffer.alloc(9, 0xff)]) })) writes.push({ space: key[0]!, keyLength: key.length, value });
+      for await (const [key, value] of db.iterator({ gte: prefix, lt: Buffer.concat([prefix, Buffer.alloc(9, 0xff)]) })) writes.push({ space: key[0], keyLength: key.length, value });
     } finally {
       await db.close();
     }
@@ -149,6 +149,3 @@ export async function generateTextFloor(calls = 2_000, warmup = 500): Promise<{ 
   const cpu = process.cpuUsage(cpu0);
   return { usPerCall: (cpu.user + cpu.system) / calls, text };
 }
-
-/** `a ÷ b` as `0.83×`. */
-export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;

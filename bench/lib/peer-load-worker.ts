@@ -41,7 +41,7 @@ const MAX_LATENCIES = 2_000_000;
 
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 async function run(req: LoadRequest): Promise<LoadResult> {
@@ -83,7 +83,7 @@ async function run(req: LoadRequest): Promise<LoadResult> {
   const elapsedS = (performance.now() - t0) / 1000;
   const sorted = latencies.subarray(0, n).sort();
   let sum = 0;
-  for (let i = 0; i < n; i++) sum += sorted[i]!;
+  for (let i = 0; i < n; i++) sum += sorted[i];
   return {
     elapsedS,
     responses: ok + bad,
@@ -92,7 +92,7 @@ async function run(req: LoadRequest): Promise<LoadResult> {
     errors: result.errors,
     timeouts: result.timeouts,
     reqPerSec: ok / elapsedS,
-    latencyMs: { mean: n > 0 ? sum / n : NaN, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: n > 0 ? sorted[n - 1]! : NaN },
+    latencyMs: { mean: n > 0 ? sum / n : NaN, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: n > 0 ? sorted[n - 1] : NaN },
     ...(badSample === undefined ? {} : { badSample }),
   };
 }

@@ -28,7 +28,7 @@ export interface BenchConfig {
   countedClient: string;
 }
 
-export interface TimedRun {
+interface TimedRun {
   round: number;
   connections: number;
   result: LoadResult;
@@ -96,7 +96,7 @@ interface Side {
   runs: number;
 }
 
-export interface Row {
+interface Row {
   scenario: string;
   label: string;
   connections: number;
@@ -110,7 +110,7 @@ export interface Row {
   met?: boolean;
 }
 
-export interface Measure {
+interface Measure {
   id: 'startup' | 'idle-rss' | 'rss-after-executions';
   label: string;
   unit: string;
@@ -127,7 +127,7 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
 function side(runs: TimedRun[]): Side | undefined {
@@ -144,7 +144,7 @@ function side(runs: TimedRun[]): Side | undefined {
   };
 }
 
-export function rows(raw: RawResults): Row[] {
+function rows(raw: RawResults): Row[] {
   const out: Row[] = [];
   for (const rec of raw.scenarios) {
     for (const c of raw.config.connections) {
@@ -168,7 +168,7 @@ export function rows(raw: RawResults): Row[] {
   return out;
 }
 
-export function measures(raw: RawResults): Measure[] {
+function measures(raw: RawResults): Measure[] {
   const pick = (server: ServerId, f: (r: StartupRun) => number) => {
     const xs = raw.startup.filter((r) => r.server === server).map(f);
     return xs.length > 0 ? median(xs) : undefined;
@@ -284,7 +284,7 @@ async function importFromPeers<T>(peersDir: string, pkg: string): Promise<T> {
   return (await import(pathToFileURL(resolved).href)) as T;
 }
 
-export async function chartSvg(raw: RawResults, peersDir: string): Promise<string> {
+async function chartSvg(raw: RawResults, peersDir: string): Promise<string> {
   const vega = await importFromPeers<VegaModule>(peersDir, 'vega');
   const vl = await importFromPeers<VegaLiteModule>(peersDir, 'vega-lite');
   const requests = raw.scenarios.map((s) => s.scenario.chartLabel);

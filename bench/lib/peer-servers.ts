@@ -93,8 +93,8 @@ export async function startServer(id: ServerId, timeoutMs = 60_000, dataDir?: st
       : [VOLTAGENT_SERVER, '--port', String(port), '--host', '127.0.0.1'];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { cwd: id === 'eventloom' ? root : VOLTAGENT_DIR, stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv() });
-  child.stdout!.pipe(log, { end: false });
-  child.stderr!.pipe(log, { end: false });
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
 
@@ -137,7 +137,7 @@ export function refusedConnections(logFile: string): string[] {
   } catch {
     return [];
   }
-  return [...text.matchAll(/\[network-guard\] refused outbound connection to (\S+)/g)].map((m) => m[1]!);
+  return [...text.matchAll(/\[network-guard\] refused outbound connection to (\S+)/g)].map((m) => m[1]);
 }
 
 /** Removes a stopped server's temp dir (log included). */

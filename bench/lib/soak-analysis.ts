@@ -64,7 +64,7 @@ export function regression(xs: number[], ys: number[]): { slope: number; r2: num
   return { slope, r2 };
 }
 
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
@@ -104,7 +104,7 @@ export function analyseSoak(samples: SoakSample[], limits: SoakThresholds, { jud
   const loopP99 = loaded.map((s) => s.loopDelayP99Ms);
   const analysis = {
     rssMiB: { start: round(samples[0].rssBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.rssBytes)) / MiB, 1), end: round(last.rssBytes / MiB, 1), secondHalf: rss, judged: judgeRss },
-    heapAfterGcMiB: { start: round(collected[0]!.heapAfterGcBytes / MiB, 1), end: round(collected.at(-1)!.heapAfterGcBytes / MiB, 1), secondHalf: heap },
+    heapAfterGcMiB: { start: round(collected[0].heapAfterGcBytes / MiB, 1), end: round(collected.at(-1)!.heapAfterGcBytes / MiB, 1), secondHalf: heap },
     storageMemoryMiB: { start: round(samples[0].storageMemoryBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.storageMemoryBytes)) / MiB, 1), end: round(last.storageMemoryBytes / MiB, 1) },
     tableFiles: { start: samples[0].tableFiles, end: last.tableFiles },
     externalMiB: { start: round(samples[0].externalBytes / MiB, 1), end: round(last.externalBytes / MiB, 1), secondHalf: external },
@@ -128,7 +128,7 @@ export interface MemoryGoals {
   returnBytes: number;
 }
 
-export const MEMORY_GOALS: MemoryGoals = { ceilingBytes: 250 * MB, plateauFactor: 1.1, returnBytes: 30 * MB };
+const MEMORY_GOALS: MemoryGoals = { ceilingBytes: 250 * MB, plateauFactor: 1.1, returnBytes: 30 * MB };
 
 /** One minute of the run: the mean and the highest RSS sampled in it, and the heap after the minute's forced collection. */
 export interface MinuteFigures {
@@ -179,7 +179,7 @@ export function judgeMemoryGoals(idleBytes: number, loaded: SoakSample[], quiet:
   const mib = (b: number) => `${round(b / MiB, 1)} MiB`;
   if (third < 1) reasons.push(`too short to judge a plateau: ${minutes.length} minutes of load (3 at least)`);
   else if (!(lastMax <= middleMean * goals.plateauFactor))
-    reasons.push(`RSS does not plateau: the last ${lastThird.length} minutes reach ${lastMax} MiB (per-minute mean), over ${round((goals.plateauFactor - 1) * 100, 0)} % above minutes ${middle[0]!.minute}–${middle.at(-1)!.minute} (${round(middleMean, 1)} MiB)`);
+    reasons.push(`RSS does not plateau: the last ${lastThird.length} minutes reach ${lastMax} MiB (per-minute mean), over ${round((goals.plateauFactor - 1) * 100, 0)} % above minutes ${middle[0].minute}–${middle.at(-1)!.minute} (${round(middleMean, 1)} MiB)`);
   if (maxBytes > goals.ceilingBytes) reasons.push(`RSS reached ${mib(maxBytes)}, over the ${goals.ceilingBytes / MB} MB ceiling`);
   if (!(end <= idleBytes + goals.returnBytes))
     reasons.push(`RSS after the load ${mib(end)}, more than ${goals.returnBytes / MB} MB above the idle server's ${mib(idleBytes)}`);

@@ -69,7 +69,7 @@ export async function call(stats: SoakStats, kind: string, url: string, init: In
 }
 
 /** Reads an SSE response to its end, or drops it after `dropAfterFrames` event frames (a client going away). */
-export async function stream(stats: SoakStats, kind: string, url: string, init: Init = {}, dropAfterFrames?: number): Promise<number> {
+async function stream(stats: SoakStats, kind: string, url: string, init: Init = {}, dropAfterFrames?: number): Promise<number> {
   stats.count(kind);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 30_000);
@@ -101,7 +101,7 @@ export async function stream(stats: SoakStats, kind: string, url: string, init: 
   return frames;
 }
 
-export const SOAK_USER = 'soak-user';
+const SOAK_USER = 'soak-user';
 
 /** Conversations in use by the load; one that no request holds can be rotated out. */
 export class ConversationPool {

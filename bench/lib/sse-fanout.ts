@@ -12,12 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
 
-export const now = () => performance.timeOrigin + performance.now();
+const now = () => performance.timeOrigin + performance.now();
 const progress = (msg: string) => process.stderr.write(`  … ${msg}\n`);
-export const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 
 /** CPU time (user + system) of a process so far, ms. */
-export function cpuMs(pid: number): number {
+function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
@@ -33,7 +33,7 @@ export function spawnChild(args: string[], ready: RegExp, nodeArgs: string[] = [
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UWS_HTTP_MAX_HEADERS_SIZE: '16384' } });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = out.match(ready);
       if (m) resolve({ child, match: m });
@@ -42,7 +42,7 @@ export function spawnChild(args: string[], ready: RegExp, nodeArgs: string[] = [
   });
 }
 
-export interface Observer {
+interface Observer {
   ids: number[];
   latencies: number[];
   done: boolean;
@@ -53,7 +53,7 @@ export interface Observer {
  * Opens `n` SSE readers (batches, to stay under the listen backlog); resolves once all are attached:
  * when `attached` says so after a frame, or when the response headers arrive if it is not given.
  */
-export async function openObservers(n: number, target: string, onFrame: (o: Observer, event: string, id: number, data: string, at: number) => void, attached?: (o: Observer) => boolean) {
+async function openObservers(n: number, target: string, onFrame: (o: Observer, event: string, id: number, data: string, at: number) => void, attached?: (o: Observer) => boolean) {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const observers: Observer[] = [];
   const finished: Array<Promise<void>> = [];
@@ -133,7 +133,7 @@ export interface FanoutResult {
 
 const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: number; rssIdle: number; rssCollected: number; cpuMs: number }): FanoutResult & { exactlyOnce: number } => {
   const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
-  return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0]! };
+  return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0] };
 };
 
 /** A bench:workflows server (`--serve`: uWS + LevelDB in a temp dir, with the `ticker` workflow) of the checkout at `root`. */
@@ -142,7 +142,7 @@ export async function startFanoutServer(root: string): Promise<{ url: string; pi
   const { child, match } = await spawnChild([path.join(root, 'bench', 'workflows.bench.ts'), '--serve', dataDir], /eventloom listening on (http:\/\/\S+)/, ['--expose-gc']);
   const exited = new Promise((r) => child.once('exit', r));
   return {
-    url: match[1]!,
+    url: match[1],
     pid: child.pid!,
     stop: async () => {
       child.kill('SIGKILL');

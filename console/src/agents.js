@@ -61,7 +61,7 @@ function applyChunk(msg, c) {
  * A stored tool result as the card shows it. Memory keeps the model's tool output (`{type, value}`): a tool that
  * threw is `error-text` / `error-json` (the live stream's `tool-output-error`), a denied call `execution-denied`.
  */
-export function storedOutcome(output) {
+function storedOutcome(output) {
   switch (output?.type) {
     case 'error-text':
     case 'error-json': {
@@ -86,7 +86,7 @@ export function storedOutcome(output) {
 const isErrorRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.error === 'string' && Object.keys(v).length === 1;
 
 /** Stored memory messages → chat messages: tool calls become cards, their results fill those cards in. */
-export function toChatMessages(stored) {
+function toChatMessages(stored) {
   const out = [];
   const calls = new Map();
   for (const m of stored) {

@@ -2,7 +2,7 @@
 // attached, and a 401 reported to the app so it can ask for a token or console key.
 import { authHeaders } from './credentials.js';
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, message, body) {
     super(message);
     this.status = status;
@@ -23,7 +23,7 @@ export const reportUnauthorized = (reason) => {
 
 const isConsoleGuarded = (path) => path.startsWith('/observability');
 
-export async function request(method, path, body, opts = {}) {
+async function request(method, path, body, opts = {}) {
   const headers = { accept: 'application/json', ...authHeaders({ console: isConsoleGuarded(path) }) };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal });

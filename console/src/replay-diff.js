@@ -12,7 +12,7 @@ import { fmtDuration, preview, same } from './format.js';
 /** ExecutionRecord events → the stream's event shape, so one derivation serves both */
 const asStream = (events) => (events ?? []).map((e) => ({ seq: e.sequence, type: e.type, data: { ...e, timestamp: e.startTime } }));
 
-export function compareRuns(steps, source, replay, replayFromStepId) {
+function compareRuns(steps, source, replay, replayFromStepId) {
   const a = stepRecords(asStream(source.events));
   const b = stepRecords(asStream(replay.events));
   // a replay from a nested step re-runs the top-level step that contains it

@@ -15,7 +15,7 @@ const kindOf = (s) => {
 };
 
 /** `Resume data validation failed: a: msg; b.c: msg` → {a: msg, 'b.c': msg, '': rest} */
-export function issuesByField(message) {
+function issuesByField(message) {
   const out = {};
   const body = String(message ?? '').replace(/^[^:]*failed:\s*/i, '');
   for (const part of body.split(/;\s*/)) {

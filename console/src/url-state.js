@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 
 const listeners = new Set();
 
-export const readParams = () => Object.fromEntries(new URLSearchParams(location.search));
+const readParams = () => Object.fromEntries(new URLSearchParams(location.search));
 
 /** Replaces the query with `params` (empty values dropped); `push` adds a history entry. */
 export function navigate(params, { push = true } = {}) {

@@ -22,7 +22,7 @@ export const HTTP_API_DOC = 'docs/reference/http-api.md';
 type Schema = Record<string, unknown>;
 
 /** The built-in HTTP and WebSocket routes of a server with an empty config (the explorer on). */
-export async function builtInRoutes(): Promise<{ routes: RouteDef[]; wsRoutes: WsRouteDef[] }> {
+async function builtInRoutes(): Promise<{ routes: RouteDef[]; wsRoutes: WsRouteDef[] }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-docs-'));
   try {
     const server = await startDefaultServer({
@@ -65,7 +65,7 @@ export function compactSchema(schema: unknown, depth = 0): string {
   for (const key of ['anyOf', 'oneOf'] as const) {
     if (Array.isArray(s[key])) {
       const parts = [...new Set((s[key] as unknown[]).map((x) => compactSchema(x, depth)))];
-      return parts.length === 1 ? parts[0]! : `(${parts.join(' | ')})`;
+      return parts.length === 1 ? parts[0] : `(${parts.join(' | ')})`;
     }
   }
   if (Array.isArray(s.allOf)) return (s.allOf as unknown[]).map((x) => compactSchema(x, depth)).join(' & ');
@@ -112,7 +112,7 @@ function compactObject(s: Schema, depth: number): string {
  * A schema over several lines when its one-line form is long: object fields one per line, union members one per
  * line, each indented under its parent (for request bodies, where every field matters).
  */
-export function prettySchema(schema: unknown, indent = ''): string {
+function prettySchema(schema: unknown, indent = ''): string {
   const line = compactSchema(schema, -100);
   if (indent.length + line.length <= 100 || !schema || typeof schema !== 'object') return line;
   const s = schema as Schema;
@@ -227,7 +227,7 @@ function renderErrorCodes(): string[] {
 }
 
 /** The Markdown reference of a route table, through the OpenAPI document that `GET /doc` serves. */
-export function renderHttpApi(routes: readonly RouteDef[], wsRoutes: readonly WsRouteDef[]): string {
+function renderHttpApi(routes: readonly RouteDef[], wsRoutes: readonly WsRouteDef[]): string {
   // no origin, version or catalog: the same document for everyone, at any time
   const doc = buildOpenApi(routes, { version: '(server version)', port: 3141, origin: 'http://localhost:3141' }) as {
     tags: Array<{ name: string }>;

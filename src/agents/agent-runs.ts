@@ -29,7 +29,7 @@ export interface AgentRunsDeps {
 }
 
 /** An approval of a run an `andAgent` step started: answered by resuming the step's workflow execution. */
-export interface WorkflowApprovalRequest {
+interface WorkflowApprovalRequest {
   workflowId: string;
   executionId: string;
   stepId: string;
@@ -47,7 +47,7 @@ export interface WorkflowApprovals {
 /** Runs a sub-agent for its parent's delegation tool (installed by ops-text.ts to avoid an import cycle). */
 export type SubAgentRunner = (sub: Agent, task: string, parent: RunToolContext, signal: AbortSignal | undefined) => Promise<string>;
 
-export const DISCONNECT_REASON = 'Client disconnected';
+const DISCONNECT_REASON = 'Client disconnected';
 let delegationInput: Schema<{ task: string }> | undefined;
 /** The delegation tools' input schema, made once the SDK is loaded (the first call prepares it). */
 const delegationInputSchema = () =>

@@ -23,7 +23,7 @@ export const ApprovalAnswer = z.object({ approved: z.boolean(), reason: z.string
 export type ApprovalAnswer = z.infer<typeof ApprovalAnswer>;
 
 /** A run waiting for decisions, as its records tell. */
-export interface PausedRun {
+interface PausedRun {
   started: AgentRunStarted;
   /** the calls of the last pause */
   approvals: PendingApproval[];
@@ -34,7 +34,7 @@ export interface PausedRun {
 }
 
 /** Reads a run's stream; throws the 404/409 a client should see when it is not waiting for `approvalId`. */
-export async function readPausedRun(log: EventLog, agentId: string, runId: string, approvalId: string): Promise<PausedRun> {
+async function readPausedRun(log: EventLog, agentId: string, runId: string, approvalId: string): Promise<PausedRun> {
   const paused = await readWaitingRun(log, agentId, runId);
   if (!paused.approvals.some((a) => a.approvalId === approvalId)) throw new AppError('NOT_FOUND', `Approval ${approvalId} not found in run ${runId}`);
   if (paused.decisions.some((d) => d.approvalId === approvalId)) throw new AppError('CONFLICT', `Approval ${approvalId} of run ${runId} was already answered`);
@@ -42,20 +42,20 @@ export async function readPausedRun(log: EventLog, agentId: string, runId: strin
 }
 
 /** Reads a run's stream; throws 404 for an unknown run, 409 when it is not waiting for any approval. */
-export async function readWaitingRun(log: EventLog, agentId: string, runId: string): Promise<PausedRun> {
+async function readWaitingRun(log: EventLog, agentId: string, runId: string): Promise<PausedRun> {
   const records = await log.readStream(runStream(runId));
   const started = records[0]?.type === 'run.started' ? (records[0].data as AgentRunStarted) : undefined;
   if (!started || started.agentId !== agentId) throw new AppError('NOT_FOUND', `Run ${runId} of agent ${agentId} not found`);
   let pause = -1;
   for (let i = records.length - 1; i > 0; i--) {
-    if (records[i]!.type === 'run.approval-requested') {
+    if (records[i].type === 'run.approval-requested') {
       pause = i;
       break;
     }
   }
   const after = pause < 0 ? [] : records.slice(pause + 1);
   if (pause < 0 || after.some((r) => r.type !== 'run.approval-answered')) throw new AppError('CONFLICT', `Run ${runId} is not waiting for an approval`);
-  const data = records[pause]!.data as { approvals: PendingApproval[]; messages: ModelMessage[] };
+  const data = records[pause].data as { approvals: PendingApproval[]; messages: ModelMessage[] };
   const decisions = after.map((r) => r.data as ApprovalDecision);
   return { started, approvals: data.approvals, decisions, tail: data.messages };
 }
@@ -119,7 +119,7 @@ async function continuePausedRun(
 /** The workflow step that started a run (`andAgent`), as its `run.started` metadata records it. */
 function workflowOrigin(started: AgentRunStarted): { workflowId: string; executionId: string; stepId: string } | undefined {
   const m = started.metadata ?? {};
-  const { workflowId, executionId, stepId } = m as Record<string, unknown>;
+  const { workflowId, executionId, stepId } = m;
   return typeof workflowId === 'string' && typeof executionId === 'string' && typeof stepId === 'string' ? { workflowId, executionId, stepId } : undefined;
 }
 
@@ -166,7 +166,7 @@ export async function findChatContinuation(log: EventLog, agentId: string, input
   if (answers.length === 0) return undefined;
   let paused: PausedRun;
   try {
-    paused = await readPausedRun(log, agentId, runId, answers[0]!.approvalId);
+    paused = await readPausedRun(log, agentId, runId, answers[0].approvalId);
   } catch {
     return undefined;
   }

@@ -24,7 +24,7 @@ export const API_DEFAULTS = {
   flushOnToolResult: true,
 } as const;
 
-export interface ResolvedMemoryOptions {
+interface ResolvedMemoryOptions {
   userId?: string;
   conversationId?: string;
   contextLimit: number;
@@ -103,7 +103,7 @@ export function resolveCallOptions(options: TextOptions | undefined, agent: Agen
   if (conversationId !== undefined) resolved.memory.conversationId = conversationId;
   if (o.seed !== undefined) resolved.seed = o.seed;
   if (o.stopSequences !== undefined) resolved.stopSequences = o.stopSequences;
-  if (o.providerOptions !== undefined) resolved.providerOptions = o.providerOptions as Record<string, Record<string, unknown>>;
+  if (o.providerOptions !== undefined) resolved.providerOptions = o.providerOptions;
   if (o.output !== undefined) resolved.output = o.output;
   return resolved;
 }

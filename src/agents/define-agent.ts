@@ -71,7 +71,7 @@ export interface Agent extends Readonly<Omit<AgentConfig, 'tools' | 'subAgents' 
   readonly maxSteps: number;
 }
 
-export const DEFAULT_MAX_STEPS = 5;
+const DEFAULT_MAX_STEPS = 5;
 const ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export function createAgent(config: AgentConfig): Agent {

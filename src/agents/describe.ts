@@ -22,13 +22,13 @@ function instructionsText(agent: Agent): string {
   return typeof agent.instructions === 'string' ? agent.instructions : DYNAMIC;
 }
 
-export function memoryShape(agent: Agent): Record<string, unknown> | null {
+function memoryShape(agent: Agent): Record<string, unknown> | null {
   if (!agent.memory) return null;
   const config = agent.memory.describe(agent.id);
   return { config, ...config, available: true, status: 'idle' };
 }
 
-export const telemetryEnabled = (env: DescribeEnv) => !!env.SERVICE_PUBLIC_KEY && !!env.SERVICE_SECRET_KEY;
+const telemetryEnabled = (env: DescribeEnv) => !!env.SERVICE_PUBLIC_KEY && !!env.SERVICE_SECRET_KEY;
 
 function subAgentShape(sub: Agent, registry: AgentRegistry, depth: number): Record<string, unknown> {
   const base: Record<string, unknown> = {

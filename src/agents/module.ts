@@ -24,7 +24,7 @@ export interface AgentsModule extends ServerModule {
   history: AgentHistoryProjection;
 }
 
-export const AGENTS_MODULE = 'agents';
+const AGENTS_MODULE = 'agents';
 
 function parseProviders(value: unknown): ProvidersConfig | undefined {
   if (value === undefined) return undefined;

@@ -40,7 +40,7 @@ function validatorFor(schema: Schema): z.ZodType | null {
   let v = validators.get(key);
   if (v === undefined) {
     try {
-      v = z.fromJSONSchema(schema as never) as z.ZodType;
+      v = z.fromJSONSchema(schema);
     } catch {
       // a schema zod cannot import is not checked here (the provider still got it)
       v = null;

@@ -18,7 +18,7 @@ import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage } from './o
 type Schema = Record<string, unknown>;
 
 function objectSettings(p: PreparedCall, run: AgentRun, modelSchema: Schema) {
-  return { ...callSettings(p), schema: aiSdk().jsonSchema(modelSchema as never), abortSignal: run.controller.signal };
+  return { ...callSettings(p), schema: aiSdk().jsonSchema(modelSchema), abortSignal: run.controller.signal };
 }
 
 function assistantJson(value: unknown) {

@@ -150,7 +150,7 @@ export async function runChat(runs: AgentRuns, prepared: PreparedCall, input: un
       });
       let thrown: unknown;
       try {
-        for await (const chunk of chunks) emit(chunk as Json);
+        for await (const chunk of chunks) emit(chunk);
       } catch (err) {
         thrown = err;
         emit({ type: 'error', errorText: errorMessage(err) });

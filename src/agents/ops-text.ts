@@ -16,7 +16,7 @@ import { pendingApprovalsOfStep } from './approval-parts.js';
 import { endRunOnError, errorMessage, failRun, toRunUsage, type AgentRun } from './run-session.js';
 import { objectSchemaIssues, planObjectSchema, schemaMismatchMessage, type ObjectSchemaPlan } from './object-schema.js';
 
-export interface TextResponse {
+interface TextResponse {
   text: string;
   usage: AgentRunUsage;
   finishReason: string;
@@ -36,13 +36,13 @@ export interface TextRunOptions {
   output?: { type: 'text' } | { type: 'object'; schema: Record<string, unknown> };
 }
 
-export type ToolResultEntry =
+type ToolResultEntry =
   | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
   | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string };
 
 type AnyResult = GenerateTextResult<ToolSet, any>;
 
-export function toTextResponse(result: AnyResult, usage: AgentRunUsage): TextResponse {
+function toTextResponse(result: AnyResult, usage: AgentRunUsage): TextResponse {
   const toolCalls: TextResponse['toolCalls'] = [];
   const toolResults: TextResponse['toolResults'] = [];
   for (const step of result.steps) {
@@ -71,7 +71,7 @@ export type TextOutcome = TextResponse | AwaitingApprovalResponse;
 
 export const isAwaitingApproval = (r: unknown): r is AwaitingApprovalResponse => (r as { status?: unknown } | null)?.status === 'awaiting-approval';
 
-export function pendingApprovalsOf(result: AnyResult): PendingApproval[] {
+function pendingApprovalsOf(result: AnyResult): PendingApproval[] {
   return pendingApprovalsOfStep(result.steps.at(-1));
 }
 
@@ -115,7 +115,7 @@ function bindAbort(signal: AbortSignal, run: AgentRun, prepared: PreparedCall): 
 }
 
 /** The tool message carrying the decisions (the SDK's `tool-approval-response` parts). */
-export function approvalResponseMessage(decisions: ApprovalDecision[]): ModelMessage {
+function approvalResponseMessage(decisions: ApprovalDecision[]): ModelMessage {
   return {
     role: 'tool',
     content: decisions.map((d) => ({ type: 'tool-approval-response' as const, approvalId: d.approvalId, approved: d.approved, ...(d.reason !== undefined ? { reason: d.reason } : {}) })),

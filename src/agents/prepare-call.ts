@@ -55,7 +55,7 @@ function isUiMessage(m: Record<string, unknown>): boolean {
 }
 
 /** A string becomes one user message; UI messages are converted; model messages pass as sent. */
-export async function toModelMessages(input: PrepareArgs['input']): Promise<{ messages: ModelMessage[]; ui?: UIMessage[] }> {
+async function toModelMessages(input: PrepareArgs['input']): Promise<{ messages: ModelMessage[]; ui?: UIMessage[] }> {
   if (typeof input === 'string') return { messages: [{ role: 'user', content: input }] };
   if (input.every(isUiMessage)) {
     const ui = input.map((m) => ({ ...m, id: typeof m.id === 'string' ? m.id : randomUUID() }) as unknown as UIMessage);
@@ -100,9 +100,9 @@ export async function prepareCall(deps: PrepareDeps, args: PrepareArgs): Promise
   let messages = inputMessages;
   let memory: PreparedCall['memory'];
   if (useMemory) {
-    const scope: AgentMemoryScope = { agentId: agent.id, resourceId: agent.id, userId: userId!, conversationId: conversationId! };
-    memory = { hooks: agent.memory!, scope };
-    const loaded = await agent.memory!.loadContext({
+    const scope: AgentMemoryScope = { agentId: agent.id, resourceId: agent.id, userId: userId, conversationId: conversationId! };
+    memory = { hooks: agent.memory, scope };
+    const loaded = await agent.memory.loadContext({
       ...scope,
       input: inputMessages,
       contextLimit: options.memory.contextLimit,

@@ -35,7 +35,7 @@ export class AgentRegistry {
   private prepare(agent: Agent, seen: Set<Agent>): void {
     if (seen.has(agent)) throw new TypeError(`Agent ${agent.id} is its own sub-agent`);
     if (!this.staticModels.has(agent) && typeof agent.model !== 'function') {
-      this.staticModels.set(agent, this.choose(agent.model as ModelSpec | undefined));
+      this.staticModels.set(agent, this.choose(agent.model));
     }
     const next = new Set(seen).add(agent);
     for (const s of agent.subAgents) this.prepare(s, next);
@@ -84,7 +84,7 @@ export class AgentRegistry {
     if (override !== undefined) return this.choose(override);
     if (typeof agent.model === 'function') return this.choose(await agent.model(ctx));
     let m = this.staticModels.get(agent);
-    if (!m) this.staticModels.set(agent, (m = this.choose(agent.model as ModelSpec | undefined)));
+    if (!m) this.staticModels.set(agent, (m = this.choose(agent.model)));
     return m;
   }
 

@@ -19,20 +19,20 @@ const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(va
 const obj = <S extends z.ZodRawShape>(shape: S) => z.object(shape, { error: requiredOr('must be an object') });
 const record = () => z.record(z.string(), z.unknown(), { error: requiredOr('must be an object') });
 
-export const SemanticMemoryOptions = obj({
+const SemanticMemoryOptions = obj({
   enabled: bool().optional(),
   semanticLimit: intMin(1).optional(),
   semanticThreshold: ranged(0, 1).optional(),
   mergeStrategy: oneOf(['prepend', 'append', 'interleave'] as const).optional(),
 });
 
-export const ConversationPersistenceOptions = obj({
+const ConversationPersistenceOptions = obj({
   mode: oneOf(['step', 'finish'] as const).optional(),
   debounceMs: intMin(0).optional(),
   flushOnToolResult: bool().optional(),
 });
 
-export const MemoryEnvelope = obj({
+const MemoryEnvelope = obj({
   userId: str().optional(),
   conversationId: str().optional(),
   options: obj({
@@ -46,7 +46,7 @@ export const MemoryEnvelope = obj({
 const OUTPUT_RULE = 'must be {"type":"text"} or {"type":"object","schema":<JSON Schema with top-level type "object">}';
 
 /** `options.output`: `{type: "text"}` or `{type: "object", schema}` with a top-level object schema. */
-export const OutputOption = z.unknown().superRefine((value, ctx) => {
+const OutputOption = z.unknown().superRefine((value, ctx) => {
   const v = value as { type?: unknown; schema?: unknown } | null;
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return void ctx.addIssue({ code: 'custom', message: OUTPUT_RULE });
   if (v.type === 'text') return;
@@ -116,7 +116,7 @@ function checkPart(p: unknown, path: PropertyKey[], issues: Issue[], ui: boolean
 }
 
 /** A string prompt, UI messages (`role` + `parts`) or model messages (`role` + `content`). */
-export const AgentInput = z.unknown().superRefine((value, ctx) => {
+const AgentInput = z.unknown().superRefine((value, ctx) => {
   if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
   if (typeof value === 'string') {
     if (value.length === 0) ctx.addIssue({ code: 'custom', message: INPUT_RULE });
@@ -125,7 +125,7 @@ export const AgentInput = z.unknown().superRefine((value, ctx) => {
   if (!Array.isArray(value) || value.length === 0) return void ctx.addIssue({ code: 'custom', message: INPUT_RULE });
   const issues: Issue[] = [];
   value.forEach((m, i) => checkMessage(m, i, issues));
-  for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path as (string | number)[], message: issue.message });
+  for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 }).meta({
   description: 'The prompt: a string, UI messages (role + parts) or model messages (role + content)',
   anyOf: [
@@ -177,7 +177,7 @@ export function chatAsTextRequest(body: ChatRequest, keepsHistory: (options: Tex
 }
 
 /** Any JSON Schema object (arrays, scalars and objects alike); `true`/`false` schemas are not useful here. */
-export const JsonSchemaValue = z.unknown().superRefine((value, ctx) => {
+const JsonSchemaValue = z.unknown().superRefine((value, ctx) => {
   if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
   if (value === null || typeof value !== 'object' || Array.isArray(value)) ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object' });
 }).meta({ description: 'JSON Schema of the result (any root type, arrays included)', type: 'object' }) as z.ZodType<Record<string, unknown>>;

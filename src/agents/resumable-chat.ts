@@ -9,7 +9,7 @@
 import type { SseSink } from '../contract/routes.js';
 import { SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
 
-export const SUPERSEDED_REASON = 'Superseded by a newer chat request';
+const SUPERSEDED_REASON = 'Superseded by a newer chat request';
 
 export class ChatBuffer {
   private readonly frames: Uint8Array[] = [];

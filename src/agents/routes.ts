@@ -54,7 +54,7 @@ async function prepare(deps: AgentRouteDeps, ctx: RequestContext, agent: Agent, 
 }
 
 /** The conversation a call belongs to (given, or created by the server for memory), as a response header. */
-export const CONVERSATION_HEADER = 'X-Conversation-Id';
+const CONVERSATION_HEADER = 'X-Conversation-Id';
 function conversationHeader(prepared: PreparedCall): Record<string, string> {
   const id = prepared.callContext.conversationId;
   return id === undefined ? {} : { [CONVERSATION_HEADER]: id };

@@ -25,7 +25,7 @@ import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
 import { AppError } from '../errors.js';
 import { StoreFaultError } from '../log/store-health.js';
 
-export const DELTA_FLUSH_MS = 50;
+const DELTA_FLUSH_MS = 50;
 
 export interface RunDeps {
   host: ActorHost;
@@ -83,7 +83,7 @@ export function errorMessage(err: unknown): string {
   }
 }
 
-export function toRecordedStep(step: StepResult<ToolSet>): RecordedStep {
+function toRecordedStep(step: StepResult<ToolSet>): RecordedStep {
   const toolCalls: RecordedStep['toolCalls'] = [];
   const toolResults: RecordedStep['toolResults'] = [];
   const toolErrors: RecordedStep['toolErrors'] = [];
@@ -143,7 +143,7 @@ export class AgentRun implements RunEffect {
   start<T>(executor: (run: AgentRun) => Promise<T>): Promise<T> {
     this.executor = executor;
     const result = new Promise<T>((resolve, reject) => {
-      this.settle = { resolve: resolve as (v: unknown) => void, reject };
+      this.settle = { resolve: resolve, reject };
     });
     this.deps.sessions.set(this.stream, this);
     const data: AgentRunStarted = { runId: this.runId, ...this.started };
@@ -168,11 +168,12 @@ export class AgentRun implements RunEffect {
     // and on a shared store another node can record its answer to the same approval first; only the
     // node whose decisions were written runs the approved tools, the other gets the append's error.
     let written!: (err?: unknown) => void;
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards the store's error as it came
     const durable = new Promise<void>((resolve, reject) => (written = (err) => (err === undefined ? resolve() : reject(err))));
     durable.catch(() => undefined);
     this.executor = (run) => durable.then(() => executor(run));
     const result = new Promise<T | null>((resolve, reject) => {
-      this.settle = { resolve: resolve as (v: unknown) => void, reject };
+      this.settle = { resolve: resolve, reject };
     });
     this.deps.sessions.set(this.stream, this);
     const events = decisions.map((d) => {

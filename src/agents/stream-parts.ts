@@ -8,7 +8,7 @@
 import type { LanguageModelUsage, TextStreamPart, ToolSet } from 'ai';
 import { errorMessage } from './run-session.js';
 
-export interface RawUsage {
+interface RawUsage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
@@ -16,7 +16,7 @@ export interface RawUsage {
   cachedInputTokens?: number;
 }
 
-export function rawUsage(u: LanguageModelUsage | undefined): RawUsage {
+function rawUsage(u: LanguageModelUsage | undefined): RawUsage {
   const input = u?.inputTokens ?? 0;
   const output = u?.outputTokens ?? 0;
   const out: RawUsage = { inputTokens: input, outputTokens: output, totalTokens: u?.totalTokens ?? input + output };
@@ -77,7 +77,7 @@ export function toRawPart(part: Part): Json {
     case 'abort':
       return part.reason !== undefined ? { type: 'abort', reason: part.reason } : { type: 'abort' };
     default:
-      return part as unknown as Json;
+      return part;
   }
 }
 

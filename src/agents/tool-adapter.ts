@@ -39,7 +39,7 @@ export interface RunToolContext {
 const NEVER = new AbortController().signal;
 const adapted = new WeakMap<Tool, AiTool>();
 
-export function toAiTool(t: Tool): AiTool {
+function toAiTool(t: Tool): AiTool {
   let a = adapted.get(t);
   if (a) return a;
   const exec = t.execute;

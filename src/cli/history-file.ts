@@ -11,8 +11,8 @@ import type { LogRecord } from '../log/types.js';
 import { VERSION } from '../version.js';
 import { CliError } from './cli-error.js';
 
-export const HISTORY_FORMAT = 'eventloom-history';
-export const HISTORY_FORMAT_VERSION = 1;
+const HISTORY_FORMAT = 'eventloom-history';
+const HISTORY_FORMAT_VERSION = 1;
 
 export interface HistoryHeader {
   format: typeof HISTORY_FORMAT;
@@ -34,7 +34,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v =
 const isCount = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1;
 
 /** Parses and checks a history file's text; every problem names the file and line. */
-export function parseHistory(text: string, file: string): History {
+function parseHistory(text: string, file: string): History {
   const lines = text.split('\n');
   const streams: History = new Map();
   let header: HistoryHeader | undefined;

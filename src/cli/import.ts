@@ -29,7 +29,7 @@ const KINDS: ReadonlyMap<string, ActorKind> = new Map<string, ActorKind>([
 ]);
 
 /** Refuses a stream the server could not take: unknown kind, a name or id out of place, a record its machine rejects. */
-export function checkStream(stream: string, records: LogRecord[]): void {
+function checkStream(stream: string, records: LogRecord[]): void {
   const kind = KINDS.get(records[0].kind ?? '');
   if (!kind) throw new CliError(`${stream}: machine ${records[0].kind} is not one this build knows (${[...KINDS.keys()].join(', ')})`, 1);
   checkStreamAgreement(stream, records);

@@ -21,7 +21,7 @@ const spans = (r: SeqRange[]) => r.map(span).join(', ');
 const count = (r: SeqRange[]) => r.reduce((n, [a, b]) => n + b - a + 1, 0);
 
 /** The report as a person reads it. */
-export function describeRepair(r: RepairReport): string {
+function describeRepair(r: RepairReport): string {
   const lines = [`repaired ${r.location}`];
   if (r.lostFiles.length) lines.push(`  damaged table files ${r.lostFiles.join(', ')}: what could be read from them was kept, the files were moved to ${path.join(r.location, 'lost')}`);
   lines.push(`  ${r.readable} records readable, ${r.kept} kept in their streams; the log now ends at record ${r.head}`);

@@ -25,7 +25,7 @@ export const REPLAY_USAGE = `usage: eventloom replay (--data <dir> | --database-
 const short = (id: string) => (id.length > 13 ? `${id.slice(0, 8)}…` : id);
 
 /** Human-readable lines of one report. */
-export function formatReport(r: ExecutionReplayReport): string {
+function formatReport(r: ExecutionReplayReport): string {
   const head = `${r.workflowId} ${r.executionId} (${r.recordedStatus})`;
   if (r.result === 'identical') return `identical  ${head}: ${r.steps} step outcome(s) match${r.fed.length ? `; fed: ${r.fed.join(', ')}` : ''}`;
   const lines: string[] = [];

@@ -10,7 +10,7 @@ import { CliError } from './cli-error.js';
 
 const RUN_PREFIX = 'run:';
 
-export const EXECUTION_STATUSES = ['running', 'suspended', 'completed', 'error', 'cancelled'] as const;
+const EXECUTION_STATUSES = ['running', 'suspended', 'completed', 'error', 'cancelled'] as const;
 const RUN_STATUS_OF: Record<string, string> = { 'run.finished': 'completed', 'run.failed': 'error', 'run.aborted': 'cancelled' };
 
 export interface StreamSelector {

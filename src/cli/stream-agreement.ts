@@ -8,10 +8,11 @@ import type { LogRecord } from '../log/types.js';
 import { CliError } from './cli-error.js';
 
 /** The stream prefix of each machine kind a history may hold. */
-export const STREAM_PREFIX: Readonly<Record<string, string>> = { 'workflow-execution': 'exec:', 'agent-run': 'run:' };
+const STREAM_PREFIX: Readonly<Record<string, string>> = { 'workflow-execution': 'exec:', 'agent-run': 'run:' };
 
 /** Longest client-chosen execution id (docs/api-reference.md "Limits and paging"), and the bound put on run ids (the server's are UUIDs). */
 const MAX_ID = 128;
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 const fail = (message: string) => new CliError(message, 1);
@@ -25,7 +26,7 @@ function checkSegment(stream: string, segment: string): void {
 }
 
 /** The id a stream of machine `kind` names; throws when the name is not one the server would have written. */
-export function streamIdOf(stream: string, kind: string): string {
+function streamIdOf(stream: string, kind: string): string {
   const prefix = STREAM_PREFIX[kind];
   if (prefix === undefined || !stream.startsWith(prefix)) throw fail(`${quoted(stream)} is not a well-formed stream name: ${kind} streams are named ${prefix ?? '?'}<id>`);
   const id = stream.slice(prefix.length);

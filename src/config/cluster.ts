@@ -24,7 +24,7 @@ export interface ResolvedCluster {
   leaseMs: number;
 }
 
-export const DEFAULT_LEASE_MS = 10_000;
+const DEFAULT_LEASE_MS = 10_000;
 
 /** Precedence: explicit options (CLI flags), then the environment, then the config file. */
 export function resolveCluster(config: ClusterConfig | undefined, env: NodeJS.ProcessEnv, flags: { databaseUrl?: string; nodeId?: string; leaseMs?: number } = {}): ResolvedCluster {

@@ -97,7 +97,7 @@ const OWN_CODE = ['src', 'dist'].map((d) => path.join(PACKAGE_ROOT, d) + path.se
  * of them as `file:line:column`. Undefined when no frame names a file (e.g. a compile error, which
  * carries its location in its message already).
  */
-export function configThrowSite(err: unknown): { at: string; frames: string[] } | undefined {
+function configThrowSite(err: unknown): { at: string; frames: string[] } | undefined {
   const stack = (err as { stack?: unknown })?.stack;
   if (typeof stack !== 'string') return undefined;
   const frames = stack
@@ -151,7 +151,7 @@ export function toCustomRouteDef(route: CustomRoute): RouteDef {
     tags: ['Custom Endpoints'],
     handler: async (ctx) => {
       const value = await route.handler({ ...ctx, authenticatedUser: ctx.user });
-      if (value && typeof value === 'object' && 'kind' in (value as object)) return value as RouteResult;
+      if (value && typeof value === 'object' && 'kind' in (value)) return value as RouteResult;
       return { kind: 'json', data: value ?? null };
     },
   };

@@ -75,7 +75,7 @@ export function toolApprovalSuspensionOf(suspendData: unknown, stepId: string): 
   return s as ToolApprovalSuspension;
 }
 
-export interface WorkflowAgentAnswerOptions {
+interface WorkflowAgentAnswerOptions {
   schema?: ZodType;
   signal: AbortSignal;
 }

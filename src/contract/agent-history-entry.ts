@@ -12,7 +12,7 @@ import { traceRefOf } from '../kernel/span-types.js';
 
 export type HistoryStatus = 'working' | 'completed' | 'error' | 'cancelled';
 
-export interface HistoryStep {
+interface HistoryStep {
   type: 'text' | 'tool_call' | 'tool_result';
   name?: string;
   content?: unknown;
@@ -49,7 +49,7 @@ export interface StoredHistoryEntry {
  * A recorded step as history steps: its text, its tool calls, then each call's outcome in call order, a tool
  * that threw as a `tool_result` whose content is `{error: <message>}` (the SDK's tool-error part, as a result).
  */
-export function stepsOf(step: RecordedStep): HistoryStep[] {
+function stepsOf(step: RecordedStep): HistoryStep[] {
   const out: HistoryStep[] = [];
   if (step.text) out.push({ type: 'text', content: step.text });
   for (const c of step.toolCalls) out.push({ type: 'tool_call', name: c.toolName, arguments: c.input });

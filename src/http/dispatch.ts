@@ -38,7 +38,7 @@ export interface DispatchEdge {
 }
 
 /** One matched request on its way to the route's handler: what `dispatch` reads and the ways it answers. */
-export interface DispatchRequest {
+interface DispatchRequest {
   edge: DispatchEdge;
   res: HttpResponse;
   raw: RawRequest;
@@ -97,7 +97,7 @@ export function handleRequest(edge: DispatchEdge, res: HttpResponse, req: HttpRe
   // dropped, before the answer: answered first, uWS closes the connection while the client is still sending,
   // and the client's reset can swallow the answer. Over the limit it is a 413 like any body.
   const refuse = (err: AppError) => (carriesBody && declared <= edge.maxBody ? readBody(res, state, edge.maxBody, () => fail(err), fail) : fail(err));
-  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return refuse(hostNotAllowed(raw.headers.host!));
+  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return refuse(hostNotAllowed(raw.headers.host));
 
   if (raw.method === 'OPTIONS' && edge.cors) {
     const h = edge.cors.preflightHeaders(origin, raw.headers['access-control-request-headers'] ?? '');
@@ -128,7 +128,7 @@ export function handleRequest(edge: DispatchEdge, res: HttpResponse, req: HttpRe
 }
 
 /** Runs a matched request's remaining checks and its handler, and writes the answer or opens the stream. */
-export async function dispatch(request: DispatchRequest): Promise<void> {
+async function dispatch(request: DispatchRequest): Promise<void> {
   const { edge, res, raw, route, state, respond, fail } = request;
   if (refusesForeignOrigin(route) && !originAllowed(raw.headers.origin, raw.headers.host, edge.cors)) {
     throw new AppError('CROSS_ORIGIN_REFUSED', `Cross-origin request refused: origin '${raw.headers.origin}' may not call ${route.method} ${raw.path}; it changes the host and only accepts the server's own origin or one named in cors.origin`);

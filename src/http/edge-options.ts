@@ -7,7 +7,7 @@ import type { CorsConfig } from '../config/cors.js';
 import type { OutputBudget } from './output-budget.js';
 
 /** Outcome of the auth check for one request (src/http/auth implements it). */
-export type AuthOutcome = { ok: true; user?: AuthUser } | { ok: false; status: number; error: string };
+type AuthOutcome = { ok: true; user?: AuthUser } | { ok: false; status: number; error: string };
 export type Authenticator = ((
   route: { method: HttpMethod | 'WS'; path: string; auth: RouteDef['auth'] },
   request: { path: string; headers: Record<string, string>; query: URLSearchParams },

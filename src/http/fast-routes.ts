@@ -74,7 +74,7 @@ class PathOnlyContext implements RequestContext {
   }
 }
 
-const NO_PARAMS_CONTEXT = new PathOnlyContext(Object.freeze({}) as Record<string, string>);
+const NO_PARAMS_CONTEXT = new PathOnlyContext(Object.freeze({}));
 
 // One pass over the request's headers, into module state rather than a closure per request (uWS callbacks run one
 // at a time on this thread). A header block whose characters, at 3 UTF-8 bytes each, could pass the limit goes the
@@ -137,7 +137,7 @@ interface FastRoute {
  * Whether `route` can be a fast route: a path-only GET with no query or body schema (a bad query could not be
  * refused), no user merged into a body, not host-changing (its Origin check) and not an operator's route.
  */
-export function isFastRoute(route: RouteDef): boolean {
+function isFastRoute(route: RouteDef): boolean {
   return route.pathOnly === true && route.method === 'GET' && route.query === undefined && route.body === undefined && !route.mergeUser && !refusesForeignOrigin(route) && !route.custom;
 }
 

@@ -38,7 +38,7 @@ export function listen(edge: Mountable, host: string, port: number): Promise<Run
         reject(new Error(`Cannot listen on ${host}:${port}: the port is in use or the address is not available`));
         return;
       }
-      const actual = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+      const actual = uWS.us_socket_local_port(socket);
       let listening: us_listen_socket | undefined = socket;
       resolve({
         app,

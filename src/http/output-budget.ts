@@ -19,9 +19,9 @@ export interface BufferedOutput {
   cutForBudget(): void;
 }
 
-export const DEFAULT_OUTPUT_BUDGET_BYTES = 64 * 1024 * 1024;
+const DEFAULT_OUTPUT_BUDGET_BYTES = 64 * 1024 * 1024;
 /** below this, one large frame could exceed the whole budget and every reader of it would be cut */
-export const MIN_OUTPUT_BUDGET_BYTES = 1024 * 1024;
+const MIN_OUTPUT_BUDGET_BYTES = 1024 * 1024;
 
 export class OutputBudget {
   /** bytes buffered across all clients */

@@ -9,7 +9,7 @@ import { checkHeaderSize } from './auth/header-limit.js';
 import type { RawRequest } from './raw-request.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-export const BODY_TIMEOUT_MS = 30_000;
+const BODY_TIMEOUT_MS = 30_000;
 export const MAX_URL_BYTES = 8 * 1024;
 /**
  * Deepest nesting accepted in a JSON body or WS message. JSON.parse copes with any depth, but the recursive

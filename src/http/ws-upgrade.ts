@@ -14,8 +14,8 @@ import { parseQueryObject, readRequest, validate } from './raw-request.js';
 import { decodeUtf8, MAX_JSON_DEPTH, nestedDeeperThan } from './request-limits.js';
 import type { Authenticator, ErrorHook } from './edge-options.js';
 
-export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
-export const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
+const WS_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 /** What the WebSocket endpoints need of the edge. */
 export interface WsEdge {
@@ -104,7 +104,7 @@ function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: us_
       res.writeStatus(statusLine(status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ success: false, error }), true);
     });
   };
-  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return reject(403, hostNotAllowed(raw.headers.host!).message);
+  if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return reject(403, hostNotAllowed(raw.headers.host).message);
   const route = edge.wsRoutes.find((r) => raw.path === r.path || (r.prefix && raw.path.startsWith(`${r.path}/`)));
   if (!route) return reject(404, `Route not found: GET ${raw.path}`);
   const rawQuery = new URLSearchParams(raw.rawQuery);
@@ -132,7 +132,7 @@ function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: us_
 }
 
 /** A WebSocket's place in the output budget: what uWS buffers for it. */
-export class WsOutput implements BufferedOutput {
+class WsOutput implements BufferedOutput {
   budgetBytes = 0;
   budgetProgressAt = 0;
   constructor(

@@ -19,7 +19,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The known name `name` most likely meant: within a third of its length in edits (case ignored), else undefined. */
-export function closestName(name: string, known: Iterable<string>): string | undefined {
+function closestName(name: string, known: Iterable<string>): string | undefined {
   let best: { name: string; d: number } | undefined;
   for (const k of known) {
     const d = distance(name.toLowerCase(), k.toLowerCase());

@@ -22,7 +22,7 @@ export function toJsonSchema(schema: ZodType, options: JsonSchemaOptions = {}): 
   let out = entry[io];
   if (!out) {
     try {
-      out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+      out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
       delete out.$schema;
     } catch {
       out = options.fallback ?? {};

@@ -29,19 +29,6 @@ export interface LogBindings {
   [key: string]: unknown;
 }
 
-export const CORRELATION_KEYS = [
-  'component',
-  'workflowId',
-  'executionId',
-  'parentExecutionId',
-  'stepId',
-  'agentId',
-  'runId',
-  'conversationId',
-  'userId',
-  'toolCallId',
-] as const;
-
 /** The base and merged bindings of each logger `loggerFor` made. */
 const derived = new WeakMap<Logger, { base: Logger; bindings: Record<string, unknown> }>();
 

@@ -9,7 +9,7 @@ export type SpanKind = 0 | 1 | 2 | 3 | 4;
 /** OTel status code: 0 unset, 1 ok, 2 error */
 export type StatusCode = 0 | 1 | 2;
 
-export interface SpanEvent {
+interface SpanEvent {
   name: string;
   timestamp: string;
   attributes?: Record<string, unknown>;

@@ -5,6 +5,3 @@ export { openLog, type OpenLogOptions } from './open.js';
 export { createMemoryLog, createMemoryCluster, type MemoryLogOptions, type MemoryCluster, type MemoryNodeOptions } from './memory/memory-log.js';
 export { openLevelLog, LogDamagedError, type LevelEventLog, type LevelLogOptions, type LogStats } from './level/level-log.js';
 export { checkLogIntegrity, type IntegrityReport } from './integrity.js';
-export { records$, liveRecords } from './committed.js';
-export { reportSubscriberError, type SubscriberErrorHandler } from './subscriptions.js';
-export { StoreHealth, StoreFaultError, type StoreStatus, type StoreState, type StoreKind } from './store-health.js';

@@ -42,7 +42,7 @@ const ajv = new AjvJsonSchemaValidator();
 
 function compileValidator(schema: JsonObject): ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined {
   try {
-    return ajv.getValidator(schema as never);
+    return ajv.getValidator(schema);
   } catch {
     return undefined;
   }
@@ -50,7 +50,7 @@ function compileValidator(schema: JsonObject): ((value: unknown) => { valid: boo
 
 function zodFrom(schema: JsonObject): ZodType | undefined {
   try {
-    return z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    return z.fromJSONSchema(schema);
   } catch {
     return undefined;
   }

@@ -20,7 +20,7 @@ import type { McpConnection } from './connection.js';
 import type { McpToolBinding } from './mcp-tool.js';
 import { allAgents, type AgentsHooks, type ToolHolder } from '../contract/agents-hooks.js';
 
-export const MCP_MODULE = 'mcp';
+const MCP_MODULE = 'mcp';
 
 export interface McpModule extends ServerModule {
   name: 'mcp';

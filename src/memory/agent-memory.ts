@@ -177,8 +177,8 @@ export class AgentMemory implements AgentMemoryHooks {
     this.owners.set(args.conversationId, args.userId);
     set.add(p);
     const done = () => {
-      set!.delete(p);
-      if (set!.size === 0 && this.inflight.get(args.conversationId) === set) {
+      set.delete(p);
+      if (set.size === 0 && this.inflight.get(args.conversationId) === set) {
         this.inflight.delete(args.conversationId);
         if (!this.buffers.get(this.services[this.services.length - 1])?.has(args.conversationId)) this.owners.delete(args.conversationId);
       }
@@ -287,7 +287,7 @@ function lastUserText(messages: readonly ModelMessage[]): string {
 
 /** Both lists merged by createdAt (stable: history first on ties). */
 function interleave(history: readonly Message[], hits: readonly StoredMessage[]): StoredMessage[] {
-  const all = [...history.map((m, i) => ({ m: m as StoredMessage, k: 0, i })), ...hits.map((m, i) => ({ m, k: 1, i }))];
+  const all = [...history.map((m, i) => ({ m: m, k: 0, i })), ...hits.map((m, i) => ({ m, k: 1, i }))];
   all.sort((a, b) => (a.m.createdAt < b.m.createdAt ? -1 : a.m.createdAt > b.m.createdAt ? 1 : a.k - b.k || a.i - b.i));
   return all.map((x) => x.m);
 }

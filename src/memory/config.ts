@@ -55,11 +55,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** The global section as an object, or undefined when absent or `false`. */
 export function globalMemoryConfig(memory: unknown): MemoryConfig | undefined {
   if (memory === true) return {};
-  return isObject(memory) ? (memory as MemoryConfig) : undefined;
+  return isObject(memory) ? (memory) : undefined;
 }
 
 /** Whether `/api/memory` without agentId has a global memory to use. */
-export function isGlobalMemoryEnabled(memory: unknown): boolean {
+function isGlobalMemoryEnabled(memory: unknown): boolean {
   const cfg = globalMemoryConfig(memory);
   return cfg !== undefined && cfg.enabled !== false;
 }
@@ -94,7 +94,7 @@ export function createEmbedder(memory: unknown, env: Record<string, string | und
   if (option === false) return undefined;
   if (option === 'builtin') return new LexicalEmbedder();
   if (isEmbedder(option)) return option;
-  const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : (option as string | EmbeddingModelV3);
+  const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : (option);
   const dims = isObject(option) && 'model' in option ? (option as { dimensions?: number }).dimensions : undefined;
   if (typeof spec === 'string' && !resolveModel) throw new TypeError(`memory.embedder names the model '${spec}', and this server has no model providers to resolve it`);
   const model = typeof spec === 'string' ? resolveModel!(spec, env, providers) : spec;
@@ -108,7 +108,7 @@ export function createVectorIndex(memory: unknown): VectorIndex | undefined {
   return option ?? new InProcessVectorIndex();
 }
 
-export const STORAGE_ADAPTER = 'EventLogMemory';
+const STORAGE_ADAPTER = 'EventLogMemory';
 
 /** The `Memory` object of the agent API (docs/api-reference.md "Agent shapes"), or null without memory. */
 export interface AgentMemoryDescription {
@@ -118,7 +118,7 @@ export interface AgentMemoryDescription {
   [key: string]: unknown;
 }
 
-export interface MemoryConfigDescription {
+interface MemoryConfigDescription {
   type: string;
   resourceId: string;
   storage: { adapter: string };
@@ -162,9 +162,9 @@ function describeEmbedderOption(globalMemory: unknown): { id: string; dimensions
   if (typeof option === 'string') return { id: option.trim() };
   if (isEmbedder(option)) return option;
   if (isObject(option) && 'model' in option) {
-    const o = option as { model: string | EmbeddingModelV3; dimensions?: number };
+    const o = option;
     return { id: typeof o.model === 'string' ? o.model : `${o.model.provider}/${o.model.modelId}`, dimensions: o.dimensions };
   }
-  const m = option as EmbeddingModelV3;
+  const m = option;
   return { id: `${m.provider}/${m.modelId}` };
 }

@@ -11,7 +11,7 @@
  */
 
 /** The slice of the WebAssembly API used here (the project's TS lib has no DOM/wasm types). */
-export interface WasmMemory {
+interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }

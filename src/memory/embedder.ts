@@ -42,7 +42,7 @@ export function l2normalize(v: Float32Array): Float32Array {
   return v;
 }
 
-export const LEXICAL_DIMENSIONS = 384;
+const LEXICAL_DIMENSIONS = 384;
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -69,7 +69,7 @@ const LT = 0x3c; // '<' before a word
 const GT = 0x3e; // '>' after it
 
 /** The words of a text as the embedder sees them (NFKC, lower-cased), without repeats. */
-export function termsOf(text: string): Set<string> {
+function termsOf(text: string): Set<string> {
   return new Set(text.normalize('NFKC').toLowerCase().match(WORD) ?? []);
 }
 

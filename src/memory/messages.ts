@@ -13,7 +13,7 @@ const MAX_ID_CHARS = 256;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** An id the store accepts (conversation, message, user, resource): 1-256 chars, no NUL, no lone surrogate. */
-export const idSchema = z
+const idSchema = z
   .string()
   .min(1, 'must not be empty')
   .max(MAX_ID_CHARS, `must be at most ${MAX_ID_CHARS} characters`)
@@ -28,7 +28,7 @@ export function assertId(value: unknown, field: string): asserts value is string
 const partSchema = z.looseObject({ type: z.string() });
 
 /** One message as sent (model or UI message); unknown keys are ignored. */
-export const messageInputSchema = z.looseObject({
+const messageInputSchema = z.looseObject({
   id: idSchema.optional(),
   role: z.enum(MESSAGE_ROLES as [MessageRole, ...MessageRole[]]),
   content: z.union([z.string(), z.array(partSchema)]).optional(),
@@ -60,10 +60,10 @@ function toIso(value: unknown): string | undefined {
 export function normalizeMessage(input: MessageInput, now: string): { message: StoredMessage; generated: boolean } {
   const parts: MessagePart[] =
     input.parts !== undefined
-      ? (input.parts as MessagePart[])
+      ? (input.parts)
       : typeof input.content === 'string'
         ? [{ type: 'text', text: input.content }]
-        : ((input.content ?? []) as MessagePart[]);
+        : ((input.content ?? []));
   const { createdAt: metaCreatedAt, ...metadata } = input.metadata ?? {};
   const createdAt = toIso(input.createdAt) ?? toIso(metaCreatedAt) ?? now;
   const generated = input.id === undefined;
@@ -106,7 +106,7 @@ export function toModelMessages(messages: readonly StoredMessage[]): ModelMessag
   for (const m of messages) {
     if (m.role === 'system' || m.role === 'user') {
       const text = textOf(m.parts);
-      if (text !== '') out.push({ role: m.role, content: text } as ModelMessage);
+      if (text !== '') out.push({ role: m.role, content: text });
       continue;
     }
     if (m.role === 'tool') {

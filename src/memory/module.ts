@@ -15,7 +15,7 @@ export interface MemoryModule extends ServerModule {
   service: MemoryService;
 }
 
-export const MEMORY_MODULE = 'memory';
+const MEMORY_MODULE = 'memory';
 
 export interface MemoryModuleDeps {
   /** the agents registered by the agents module (read at request time: it is created after this one) */

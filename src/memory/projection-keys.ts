@@ -16,7 +16,7 @@
  */
 import type { Conversation, OrderBy, WorkingMemoryFormat } from './types.js';
 
-export const SEP = '\u0000';
+const SEP = '\u0000';
 /** The range holding the whole memory projection. */
 export const MEMORY_RANGE = { gte: 'mem:', lt: 'mem;' } as const;
 export const MEMORY_CHECKPOINT = 'memory';
@@ -42,7 +42,7 @@ const range = (prefix: string) => ({ gte: prefix, lt: prefix.slice(0, -1) + '\u0
 export const convKey = (cid: string) => `mem:c${SEP}${cid}`;
 
 export type ScopeKey = string;
-export const ALL_SCOPE: ScopeKey = '*';
+const ALL_SCOPE: ScopeKey = '*';
 
 export function scopeKey(filter: { resourceId?: string; userId?: string }): ScopeKey {
   const { resourceId, userId } = filter;
@@ -67,7 +67,7 @@ function orderValue(c: Conversation, field: OrderBy): string {
   return c.title.slice(0, TITLE_KEY_CHARS).replaceAll(SEP, '\u0001');
 }
 
-export function indexKey(scope: ScopeKey, field: OrderBy, c: Conversation): string {
+function indexKey(scope: ScopeKey, field: OrderBy, c: Conversation): string {
   return `mem:i${SEP}${scope}${SEP}${FIELD[field]}${SEP}${orderValue(c, field)}${SEP}${c.id}`;
 }
 
@@ -85,7 +85,7 @@ export function indexKeysOf(c: Conversation): string[] {
 export const countKey = (scope: ScopeKey) => `mem:n${SEP}${scope}`;
 
 const ORD_WIDTH = 12;
-export const padOrd = (ord: number) => String(ord).padStart(ORD_WIDTH, '0');
+const padOrd = (ord: number) => String(ord).padStart(ORD_WIDTH, '0');
 export const messageKey = (cid: string, ord: number) => `mem:m${SEP}${cid}${SEP}${padOrd(ord)}`;
 export const messageRange = (cid: string) => range(`mem:m${SEP}${cid}${SEP}`);
 export const ordOfMessageKey = (key: string) => Number(key.slice(key.length - ORD_WIDTH));

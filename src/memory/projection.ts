@@ -17,12 +17,6 @@ import { TailCache } from './projection-tails.js';
 
 export type MemoryChangeListener = (change: MemoryChange | { type: 'reset' }) => void;
 
-interface Waiter {
-  seq: number;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 /** Non-memory records move the checkpoint only every this many records (boot re-reads fewer). */
 const CHECKPOINT_EVERY = 1024;
 /** Conversation rows kept in memory (the hot path of every read and write of a conversation). */
@@ -54,7 +48,7 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
   private readonly tails: TailCache | undefined;
 
   constructor(log: EventLog, opts: MemoryProjectionOptions = {}) {
-    const onError = opts.onError ?? ((err: unknown) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? err}`));
+    const onError = opts.onError ?? ((err: unknown) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? String(err)}`));
     super(log, { onError });
     this.onError = onError;
     const tail = opts.tailMessages ?? 20;

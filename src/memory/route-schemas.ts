@@ -122,7 +122,7 @@ export const searchQuery = z.object({
 
 // ---- responses (OpenAPI) ----------------------------------------------------------------------
 
-export const conversationSchema = z.object({
+const conversationSchema = z.object({
   id: str,
   resourceId: str,
   userId: str,
@@ -132,7 +132,7 @@ export const conversationSchema = z.object({
   updatedAt: str,
 });
 
-export const messageSchema = z.object({
+const messageSchema = z.object({
   id: str,
   role: z.enum(MESSAGE_ROLES as [string, ...string[]]),
   parts: z.array(z.looseObject({ type: str })),

@@ -111,6 +111,7 @@ export class SemanticIndexer {
   async settled(): Promise<void> {
     await this.readyPromise;
     while (this.running) await this.running;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the indexer's own failure, as it was thrown
     if (this.failure !== undefined) throw this.failure;
   }
 

@@ -41,8 +41,8 @@ export interface MemoryServiceOptions {
   followLog?: boolean;
 }
 
-export const EMBEDDER_MISSING = 'Embedding adapter is required for semantic search but not configured';
-export const VECTOR_MISSING = 'Vector adapter is required for semantic search but not configured';
+const EMBEDDER_MISSING = 'Embedding adapter is required for semantic search but not configured';
+const VECTOR_MISSING = 'Vector adapter is required for semantic search but not configured';
 
 export class MemoryService {
   readonly store: MemoryStore;

@@ -16,7 +16,6 @@ import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { EventLog, NewRecord } from '../log/types.js';
 import {
-  convKey,
   convWorkingMemoryKey,
   countKey,
   indexRange,
@@ -52,7 +51,7 @@ import {
 import { applyWorkingMemoryUpdate, type ResolvedWorkingMemory, type WorkingMemoryMode } from './working-memory.js';
 
 export const conversationNotFound = (cid: string) => notFound(`Conversation not found: ${cid}`);
-export const userMismatch = (cid: string) => badRequest(`userId does not match conversation ${cid}`);
+const userMismatch = (cid: string) => badRequest(`userId does not match conversation ${cid}`);
 
 export interface MemoryStoreOptions {
   log: EventLog;

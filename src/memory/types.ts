@@ -43,13 +43,6 @@ export interface StoredMessage {
 export type WorkingMemoryScope = 'conversation' | 'user';
 export type WorkingMemoryFormat = 'markdown' | 'json';
 
-export interface WorkingMemoryView {
-  content: string;
-  scope: WorkingMemoryScope;
-  format: WorkingMemoryFormat;
-  template: string | null;
-}
-
 export interface SearchResult {
   id: string;
   score: number;
@@ -81,10 +74,6 @@ export interface ConversationCreatedData {
 export interface ConversationUpdatedData {
   changes: Partial<Pick<Conversation, 'title' | 'metadata' | 'userId' | 'resourceId'>>;
   updatedAt: string;
-}
-
-export interface ConversationDeletedData {
-  deletedAt: string;
 }
 
 export interface MessagesSavedData {

@@ -30,7 +30,7 @@ export interface ResolvedWorkingMemory {
   schema?: ZodType;
 }
 
-export const WORKING_MEMORY_OFF: ResolvedWorkingMemory = { enabled: false, scope: 'conversation', format: 'markdown', template: null };
+const WORKING_MEMORY_OFF: ResolvedWorkingMemory = { enabled: false, scope: 'conversation', format: 'markdown', template: null };
 
 /** Start-up check of a working-memory setting's schema slot (`where` names the config entry). */
 export function checkWorkingMemoryConfig(where: string, cfg: boolean | WorkingMemoryConfig | undefined): void {

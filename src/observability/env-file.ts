@@ -9,7 +9,7 @@ import path from 'node:path';
 
 const PLAIN = /^[A-Za-z0-9_\-./+=:@,]*$/;
 
-export function formatEnvValue(value: string): string {
+function formatEnvValue(value: string): string {
   if (PLAIN.test(value)) return value;
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`;
 }

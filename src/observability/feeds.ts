@@ -20,10 +20,10 @@ import type { ObsLogRecord, Span, SpanEventType } from '../kernel/span-types.js'
 export type Publish = (topic: string, message: string) => boolean;
 export type SubscriberCount = (topic: string) => number;
 
-export const TOPIC_ALL = 'obs:all';
-export const TOPIC_UNSCOPED = 'obs:unscoped';
-export const entityTopic = (type: string, id: string) => `obs:e:${type}:${id}`;
-export const idTopic = (id: string) => `obs:id:${id}`;
+const TOPIC_ALL = 'obs:all';
+const TOPIC_UNSCOPED = 'obs:unscoped';
+const entityTopic = (type: string, id: string) => `obs:e:${type}:${id}`;
+const idTopic = (id: string) => `obs:id:${id}`;
 
 export interface Entity {
   type?: string;

@@ -119,7 +119,7 @@ function withChanges(map: Readonly<Record<string, LiveRun>>, changes: Changes): 
 
 export function createLiveRunsStore() {
   return createStore({
-    context: { executions: {}, agentRuns: {} } as LiveRunsContext,
+    context: { executions: {}, agentRuns: {} },
     on: {
       committed: (ctx: LiveRunsContext, event: { record: LogRecord }) => applyLiveRecord(ctx, event.record),
       folded: (ctx: LiveRunsContext, event: { records: readonly LogRecord[] }) => applyLiveRecords(ctx, event.records),

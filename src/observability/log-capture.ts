@@ -13,7 +13,7 @@ import pino, { type Logger } from 'pino';
 import { entryFromPino, LEVEL_VALUES, matchesLog, type CapturedLog, type LevelName, type LogFilter } from './log-entry.js';
 import { Ring } from './ring.js';
 
-export const API_LOG_CAPACITY = 1000;
+const API_LOG_CAPACITY = 1000;
 
 type Listener = (log: CapturedLog) => void;
 

@@ -12,7 +12,7 @@ export type LevelName = (typeof LEVELS)[number];
 /** pino's numeric levels */
 export const LEVEL_VALUES: Record<LevelName, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 
-export function levelName(value: unknown): LevelName {
+function levelName(value: unknown): LevelName {
   if (typeof value === 'string' && (LEVELS as readonly string[]).includes(value.toLowerCase())) return value.toLowerCase() as LevelName;
   const n = typeof value === 'number' ? value : Number(value);
   if (n >= 60) return 'fatal';

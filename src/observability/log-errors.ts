@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import pino from 'pino';
 
-export interface LoggedError {
+interface LoggedError {
   type: string;
   message: string;
   stack?: string;

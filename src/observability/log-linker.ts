@@ -38,7 +38,7 @@ interface Pending {
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** Which span a line names: a tool call or LLM step of a run, a step or the root of an execution. */
-export function targetOf(log: CapturedLog): Target | undefined {
+function targetOf(log: CapturedLog): Target | undefined {
   const e = log.entry;
   const runId = str(e.runId);
   const executionId = str(e.executionId);

@@ -12,7 +12,7 @@ import { cutText } from './cut-text.js';
 export const LOG_RECORD_CAPACITY = 50_000;
 
 /** OTel severity numbers of pino's levels */
-export const SEVERITY: Record<string, { number: number; text: string }> = {
+const SEVERITY: Record<string, { number: number; text: string }> = {
   trace: { number: 1, text: 'TRACE' },
   debug: { number: 5, text: 'DEBUG' },
   info: { number: 9, text: 'INFO' },

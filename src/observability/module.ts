@@ -49,7 +49,7 @@ export interface ObservabilityConfig {
 }
 
 /** What the module exposes to other modules and tests (module name `observability`). */
-export interface ObservabilityModule extends ServerModule {
+interface ObservabilityModule extends ServerModule {
   capture: LogCapture;
   traces: TraceProjection;
   store: TraceStore;
@@ -59,7 +59,7 @@ export interface ObservabilityModule extends ServerModule {
 }
 
 /** records replayed on boot (the most recent ones) to rebuild the span store */
-export const REPLAY_RECORDS = 250_000;
+const REPLAY_RECORDS = 250_000;
 const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
 const SCOPE = { name: 'eventloom', version: VERSION };
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-export const PUBLIC_REGISTRY = 'https://registry.npmjs.org/';
+const PUBLIC_REGISTRY = 'https://registry.npmjs.org/';
 
 export interface NpmRegistries {
   /** the default registry, ending with `/` */
@@ -28,7 +28,7 @@ function expand(value: string, env: NodeJS.ProcessEnv): string {
 }
 
 /** The `key = value` pairs of one ini file (comments, sections and quotes handled); an absent file is empty. */
-export function readNpmrc(file: string, env: NodeJS.ProcessEnv): Map<string, string> {
+function readNpmrc(file: string, env: NodeJS.ProcessEnv): Map<string, string> {
   const out = new Map<string, string>();
   let text: string;
   try {

@@ -80,6 +80,7 @@ export class OtlpSpanExporter {
     this.queue = [];
     const p = new Promise<void>((resolve) => {
       this.exporter.export(batch, (result) => {
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- 0 is ExportResultCode.SUCCESS; @opentelemetry/core, which declares it, is no dependency
         if (result.code === 0) this.exported += batch.length;
         else this.logger?.warn({ component: 'observability', err: result.error, spans: batch.length }, 'OTLP span export failed');
         resolve();
@@ -125,6 +126,6 @@ export class OtlpSpanExporter {
       droppedAttributesCount: 0,
       droppedEventsCount: 0,
       droppedLinksCount: 0,
-    } as ReadableSpan;
+    };
   }
 }

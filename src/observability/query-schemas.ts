@@ -9,14 +9,14 @@ import { LEVELS, type LevelName, type LogFilter } from './log-entry.js';
 const ISO_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /** An ISO 8601 timestamp → epoch ms. */
-export const isoTime = z
+const isoTime = z
   .string()
   .trim()
   .refine((s) => ISO_RE.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 timestamp' })
   .transform((s) => Date.parse(s));
 
 /** `limit`: an integer >= 1 (else 400), lowered to `max`, `def` when absent. */
-export const limitParam = (def: number, max: number) =>
+const limitParam = (def: number, max: number) =>
   z
     .string()
     .trim()
@@ -36,7 +36,7 @@ const levelParam = z
   .trim()
   .transform((s) => s.toLowerCase())
   .refine((s): s is LevelName => (LEVELS as readonly string[]).includes(s), { message: `must be one of ${LEVELS.join(', ')}` })
-  .transform((s) => s as LevelName);
+  .transform((s) => s);
 
 const idParam = z.string();
 

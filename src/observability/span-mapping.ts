@@ -16,7 +16,7 @@ import { cutText } from './cut-text.js';
 /** Attribute values are kept small: JSON text cut at this length. */
 const MAX_ATTRIBUTE_CHARS = 2048;
 
-export function attr(value: unknown): string | number | boolean | undefined {
+function attr(value: unknown): string | number | boolean | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string') return value.length > MAX_ATTRIBUTE_CHARS ? cutText(value, MAX_ATTRIBUTE_CHARS) : value;
   if (typeof value === 'number' || typeof value === 'boolean') return value;
@@ -185,7 +185,7 @@ const executionCancelled: SpanHandler = (o) =>
 function openLlmStep(o: SpanOps): void {
   const n = ((o.memo.get('steps') as number | undefined) ?? 0) + 1;
   o.memo.set('steps', n);
-  o.open('llm', { name: `llm:step ${n}`, kind: 2, attributes: clean({ 'llm.step': n, 'llm.model': o.memo.get('model') as string | undefined }) });
+  o.open('llm', { name: `llm:step ${n}`, kind: 2, attributes: clean({ 'llm.step': n, 'llm.model': o.memo.get('model') }) });
 }
 
 /** Ends the open LLM step span with a recorded step: its tool calls as child spans, usage and finish reason. */

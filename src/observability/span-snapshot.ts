@@ -16,11 +16,11 @@ import type { StreamDump, TraceProjection } from './traces.js';
 
 export const SPAN_SNAPSHOT_KEY = 'spans/snapshot';
 /** Bumped when the span mapping or the dump's shape changes: an older snapshot is then ignored. */
-export const SPAN_SNAPSHOT_VERSION = 1;
+const SPAN_SNAPSHOT_VERSION = 1;
 /** Records folded between two saves while running. */
 export const SNAPSHOT_EVERY = 50_000;
 
-export interface SpanSnapshot {
+interface SpanSnapshot {
   version: number;
   /** last global sequence folded into the snapshot */
   seq: number;

@@ -56,7 +56,7 @@ export interface SpanChange {
   entity: RootEntity;
 }
 
-export interface OpenSpanOptions {
+interface OpenSpanOptions {
   name: string;
   kind?: SpanKind;
   attributes?: Record<string, unknown>;
@@ -66,14 +66,14 @@ export interface OpenSpanOptions {
   startAt?: number;
 }
 
-export interface CloseSpanOptions {
+interface CloseSpanOptions {
   code?: StatusCode;
   message?: string;
   attributes?: Record<string, unknown>;
   event?: { name: string; attributes?: Record<string, unknown> };
 }
 
-export interface RootOptions {
+interface RootOptions {
   name: string;
   kind?: SpanKind;
   entityType: string;

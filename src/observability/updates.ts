@@ -44,7 +44,7 @@ export function updatesOptions(section: unknown, env: NodeJS.ProcessEnv): Update
 }
 
 /** The registries of one check: the configured override, else npm's configuration for the project. */
-export function registriesOf(opts: UpdatesOptions): NpmRegistries {
+function registriesOf(opts: UpdatesOptions): NpmRegistries {
   if (opts.registryUrl) return { registry: opts.registryUrl.endsWith('/') ? opts.registryUrl : `${opts.registryUrl}/`, scopes: {}, source: 'config' };
   return npmRegistries(path.dirname(opts.packageJson), opts.env);
 }
@@ -200,12 +200,12 @@ export async function checkUpdates(opts: UpdatesOptions): Promise<UpdateReport> 
 }
 
 /** `npm install` specs that move the given packages to their latest version (aliases kept). */
-export function installSpecs(pkgs: TrackedPackage[]): string[] {
+function installSpecs(pkgs: TrackedPackage[]): string[] {
   return pkgs.map((p) => (p.registryName !== p.name ? `${p.name}@npm:${p.registryName}@latest` : `${p.name}@latest`));
 }
 
 /** Runs `<npm> install <specs>` in the project directory; rejects on a non-zero exit or the time-out. */
-export function runInstall(opts: UpdatesOptions, specs: string[], devDependencies: boolean): Promise<void> {
+function runInstall(opts: UpdatesOptions, specs: string[], devDependencies: boolean): Promise<void> {
   const args = ['install', ...(devDependencies ? ['--save-dev'] : []), ...specs];
   return new Promise((resolve, reject) => {
     const child = spawn(opts.npmCommand, args, { cwd: path.dirname(opts.packageJson), stdio: ['ignore', 'ignore', 'pipe'], shell: false });

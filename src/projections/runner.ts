@@ -76,7 +76,7 @@ export interface ProjectionDefinition {
 }
 
 /** kv key of the version a persisted model's rows were written with (no model's range holds it). */
-export const projectionVersionKey = (name: string): string => `projection-version/${name}`;
+const projectionVersionKey = (name: string): string => `projection-version/${name}`;
 
 const afterThisTurn = (run: () => void): void => void setImmediate(run);
 
@@ -127,7 +127,7 @@ export class ProjectionRunner {
     this.persisted = definition.startAfter === undefined;
     this.source = options.source ?? ((after) => records$(log, after));
     this.schedule = options.schedule ?? afterThisTurn;
-    this.onError = options.onError ?? ((err) => process.emitWarning(`Projection ${definition.name} stopped: ${(err as Error)?.stack ?? err}`));
+    this.onError = options.onError ?? ((err) => process.emitWarning(`Projection ${definition.name} stopped: ${(err as Error)?.stack ?? String(err)}`));
   }
 
   /** Last global sequence folded (whether or not the record concerned this model). */
@@ -168,6 +168,7 @@ export class ProjectionRunner {
 
   /** Resolves once every record with `seq` at or below the argument is folded. */
   waitFor(seq: number): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the fold's own failure, as it was thrown
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.applied >= seq) return Promise.resolve();
     if (this.stopped) return Promise.reject(new Error(`The ${this.definition.name} projection is stopped`));

@@ -154,13 +154,13 @@ export class ActorHost {
   ): Promise<SendResult<TLogic> & { actor: Actor<TLogic> }> {
     if (this.actors.has(stream) || this.loading.has(stream)) throw new StreamExistsError(stream);
     const [snapshot, actions] = initialTransition(kind.logic, input as never);
-    const actor = new Actor<TLogic>(this, kind, stream, snapshot as SnapshotFrom<TLogic>, 0);
+    const actor = new Actor<TLogic>(this, kind, stream, snapshot, 0);
     this.actors.set(stream, actor);
     // `at` lets a caller that already stamped the creation (e.g. an execution's createdAt) keep one time for both
     const at = options.at ?? this.clock();
     const record: NewRecord = { type: kind.createdType, data: input, at, kind: `${kind.kind}@${kind.version}` };
     // what the first state decides at once (e.g. the first step) goes out with the creation
-    const follow = this.followUps(actor, snapshot as SnapshotFrom<TLogic>, actions as never);
+    const follow = this.followUps(actor, snapshot, actions);
     const records = [record, ...follow.decided.map(({ event: { type, ...data } }) => ({ type, data, at }))];
     const pending = this.log.append(stream, records, { expectedStreamSeq: 0, freshStream: options.freshStream });
     actor.streamSeq = records.length;
@@ -233,11 +233,11 @@ export class ActorHost {
       if (!step) return Promise.reject(new EventRejectedError(actor.stream, event.type, (snapshot as { value: unknown }).value));
       const [next, actions] = step;
       decided.push({ event, actions, reached: next });
-      snapshot = next as SnapshotFrom<TLogic>;
+      snapshot = next;
     }
     // the kind's follow-ups of the last event join the same append
     if (actor.kind.followUp) {
-      const last = decided[decided.length - 1]!;
+      const last = decided[decided.length - 1];
       const follow = this.followUps(actor, snapshot, last.actions as never);
       decided.push(...follow.decided);
       snapshot = follow.snapshot;
@@ -299,8 +299,8 @@ export class ActorHost {
       const step = pureDecide(actor.kind.logic, snapshot, event);
       if (!step) break;
       decided.push({ event, actions: step[1], reached: step[0] });
-      snapshot = step[0] as SnapshotFrom<TLogic>;
-      current = step[1] as never;
+      snapshot = step[0];
+      current = step[1];
     }
     return { snapshot, decided };
   }
@@ -340,11 +340,11 @@ export function replayRecords<TLogic extends AnyStateMachine>(kind: ActorKind<TL
   for (let i = 1; i < records.length; i++) {
     const r = records[i];
     const event = { ...(r.data as object), type: r.type } as AnyEvent;
-    const step = pureDecide(kind.logic, snapshot as SnapshotFrom<TLogic>, event);
+    const step = pureDecide(kind.logic, snapshot, event);
     if (!step) {
       throw new MachineVersionError(stream, `${first.kind ?? current} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify((snapshot as { value: unknown }).value)})`, current);
     }
     [snapshot] = step;
   }
-  return snapshot as SnapshotFrom<TLogic>;
+  return snapshot;
 }

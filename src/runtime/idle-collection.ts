@@ -104,7 +104,7 @@ export function compactingCollection(): () => void {
   };
 }
 
-export const DEFAULT_HEAP_GROWING_PERCENT = 25;
+const DEFAULT_HEAP_GROWING_PERCENT = 25;
 
 /** Caps V8's heap growing factor (see the module comment) unless the operator set it. */
 function capHeapGrowth(opts: IdleCollectionOptions): void {

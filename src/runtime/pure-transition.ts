@@ -183,7 +183,7 @@ function runActions(list: unknown[], context: Record<string, unknown>, event: An
       out.push({ type: namedAction(a)!, params: undefined });
       continue;
     }
-    const assignment = (a as { assignment: unknown }).assignment;
+    const assignment = (a).assignment;
     const args = { context, event, spawn: noSpawn, self: scope.self, system: scope.system };
     let partial: Record<string, unknown>;
     if (typeof assignment === 'function') {
@@ -325,7 +325,7 @@ export function pureDecide<T extends AnyStateMachine>(logic: T, snapshot: Snapsh
   const scope = scopeFor(logic);
   const c = options.direct === false ? null : compile(logic);
   if (c) {
-    const r = directTransition(c, logic, snapshot as unknown as XSnapshot, event, scope);
+    const r = directTransition(c, logic, snapshot, event, scope);
     if (r !== FALLBACK) return r as [SnapshotFrom<T>, Executable[]] | undefined;
   }
   if (!(snapshot as unknown as { can(e: unknown): boolean }).can(event)) return undefined;

@@ -204,7 +204,7 @@ export async function testWorkflow(workflow: WorkflowDefinition, options: Workfl
     if (reason) throw new WorkflowNotExercised(`${reason}\n\n${formatCoverage(coverage)}`, coverage);
     return coverage;
   }
-  const commands = (details.counterexample?.[0] ?? []) as WorkflowCommand[];
+  const commands = (details.counterexample?.[0] ?? []);
   const snippet = formatSnippet(options.snippetName ?? `${camel(workflow.id)}Workflow`, commands);
   const cause = details.errorInstance;
   const reason = cause instanceof Error ? cause.message : String(cause);

@@ -10,7 +10,7 @@ import { ToolCatalog, parseConfigTools } from './catalog.js';
 import type { AgentsHooks } from '../contract/agents-hooks.js';
 import type { Tool } from '../kernel/define-tool.js';
 
-export const TOOLS_MODULE = 'tools';
+const TOOLS_MODULE = 'tools';
 
 export interface ToolsModule extends ServerModule {
   name: 'tools';

@@ -25,7 +25,7 @@ export interface ToolRouteDeps {
   catalog(): ToolCatalog;
 }
 
-export const ExecuteToolBody = z.object({
+const ExecuteToolBody = z.object({
   input: z.unknown().optional(),
   context: z.record(z.string(), z.unknown()).optional(),
   userId: z.string().optional(),

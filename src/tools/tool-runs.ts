@@ -14,22 +14,22 @@ import { AppError } from '../errors.js';
 import type { EventLog } from '../log/types.js';
 import type { Tool, ToolExecuteOptions } from '../kernel/define-tool.js';
 
-export const TOOL_STREAM_PREFIX = 'tool:';
+const TOOL_STREAM_PREFIX = 'tool:';
 export const TOOL_STARTED = 'tool.started';
 export const TOOL_COMPLETED = 'tool.completed';
 export const TOOL_FAILED = 'tool.failed';
 
-export interface ToolStartedData {
+interface ToolStartedData {
   toolName: string;
   input: unknown;
   userId?: string;
   conversationId?: string;
 }
-export interface ToolCompletedData {
+interface ToolCompletedData {
   output: unknown;
   durationMs: number;
 }
-export interface ToolFailedData {
+interface ToolFailedData {
   message: string;
   durationMs: number;
 }
@@ -63,7 +63,7 @@ export function toolStream(runId: string): string {
   return `${TOOL_STREAM_PREFIX}${runId}`;
 }
 
-export function errorText(err: unknown): string {
+function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;
   if (typeof err === 'string') return err;
   try {

@@ -15,7 +15,7 @@ import { traceIdFor } from '../kernel/span-types.js';
 export const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
 
 /** The end of a run whose steps are all done: completed, unless the final data fails the declared `result` schema. */
-export function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
+function completionEvent(def: WorkflowDefinition, data: unknown, workflowName: string): ExecutionEvent {
   if (!def.result) return { type: 'execution.completed', result: data ?? null, workflowName };
   const r = checkDeclared(def.result, data);
   if (r.ok) return { type: 'execution.completed', result: r.value ?? null, workflowName };

@@ -22,7 +22,7 @@ export function describeWorkflowSummary(def: WorkflowDefinition): WorkflowSummar
   return { id: def.id, name: def.name, purpose: def.purpose, stepsCount: def.steps.length, status: 'idle' };
 }
 
-export function describeStep(step: WorkflowStep, stepIndex: number): Record<string, unknown> {
+function describeStep(step: WorkflowStep, stepIndex: number): Record<string, unknown> {
   const out: Record<string, unknown> = { id: step.id, name: step.name ?? step.id, type: step.type, stepIndex };
   if (step.purpose !== undefined) out.purpose = step.purpose;
   if (step.inputSchema) out.inputSchema = toJsonSchema(step.inputSchema);

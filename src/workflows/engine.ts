@@ -48,7 +48,7 @@ export type ExecActor = Actor<WorkflowExecutionMachine>;
 export type ExecSnapshot = ExecActor['snapshot'];
 
 /** Why a step's signal was aborted. */
-export class StepAbort extends Error {
+class StepAbort extends Error {
   constructor(readonly kind: 'suspend' | 'cancel' | 'race', message: string) {
     super(message);
     this.name = 'StepAbort';

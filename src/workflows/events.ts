@@ -109,7 +109,7 @@ const RESULT_STATUS: Record<string, string> = { 'execution.completed': 'complete
  */
 export const resultSequence = (rec: LogRecord): number => rec.streamSeq + 1;
 
-export function workflowResultOf(rec: LogRecord): WorkflowEventPayload | undefined {
+function workflowResultOf(rec: LogRecord): WorkflowEventPayload | undefined {
   const status = RESULT_STATUS[rec.type];
   if (!status) return undefined;
   const d = rec.data as Record<string, any>;

@@ -22,7 +22,7 @@ import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '..
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf, executionStream } from './events.js';
 
-export const EXECUTIONS_INDEX_NAME = 'workflow-executions';
+const EXECUTIONS_INDEX_NAME = 'workflow-executions';
 const P = 'wfx/';
 const SEP = '\u0001';
 const COUNTS_KEY = `${P}counts`;
@@ -59,12 +59,12 @@ function indexKeys(d: IndexDoc): string[] {
 
 const bucketKeys = (d: IndexDoc) => ['*|*', `${d.workflowId}|*`, `*|${d.status}`, `${d.workflowId}|${d.status}`];
 
-export function deepEqual(a: unknown, b: unknown): boolean {
+function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a as object);
-  const kb = Object.keys(b as object);
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   return ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
@@ -84,10 +84,10 @@ export function matches(d: IndexDoc, f: ExecutionsFilter): boolean {
  * base64url-encoded so clients treat it as opaque. Every index's keys end with that position, so
  * one cursor works whatever the filter.
  */
-export const cursorOf = (d: IndexDoc): string => Buffer.from(`${ts(d.createdAt)}/${d.id}`, 'utf8').toString('base64url');
+const cursorOf = (d: IndexDoc): string => Buffer.from(`${ts(d.createdAt)}/${d.id}`, 'utf8').toString('base64url');
 
 /** The sort position of a cursor; throws a 400 naming the parameter when it is not one. */
-export function decodeCursor(cursor: string): string {
+function decodeCursor(cursor: string): string {
   const pos = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   if (!/^\d{15}\/[^/]/.test(pos)) throw invalidRequest('cursor: not a cursor of this list (use nextCursor of a previous page)');
   return pos;

@@ -9,7 +9,7 @@ import { executionIdOf, workflowEventOf } from './events.js';
 import { iso } from '../kernel/time.js';
 import { traceRefOf } from '../kernel/span-types.js';
 
-export interface ExecutionEventView {
+interface ExecutionEventView {
   id: string;
   sequence: number;
   type: string;
@@ -26,7 +26,7 @@ export interface ExecutionEventView {
   error?: Record<string, unknown>;
 }
 
-export interface SuspensionView {
+interface SuspensionView {
   suspendedAt: string;
   reason: string;
   stepIndex: number;

@@ -281,11 +281,11 @@ class StreamReaders {
       return undefined;
     }
     const history = this.history;
-    if (history !== undefined && (history.length === 0 || cursor >= history[0]!.streamSeq - 1)) {
+    if (history !== undefined && (history.length === 0 || cursor >= history[0].streamSeq - 1)) {
       // from the cursor on; at or past the head, the last record again (an ended run closes, with its result
       // frame unless the cursor is that frame's id or past it)
-      const first = history.length === 0 ? 0 : Math.max(0, Math.min(cursor + 1 - history[0]!.streamSeq, history.length - 1));
-      for (let i = first; i < history.length && !reader.done; i++) this.sendTo(reader, history[i]!);
+      const first = history.length === 0 ? 0 : Math.max(0, Math.min(cursor + 1 - history[0].streamSeq, history.length - 1));
+      for (let i = first; i < history.length && !reader.done; i++) this.sendTo(reader, history[i]);
       if (!reader.done) this.live.add(reader);
       return undefined;
     }
@@ -324,8 +324,8 @@ class StreamReaders {
     // synchronous from here to the hand-over: no record can commit in between
     this.reads.splice(this.reads.indexOf(read), 1);
     for (const reader of read.readers) {
-      for (let i = 0; i < records.length && !reader.done; i++) this.sendTo(reader, records[i]!);
-      for (let i = 0; i < read.live.length && !reader.done; i++) this.sendTo(reader, read.live[i]!);
+      for (let i = 0; i < records.length && !reader.done; i++) this.sendTo(reader, records[i]);
+      for (let i = 0; i < read.live.length && !reader.done; i++) this.sendTo(reader, read.live[i]);
       if (!reader.done) this.live.add(reader);
     }
     // a crowd (two readers or more) keeps the stream's latest records for the readers still to come
@@ -344,7 +344,7 @@ class StreamReaders {
     for (const read of this.reads) read.live.push(rec);
     const history = this.history;
     if (history !== undefined) {
-      if (rec.streamSeq === (history.length === 0 ? 1 : history[history.length - 1]!.streamSeq + 1)) {
+      if (rec.streamSeq === (history.length === 0 ? 1 : history[history.length - 1].streamSeq + 1)) {
         history.push(rec);
         this.historyBytes += eventFrame(rec).byteLength;
         this.trimHistory(history);
@@ -366,7 +366,7 @@ class StreamReaders {
     this.unsent = undefined;
     if (batch === undefined) return;
     // a reader that joined meanwhile (catch-up hand-over, history) has these records already: sendTo skips them
-    for (const reader of this.live) for (let i = 0; i < batch.length && !reader.done; i++) this.sendTo(reader, batch[i]!);
+    for (const reader of this.live) for (let i = 0; i < batch.length && !reader.done; i++) this.sendTo(reader, batch[i]);
   };
 
   /**
@@ -375,8 +375,8 @@ class StreamReaders {
    */
   private keepHistory(records: LogRecord[], live: LogRecord[]): void {
     const merged = records.slice();
-    for (let i = 1; i < merged.length; i++) if (merged[i]!.streamSeq !== merged[i - 1]!.streamSeq + 1) return;
-    let last = merged.length > 0 ? merged[merged.length - 1]!.streamSeq : 0;
+    for (let i = 1; i < merged.length; i++) if (merged[i].streamSeq !== merged[i - 1].streamSeq + 1) return;
+    let last = merged.length > 0 ? merged[merged.length - 1].streamSeq : 0;
     for (const rec of live) {
       if (rec.streamSeq <= last) continue;
       if (rec.streamSeq !== last + 1) return;
@@ -384,7 +384,7 @@ class StreamReaders {
       last = rec.streamSeq;
     }
     // an empty history is an empty stream: everything from sequence 1 on is known
-    const base = (h: LogRecord[]) => (h.length === 0 ? 1 : h[0]!.streamSeq);
+    const base = (h: LogRecord[]) => (h.length === 0 ? 1 : h[0].streamSeq);
     if (this.history !== undefined && base(this.history) <= base(merged)) return;
     this.history = merged;
     this.historyBytes = 0;
@@ -395,8 +395,8 @@ class StreamReaders {
   private trimHistory(history: LogRecord[]): void {
     let drop = Math.max(0, history.length - HISTORY_MAX_RECORDS);
     let bytes = this.historyBytes;
-    for (let i = 0; i < drop; i++) bytes -= eventFrame(history[i]!).byteLength;
-    while (bytes > HISTORY_MAX_BYTES && drop < history.length - 1) bytes -= eventFrame(history[drop++]!).byteLength;
+    for (let i = 0; i < drop; i++) bytes -= eventFrame(history[i]).byteLength;
+    while (bytes > HISTORY_MAX_BYTES && drop < history.length - 1) bytes -= eventFrame(history[drop++]).byteLength;
     if (drop === 0) return;
     history.splice(0, drop);
     this.historyBytes = bytes;
@@ -406,7 +406,7 @@ class StreamReaders {
   recordAt(streamSeq: number): LogRecord | undefined {
     const history = this.history;
     if (history === undefined || history.length === 0) return undefined;
-    return history[streamSeq - history[0]!.streamSeq];
+    return history[streamSeq - history[0].streamSeq];
   }
 
   private sendTo(reader: SseReader, rec: LogRecord): void {

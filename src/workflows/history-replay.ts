@@ -38,7 +38,7 @@ import { someStep } from './steps/walk.js';
 
 export { collectDefinitions } from './steps/walk.js';
 
-export type DivergenceKind =
+type DivergenceKind =
   | 'machine-version'
   | 'workflow-missing'
   | 'input'
@@ -55,7 +55,7 @@ export type DivergenceKind =
   | 'result'
   | 'record-rejected';
 
-export interface Divergence {
+interface Divergence {
   kind: DivergenceKind;
   /** the step concerned, named as the recording has it (the current code's id when it is new) */
   stepId?: string;

@@ -19,7 +19,7 @@ import { workflowEvents } from './event-routes.js';
 /** The workflows of the config: an array or a record of `createWorkflow(...)` definitions. */
 export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
   if (section === undefined || section === null) return [];
-  const list = Array.isArray(section) ? section : typeof section === 'object' ? Object.values(section as object) : undefined;
+  const list = Array.isArray(section) ? section : typeof section === 'object' ? Object.values(section) : undefined;
   if (!list) throw new Error('config.workflows must be an array or a record of workflows built with createWorkflow()');
   return list.map((w, i) => {
     if (!isWorkflowDefinition(w)) throw new Error(`config.workflows[${i}] is not a workflow built with createWorkflow()`);
@@ -34,10 +34,10 @@ export interface WorkflowsModule extends ServerModule {
   resumeForApproval(a: StepApprovalAnswer): Promise<Record<string, unknown>>;
 }
 
-export const WORKFLOWS_MODULE_NAME = 'workflows';
+const WORKFLOWS_MODULE_NAME = 'workflows';
 
 /** The answer of a call still waiting for an execution when the server stops (503, never an empty reply). */
-export function shutdownAnswer(stream: string): AppError {
+function shutdownAnswer(stream: string): AppError {
   const executionId = executionIdOf(stream);
   return new AppError('UNAVAILABLE', `Server is shutting down: execution ${executionId} has not finished and resumes after the restart`, { executionId });
 }
@@ -46,7 +46,7 @@ export function shutdownAnswer(stream: string): AppError {
  * The answer of a call waiting for an execution when the event store fails (503, or 507 when the disk
  * is full): the execution stays `running` in the log and resumes when the store is back.
  */
-export function storeFaultAnswer(stream: string, fault: StoreFaultError): AppError {
+function storeFaultAnswer(stream: string, fault: StoreFaultError): AppError {
   const executionId = executionIdOf(stream);
   return new AppError(fault.code, `${fault.message}: execution ${executionId} has not finished and resumes when the store is back`, { executionId });
 }

@@ -34,7 +34,7 @@ export function agentIdsNamed(workflows: Iterable<WorkflowDefinition>): string[]
 }
 
 /** Every `andAgent` step naming an agent that is not in `agentIds`, as one line each. */
-export function unknownAgentReferences(workflows: Iterable<WorkflowDefinition>, agentIds: readonly string[]): string[] {
+function unknownAgentReferences(workflows: Iterable<WorkflowDefinition>, agentIds: readonly string[]): string[] {
   const known = new Set(agentIds);
   const problems: string[] = [];
   forEachAgentStep(workflows, (s, where) => {

@@ -24,8 +24,8 @@ export interface ReplayPlan {
 }
 
 /** The source's workflowState when the step `stepId` last started (undefined if it never did). */
-export function workflowStateAtStart(records: readonly LogRecord[], stepId: string): Record<string, unknown> | undefined {
-  let state = ((records[0]?.data as { workflowState?: Record<string, unknown> })?.workflowState ?? {}) as Record<string, unknown>;
+function workflowStateAtStart(records: readonly LogRecord[], stepId: string): Record<string, unknown> | undefined {
+  let state = ((records[0]?.data as { workflowState?: Record<string, unknown> })?.workflowState ?? {});
   let suspendedState: Record<string, unknown> | undefined;
   let found: Record<string, unknown> | undefined;
   for (const r of records) {

@@ -59,7 +59,7 @@ export function resolveReplayPoint(def: WorkflowDefinition, stepId: string): Rep
 }
 
 /** How a step is named in messages: its id, or its path when the id occurs more than once. */
-export function stepLabel(location: StepLocation, all: readonly StepLocation[]): string {
+function stepLabel(location: StepLocation, all: readonly StepLocation[]): string {
   return all.filter((l) => l.stepId === location.stepId).length > 1 ? location.path.join('/') : location.stepId;
 }
 

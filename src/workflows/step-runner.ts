@@ -19,7 +19,7 @@ import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type 
 import type { WaitFiring } from '../../machines/workflow-execution.machine.js';
 import { kindOf } from './steps/registry.js';
 
-export { SuspendSignal, DEFAULT_SUSPEND_REASON, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
+export { SuspendSignal,  type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
 
 /** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
 export class SubWorkflowFailedError extends Error {
@@ -209,7 +209,7 @@ class Attempt implements StepRun {
   }
 }
 
-export function toErrorInfo(err: unknown, stepId?: string): ErrorInfo {
+function toErrorInfo(err: unknown, stepId?: string): ErrorInfo {
   const e = err as { message?: unknown; name?: unknown };
   const message = typeof e?.message === 'string' ? e.message : String(err);
   return { message, name: typeof e?.name === 'string' ? e.name : 'Error', ...(stepId ? { stepId } : {}) };

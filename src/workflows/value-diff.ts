@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 
 /** The value as the log would hold it (undefined fields dropped, dates as strings, ...). */
-export function asLogged(value: unknown): unknown {
+function asLogged(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
 }
 
@@ -25,7 +25,7 @@ export function diffValues(recorded: unknown, actual: unknown, limit = 5): strin
       out.push(`${at}: ${show(a)} → ${show(b)}`);
       return;
     }
-    const keys = new Set([...Object.keys(a as object), ...Object.keys(b as object)]);
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     for (const k of keys) walk((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], Array.isArray(a) ? `${at}[${k}]` : `${at}.${k}`);
   };
   walk(asLogged(recorded), asLogged(actual), '$');

@@ -10,7 +10,6 @@ import { SignJWT } from 'jose';
 import { z } from 'zod';
 import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
-import type { ModelMessage } from 'ai';
 import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { agentsModule, type AgentsModule } from '../../src/agents/module.js';
@@ -77,7 +76,7 @@ const fakeMemory: AgentMemoryHooks = {
   describe: (agentId) => ({ type: 'LibSQLMemory', resourceId: agentId, storage: { adapter: 'eventloom-log' }, workingMemory: null, vectorDB: null, embeddingModel: null }),
   loadContext: async (args) => {
     memoryCalls.load.push(args);
-    return { messages: [{ role: 'user', content: 'earlier question' } as ModelMessage, { role: 'assistant', content: 'earlier answer' } as ModelMessage] };
+    return { messages: [{ role: 'user', content: 'earlier question' }, { role: 'assistant', content: 'earlier answer' }] };
   },
   saveMessages: async (args) => {
     memoryCalls.save.push(args);

@@ -17,7 +17,7 @@ function samples(over: Partial<Record<keyof SoakSample, (t: number, i: number) =
       activeHandles: 2, activeRequests: 0, loopDelayP50Ms: 1, loopDelayP99Ms: 10, loopDelayMaxMs: 20,
       fds: 48, pingMs: 2, requests: i * 1000, failures: 0, wsMessages: 0, wsChurned: 0, executions: i * 300, spans: 2000, logRecords: 1000, storageMemoryBytes: 8 * MiB, tableFiles: 10,
     };
-    for (const [k, f] of Object.entries(over)) (base as unknown as Record<string, number>)[k] = f!(t, i);
+    for (const [k, f] of Object.entries(over)) (base as unknown as Record<string, number>)[k] = f(t, i);
     return base;
   });
 }
@@ -65,7 +65,7 @@ describe('the soak verdict', () => {
 
 /** A 30-minute run sampled every 10 s (RSS in MiB by time), the heap collected once a minute, and 60 s of quiet after it. */
 function run30(rssMiB: (t: number) => number, quietMiB: (t: number) => number) {
-  const sample = (t: number, rss: number): SoakSample => ({ ...samples()[0]!, t, rssBytes: rss * MiB, collected: t % 60 === 0 });
+  const sample = (t: number, rss: number): SoakSample => ({ ...samples()[0], t, rssBytes: rss * MiB, collected: t % 60 === 0 });
   const loaded = Array.from({ length: 180 }, (_, i) => sample(i * 10, rssMiB(i * 10)));
   const quiet = Array.from({ length: 12 }, (_, i) => sample(1800 + (i + 1) * 5, quietMiB((i + 1) * 5)));
   return { loaded, quiet };
@@ -79,11 +79,11 @@ describe('the memory goals of the default-config soak', () => {
     const minutes = rssByMinute(loaded);
     expect(minutes).toHaveLength(30);
     expect(minutes[0]).toEqual({ minute: 1, rssMeanMiB: 100, rssMaxMiB: 100, heapAfterGcMiB: 70 });
-    expect(minutes[29]!.rssMeanMiB).toBe(129);
+    expect(minutes[29].rssMeanMiB).toBe(129);
     // the sample taken as the load ends, just past 30:00, is part of minute 30, not a minute of its own
     const ending = rssByMinute([...loaded, { ...loaded.at(-1)!, t: 1800.6, rssBytes: 135 * MiB }]);
     expect(ending).toHaveLength(30);
-    expect(ending[29]!.rssMaxMiB).toBe(135);
+    expect(ending[29].rssMaxMiB).toBe(135);
   });
 
   it('passes a run that levels off under the ceiling and gives its memory back after the load', () => {

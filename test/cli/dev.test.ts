@@ -45,8 +45,8 @@ function startDev(project: string, data: string) {
   });
   children.push(child);
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const urls = () => [...out.matchAll(/eventloom listening on (http:\/\/[^\s"]+)/g)].map((m) => m[1]);
   /** The URL of the n-th server start (1-based), once it listens. */

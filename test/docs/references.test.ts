@@ -71,7 +71,7 @@ export function commentLines(source: string): string[] {
         i = end + 2;
         continue;
       }
-      const c = line[i]!;
+      const c = line[i];
       if (quote) {
         if (c === '\\') i++;
         else if (c === quote) quote = undefined;
@@ -110,7 +110,7 @@ function headingsOf(rel: string): string[] {
     for (const l of readFileSync(path.join(root, rel), 'utf8').split('\n')) {
       if (l.startsWith('```')) fence = !fence;
       const m = !fence && /^#{1,6}\s+(.*?)\s*$/.exec(l);
-      if (m) hs.push(m[1]!);
+      if (m) hs.push(m[1]);
     }
     headingsCache.set(rel, hs);
   }
@@ -156,27 +156,27 @@ function referencesIn(file: string): Reference[] {
     if (isMd && text.startsWith('```')) fence = !fence;
     if (isMd) {
       for (const m of text.matchAll(MD_LINK)) {
-        const t = m[1]!;
+        const t = m[1];
         if (/^[a-z]+:/i.test(t) || t.startsWith('#')) {
           if (t.startsWith('#') && !fence) refs.push({ file, line, target: file, heading: `#${t.slice(1)}` });
           continue;
         }
         const [p, a] = t.split('#');
-        refs.push({ file, line, target: p!, heading: a ? `#${a}` : undefined });
+        refs.push({ file, line, target: p, heading: a ? `#${a}` : undefined });
       }
     }
     for (const m of text.matchAll(MD_NAME)) {
-      if (/^https?:/.test(text.slice(Math.max(0, m.index! - 8), m.index))) continue;
-      if (m[2]) refs.push({ file, line, target: m[1]!, heading: `#${m[2]}` });
-      else if (m[3]) for (const h of m[3].matchAll(/"([^"]+)"/g)) refs.push({ file, line, target: m[1]!, heading: h[1] });
-      else refs.push({ file, line, target: m[1]! });
+      if (/^https?:/.test(text.slice(Math.max(0, m.index - 8), m.index))) continue;
+      if (m[2]) refs.push({ file, line, target: m[1], heading: `#${m[2]}` });
+      else if (m[3]) for (const h of m[3].matchAll(/"([^"]+)"/g)) refs.push({ file, line, target: m[1], heading: h[1] });
+      else refs.push({ file, line, target: m[1] });
     }
     if (!isMd || !fence) {
       for (const m of text.matchAll(REL_PATH)) {
-        const t = m[1]!.replace(/[.,;:]+$/, '');
+        const t = m[1].replace(/[.,;:]+$/, '');
         if (t.endsWith('.md')) continue; // checked above
         // a pattern or a prefix (`src/cli-init*`, `soak-<time>.json`), not one file
-        if (/^[*<{$]/.test(text.slice(m.index! + m[1]!.length))) continue;
+        if (/^[*<{$]/.test(text.slice(m.index + m[1].length))) continue;
         refs.push({ file, line, target: t });
       }
     }
@@ -222,7 +222,7 @@ describe('references to files in comments and documents', () => {
 
   it('reads comments, not strings', () => {
     const lines = commentLines(["const a = 'see decisions.md'; // see docs/x.md", '/* one', ' * two */ code("//not")'].join('\n'));
-    expect(lines[0]!.trim()).toBe('see docs/x.md');
+    expect(lines[0].trim()).toBe('see docs/x.md');
     expect(lines[1]).toContain('one');
     expect(lines[2]).toContain('two');
     expect(lines[2]).not.toContain('not');

@@ -73,7 +73,7 @@ describe('A2A server', () => {
     const a2a = await client('slow');
     const events = await collect(a2a.sendMessageStream({ tenant: '', message: userMessage(Array.from({ length: 30 }, (_, i) => `s${i}`).join(' ')), configuration: undefined, metadata: undefined }));
     expect(events[0]?.payload?.$case).toBe('task');
-    const task = events[0]!.payload!.value as Task;
+    const task = events[0].payload!.value as Task;
     expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate').map((e) => e.payload!.value as { append: boolean; lastChunk: boolean; artifact?: { parts: Part[] } });
     const streamed = chunks.filter((c) => !c.lastChunk);
@@ -99,7 +99,7 @@ describe('A2A server', () => {
     const started = asTask(await a2a.sendMessage({ tenant: '', message: userMessage(Array.from({ length: 20 }, (_, i) => `u${i}`).join(' ')), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true }, metadata: undefined }));
     const events = await collect(a2a.resubscribeTask({ tenant: '', id: started.id }));
     expect(events[0]?.payload?.$case).toBe('task');
-    expect((events[0]!.payload!.value as Task).id).toBe(started.id);
+    expect((events[0].payload!.value as Task).id).toBe(started.id);
     const last = events.at(-1)!.payload!;
     expect(last.$case).toBe('statusUpdate');
     expect((last.value as { status?: { state: TaskState } }).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -184,7 +184,7 @@ describe('A2A server', () => {
       }
     })();
     await until(() => events.some((e) => e.payload?.$case === 'artifactUpdate'), 'the first streamed chunk', 10_000);
-    const interrupted = events[0]!.payload!.value as Task;
+    const interrupted = events[0].payload!.value as Task;
     await t.restart();
     await reading;
 
@@ -196,7 +196,7 @@ describe('A2A server', () => {
     expect(textOf(after.status?.message?.parts)).toBe('Server shutting down');
     const resubscribed = await collect(a2a.resubscribeTask({ tenant: '', id: interrupted.id }));
     expect(resubscribed).toHaveLength(1);
-    expect(resubscribed[0]!.payload?.$case).toBe('task');
-    expect((resubscribed[0]!.payload!.value as Task).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(resubscribed[0].payload?.$case).toBe('task');
+    expect((resubscribed[0].payload!.value as Task).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 });

@@ -246,7 +246,7 @@ async function readChat(res: Response): Promise<{ message: UIMessage | undefined
       transform(result, controller) {
         if (!result.success) throw result.error;
         chunks.push(result.value as UIMessageChunk);
-        controller.enqueue(result.value as UIMessageChunk);
+        controller.enqueue(result.value);
       },
     }),
   );

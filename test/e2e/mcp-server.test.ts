@@ -47,7 +47,7 @@ describe('MCP server', () => {
     const r = await client.callTool({ name: 'getWeather', arguments: { city: 'Paris' } });
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toEqual({ result: { city: 'Paris', tempC: 21 } });
-    expect(JSON.parse((r.content as Array<{ text: string }>)[0]!.text)).toEqual({ result: { city: 'Paris', tempC: 21 } });
+    expect(JSON.parse((r.content as Array<{ text: string }>)[0].text)).toEqual({ result: { city: 'Paris', tempC: 21 } });
   });
 
   it('calls an agent with a prompt, and continues its conversation when given the conversation id', async () => {
@@ -55,7 +55,7 @@ describe('MCP server', () => {
     expect(first.isError).toBeFalsy();
     const out = first.structuredContent as { text: string; conversationId: string; runId: string };
     expect(out.text.length).toBeGreaterThan(0);
-    expect((first.content as Array<{ text: string }>)[0]!.text).toBe(out.text);
+    expect((first.content as Array<{ text: string }>)[0].text).toBe(out.text);
     const second = await client.callTool({ name: 'agent_assistant', arguments: { prompt: 'What is the weather in Oslo?', conversationId: out.conversationId } });
     expect((second.structuredContent as { conversationId: string }).conversationId).toBe(out.conversationId);
     expect((second.structuredContent as { text: string }).text).toContain('Oslo');
@@ -87,10 +87,10 @@ describe('MCP server', () => {
   it('reports bad arguments as a tool error the caller can read, and an unknown tool as a protocol error', async () => {
     const bad = await client.callTool({ name: 'workflow_echo', arguments: { text: 42 } });
     expect(bad.isError).toBe(true);
-    expect((bad.content as Array<{ text: string }>)[0]!.text).toMatch(/text/);
+    expect((bad.content as Array<{ text: string }>)[0].text).toMatch(/text/);
     const noPrompt = await client.callTool({ name: 'agent_assistant', arguments: {} });
     expect(noPrompt.isError).toBe(true);
-    expect((noPrompt.content as Array<{ text: string }>)[0]!.text).toBe('Invalid arguments: prompt: must be a non-empty string');
+    expect((noPrompt.content as Array<{ text: string }>)[0].text).toBe('Invalid arguments: prompt: must be a non-empty string');
     await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/Tool nope not found/);
   });
 

@@ -191,7 +191,7 @@ describe('MCP tools as eventloom tools', () => {
     while (!failed && Date.now() - started < 10_000) {
       for (const s of await t.server.log.listStreams('tool:')) {
         const recs = await t.server.log.readStream(s.stream);
-        if ((recs[0]!.data as { toolName: string }).toolName === 'math_sleep' && recs[1]?.type === 'tool.failed') failed = recs[1].data;
+        if ((recs[0].data as { toolName: string }).toolName === 'math_sleep' && recs[1]?.type === 'tool.failed') failed = recs[1].data;
       }
       if (!failed) await new Promise((r) => setTimeout(r, 20));
     }

@@ -143,7 +143,7 @@ function feedClient(url: string, stalled: boolean): FeedClient {
     ws.on('error', reject);
   });
   ws.on('message', (data) => {
-    for (const m of data.toString().matchAll(/firehose chunk (\d+\.\d+)/g)) c.lines.add(m[1]!);
+    for (const m of data.toString().matchAll(/firehose chunk (\d+\.\d+)/g)) c.lines.add(m[1]);
   });
   ws.on('close', (code, reason) => (c.close = { code, reason: reason.toString() }));
   return c;

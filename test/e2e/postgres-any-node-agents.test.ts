@@ -150,7 +150,7 @@ describe('agents on any node of a PostgreSQL cluster', () => {
     const events: StreamResponse[] = [];
     for await (const e of (await client(b)).resubscribeTask({ tenant: '', id: task.id })) events.push(e);
     expect(events.map((e) => e.payload?.$case)).toEqual(['task']);
-    const subscribed = events[0]!.payload!.value as Task;
+    const subscribed = events[0].payload!.value as Task;
     expect(subscribed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(textOf(subscribed.artifacts[0]?.parts)).toBe(answer);
   }, 40_000);

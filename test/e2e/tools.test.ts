@@ -130,11 +130,11 @@ describe('POST /tools/:name/execute', () => {
     const r = await exec('multiply', { input: { a: 3, b: 5 }, userId: 'u-rec', conversationId: 'c-rec' });
     expect(r.status).toBe(200);
     const runs = await toolRecords();
-    const run = runs.find((recs) => (recs[0]!.data as { userId?: string }).userId === 'u-rec')!;
+    const run = runs.find((recs) => (recs[0].data as { userId?: string }).userId === 'u-rec')!;
     expect(run.map((x) => x.type)).toEqual([TOOL_STARTED, TOOL_COMPLETED]);
-    expect(run[0]!.stream).toMatch(/^tool:[0-9a-f-]{36}$/);
-    expect(run[0]!.data).toEqual({ toolName: 'multiply', input: { a: 3, b: 5 }, userId: 'u-rec', conversationId: 'c-rec' });
-    expect(run[1]!.data).toEqual({ output: 15, durationMs: expect.any(Number) });
+    expect(run[0].stream).toMatch(/^tool:[0-9a-f-]{36}$/);
+    expect(run[0].data).toEqual({ toolName: 'multiply', input: { a: 3, b: 5 }, userId: 'u-rec', conversationId: 'c-rec' });
+    expect(run[1].data).toEqual({ output: 15, durationMs: expect.any(Number) });
   });
 
   it('accepts an empty body: input {} and context {}', async () => {
@@ -177,9 +177,9 @@ describe('POST /tools/:name/execute', () => {
 
   it('answers 500 with the tool message when it throws, and records tool.failed', async () => {
     expect(await exec('explode', {})).toMatchObject({ status: 500, body: { success: false, error: 'the tool exploded' } });
-    const run = (await toolRecords()).find((recs) => (recs[0]!.data as { toolName: string }).toolName === 'explode')!;
+    const run = (await toolRecords()).find((recs) => (recs[0].data as { toolName: string }).toolName === 'explode')!;
     expect(run.map((x) => x.type)).toEqual([TOOL_STARTED, TOOL_FAILED]);
-    expect(run[1]!.data).toEqual({ message: 'the tool exploded', durationMs: expect.any(Number) });
+    expect(run[1].data).toEqual({ message: 'the tool exploded', durationMs: expect.any(Number) });
   });
 
   it('answers result null when the tool returns nothing', async () => {
@@ -203,11 +203,11 @@ describe('POST /tools/:name/execute', () => {
     expect(await current()!.aborted).toBe('aborted');
     let run: LogRecord[] | undefined;
     for (let i = 0; i < 200 && !run; i++) {
-      run = (await toolRecords()).find((recs) => (recs[0]!.data as { toolName: string }).toolName === 'waitForAbort' && recs.length === 2);
+      run = (await toolRecords()).find((recs) => (recs[0].data as { toolName: string }).toolName === 'waitForAbort' && recs.length === 2);
       if (!run) await new Promise((r) => setTimeout(r, 10));
     }
     expect(run!.map((x) => x.type)).toEqual([TOOL_STARTED, TOOL_FAILED]);
-    expect(run![1]!.data).toMatchObject({ message: 'cancelled by the client' });
+    expect(run![1].data).toMatchObject({ message: 'cancelled by the client' });
   });
 
   it('keeps the records across a restart', async () => {

@@ -5,7 +5,6 @@
  * step share their execution's trace; the ids survive a restart (the projection is rebuilt from the log).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { assistantAgent } from '../../examples/agents/assistant.js';
 import { andAgent, andThen, andWorkflow, createWorkflow } from '../../src/workflows/builder.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';

@@ -10,7 +10,6 @@ import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { collectSse } from '../helpers/sse.js';
 import { until } from '../helpers/until.js';
 import { TEST_WORKFLOWS, release } from '../workflows/fixtures.js';
-import type { EventLog } from '../../src/log/types.js';
 
 let t: TestServer;
 /** record types of each append, per stream */
@@ -18,7 +17,7 @@ const appends = new Map<string, string[][]>();
 
 beforeAll(async () => {
   t = await startTestServer({ workflows: [echoWorkflow, ...TEST_WORKFLOWS] });
-  const log = t.server.log as EventLog;
+  const log = t.server.log;
   const append = log.append.bind(log);
   log.append = (stream, records, options) => {
     if (!appends.has(stream)) appends.set(stream, []);

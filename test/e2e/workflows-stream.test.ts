@@ -202,7 +202,7 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
     expect(await api(`${t.url}/workflows/nope/executions/${id}/stream`)).toMatchObject({ status: 404, body: { error: 'Workflow nope not found' } });
     expect((await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } })).status).toBe(200);
     await Promise.all(readers.map((r) => r.done));
-    const last = Number(readers[10]!.frames.at(-1)!.id);
+    const last = Number(readers[10].frames.at(-1)!.id);
     for (const r of readers) {
       const ids = r.frames.map((f) => Number(f.id));
       const upTo = r.hangsUp ? 5 : last;

@@ -93,7 +93,7 @@ async function runCase(p: string, query: Array<[string, string]>, msgs: Msg[]): 
   });
   const opened = new Promise<boolean>((resolve) => {
     ws.on('open', () => resolve(true));
-    closed.then(() => resolve(false));
+    void closed.then(() => resolve(false));
   });
   out.opened = await Promise.race([opened, new Promise<boolean>((r) => setTimeout(() => r(false), 6_000))]);
   if (out.opened) {

@@ -25,7 +25,7 @@ export interface FakeOpenAIServerOptions {
   embeddingDimensions?: number;
 }
 
-export interface FakeOpenAICall {
+interface FakeOpenAICall {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
@@ -66,7 +66,7 @@ export async function startFakeOpenAIServer(opts: FakeOpenAIServerOptions = {}):
         return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
       }
     }
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = (req.url ?? '/').split('?')[0];
     requests.push(body);
     calls.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
 
@@ -237,13 +237,13 @@ function messageText(m: any): string {
  * A deterministic unit vector: words hashed (FNV-1a) into buckets, then normalised, so texts that
  * share words point in similar directions and similarity search in tests behaves sensibly.
  */
-export function embed(text: string, dims: number): number[] {
+function embed(text: string, dims: number): number[] {
   const v = new Array<number>(dims).fill(0);
   for (const word of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
     if (word.length === 0) continue;
     let h = 0x811c9dc5;
     for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
-    v[h % dims]! += 1;
+    v[h % dims] += 1;
   }
   const norm = Math.hypot(...v);
   if (norm === 0) {

@@ -63,7 +63,7 @@ function findBinDir(): string | undefined {
 let binDir: string | undefined;
 
 /** The directory of initdb/pg_ctl, installing Debian's postgresql when absent. */
-export function postgresBinDir(): string {
+function postgresBinDir(): string {
   if (binDir) return binDir;
   binDir = findBinDir();
   if (!binDir) {

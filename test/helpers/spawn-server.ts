@@ -61,9 +61,9 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, timeout
         resolve({ child, url: m[1], output: () => out, exited });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    exited.then((code) => {
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before listening:\n${out}`));
     });

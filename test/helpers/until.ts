@@ -7,7 +7,7 @@ export async function until<T>(check: () => T | Promise<T>, what = 'condition', 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value as NonNullable<T>;
+    if (value) return value;
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
   }

@@ -9,7 +9,7 @@ import { checkLogIntegrity } from '../../src/log/integrity.js';
 import { recordKey, stringKey, KeySpace } from '../../src/log/level/key-codec.js';
 import { openLevelLog, type LevelEventLog } from '../../src/log/level/level-log.js';
 import { StoreFaultError } from '../../src/log/store-health.js';
-import { LogClosedError, LogLockedError, StreamConflictError } from '../../src/log/types.js';
+import { LogLockedError, StreamConflictError } from '../../src/log/types.js';
 import { runEventLogContract } from '../contract/event-log.contract.js';
 import { until } from '../helpers/until.js';
 

@@ -56,7 +56,7 @@ describe('stream ownership on the postgres log', () => {
     const url = await cluster().createDatabase();
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures', 'pg-owner.ts'), url, 'a', '1500'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise((r) => child.on('exit', r));
     const b = await openPgLog(url, { scope: 'b', lease: lease('b') });
     const admin = new pg.Client({ connectionString: url });

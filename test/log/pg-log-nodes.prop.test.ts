@@ -32,7 +32,7 @@ function startWriter(url: string, id: number, perLoop: number, loops: number, se
   let buf = '';
   let onReady!: () => void;
   const ready = new Promise<void>((r) => (onReady = r));
-  child.stdout!.on('data', (d: Buffer) => {
+  child.stdout.on('data', (d: Buffer) => {
     buf += d.toString();
     let nl: number;
     while ((nl = buf.indexOf('\n')) >= 0) {

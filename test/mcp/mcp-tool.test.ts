@@ -14,7 +14,7 @@ const silent = pino({ level: 'silent' });
 
 function offlineConnection(tools: Array<Partial<McpToolDefinition> & { name: string }>): McpConnection {
   const c = new McpConnection({ id: 'srv', transport: 'stdio', config: { command: 'unused' } }, silent, { name: 't', version: '0' });
-  c.tools = tools.map((t) => ({ inputSchema: { type: 'object' }, ...t }) as McpToolDefinition);
+  c.tools = tools.map((t) => ({ inputSchema: { type: 'object' }, ...t }));
   return c;
 }
 
@@ -41,12 +41,12 @@ describe('tool names', () => {
       ['srv_d', 'd'],
     ]);
     expect(bindings.map((b) => b.tool.description)).toEqual(['', 'C', 'Title only']);
-    expect(bindings[0]!.tool.tags).toEqual(['mcp', 'mcp:srv']);
+    expect(bindings[0].tool.tags).toEqual(['mcp', 'mcp:srv']);
   });
 
   it('fails a call when the server is not connected', async () => {
     const [b] = mcpTools(offlineConnection([{ name: 'x' }]), false, silent);
-    await expect(b!.tool.execute!({}, { context: {}, signal: new AbortController().signal })).rejects.toThrow("MCP server 'srv' is not connected");
+    await expect(b.tool.execute!({}, { context: {}, signal: new AbortController().signal })).rejects.toThrow("MCP server 'srv' is not connected");
   });
 });
 

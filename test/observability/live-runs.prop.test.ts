@@ -56,7 +56,7 @@ describe('live runs', () => {
   it('folds a batch of records to the same context as record by record (keys in the same order), without touching the context it started from', () => {
     fc.assert(
       fc.property(fc.array(record, { maxLength: 40 }), fc.array(record, { maxLength: 40 }), (before, batch) => {
-        const start = toRecords(before).reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
+        const start = toRecords(before).reduce(applyLiveRecord, { executions: {}, agentRuns: {} });
         const frozen = structuredClone(start);
         const records = toRecords(batch);
         const one = records.reduce(applyLiveRecord, start);
@@ -68,7 +68,7 @@ describe('live runs', () => {
         if (one === start) expect(many).toBe(start);
         const store = createLiveRunsStore();
         store.trigger.folded({ records: [...toRecords(before), ...records] });
-        expect(store.getSnapshot().context).toEqual(toRecords(before).concat(records).reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext));
+        expect(store.getSnapshot().context).toEqual(toRecords(before).concat(records).reduce(applyLiveRecord, { executions: {}, agentRuns: {} }));
       }),
       { numRuns: 300 },
     );
@@ -79,7 +79,7 @@ describe('live runs', () => {
       { stream: 'run:x', type: 'run.started' },
       { stream: 'run:y', type: 'run.started' },
     ]);
-    const start = before.reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
+    const start = before.reduce(applyLiveRecord, { executions: {}, agentRuns: {} });
     const again = toRecords([{ stream: 'run:x', type: 'run.started' }]);
     expect(Object.keys(applyLiveRecords(start, again).agentRuns)).toEqual(Object.keys(again.reduce(applyLiveRecord, start).agentRuns));
     expect(Object.keys(applyLiveRecords(start, again).agentRuns)).toEqual(['x', 'y']);
@@ -96,7 +96,7 @@ describe('live runs', () => {
       { stream: 'exec:a', type: 'execution.started' },
       { stream: 'exec:a', type: 'execution.recovered' },
     ]);
-    const ctx = records.reduce(applyLiveRecord, { executions: {}, agentRuns: {} } as LiveRunsContext);
+    const ctx = records.reduce(applyLiveRecord, { executions: {}, agentRuns: {} });
     expect(ctx.executions.a).toEqual({ id: 'a', name: 'W', since: 1000 });
   });
 });

@@ -130,7 +130,7 @@ describe('traces projection: workflow executions', () => {
       r.rec(s, 'execution.teleported', { anything: true }),
       r.rec(s, 'step.completed', { stepId: 'never-started' }),
       r.rec('conv:1', 'message.added', { text: 'hi' }),
-      { ...r.rec(s, 'step.started', {}), data: null as unknown as Record<string, unknown> },
+      { ...r.rec(s, 'step.started', {}), data: null },
       r.rec(s, 'run.step', { step: 'not an object' }),
     ]);
     expect(store.traceSpans(traceIdFor(s)).map((x) => x.name)).toEqual(['workflow:Flow', 'step:step']);

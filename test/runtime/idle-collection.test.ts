@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compactingCollection, startIdleCollection } from '../../src/runtime/idle-collection.js';
+import { startIdleCollection } from '../../src/runtime/idle-collection.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const MiB = 1024 * 1024;

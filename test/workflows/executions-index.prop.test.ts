@@ -54,7 +54,7 @@ describe('executions index', () => {
         const all: string[] = [];
         for (const o of ops) {
           if (o.kind === 'restart-index') {
-            index.stop();
+            void index.stop();
             index = new ExecutionsIndex(engine.log);
             await index.start();
             continue;

@@ -138,7 +138,7 @@ describe('execution feed readers (property)', () => {
             if (o.settle) await attached;
             else if (attached) pending.push(attached);
           } else if (o.kind === 'hangUp' && readers.length > 0) {
-            const r = readers[o.which % readers.length]!;
+            const r = readers[o.which % readers.length];
             if (!r.ended()) {
               r.hungUpAt = r.ids.length;
               r.hangUp();

@@ -75,7 +75,7 @@ describe('execution feed reader', () => {
 
   it('sends one error frame and closes when the log cannot be read', async () => {
     const log = createMemoryLog();
-    const broken: EventLog = { ...log, subscribe: log.subscribe.bind(log), head: log.head.bind(log), streamHead: async () => 3, readStream: async () => Promise.reject(new Error('disk on fire')) } as EventLog;
+    const broken: EventLog = { ...log, subscribe: log.subscribe.bind(log), head: log.head.bind(log), streamHead: async () => 3, readStream: async () => Promise.reject(new Error('disk on fire')) };
     const errors: unknown[] = [];
     const feeds = new ExecutionFeeds(broken, (e) => errors.push(e));
     const { sink, frames, ended } = fakeSink();

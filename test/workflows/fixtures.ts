@@ -19,7 +19,6 @@ export const failing = createWorkflow(
 );
 
 let flakyCalls = 0;
-export const flakyCalls$ = () => flakyCalls;
 export const flaky = createWorkflow(
   { id: 'flaky', name: 'Flaky' },
   andThen({

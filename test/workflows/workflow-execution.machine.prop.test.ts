@@ -60,7 +60,7 @@ function toRecords(real: Real): LogRecord[] {
 function decide(real: Real, events: ExecutionEvent[]): boolean {
   let snap = real.snapshot;
   for (const e of events) {
-    if (!snap.can(e as never)) return false;
+    if (!snap.can(e)) return false;
     const before = executionStatus(snap);
     [snap] = transition(workflowExecutionMachine, snap, e as never) as unknown as [ExecSnapshot];
     // projections fold records with statusAfterRecord: it must agree with the machine on every event
@@ -71,7 +71,7 @@ function decide(real: Real, events: ExecutionEvent[]): boolean {
   return true;
 }
 
-const statusOf = (r: Real) => executionStatus(r.snapshot) as Status;
+const statusOf = (r: Real) => executionStatus(r.snapshot);
 const stepFields = (m: Model, index: number, attempt: number) => ({ stepIndex: index, stepId: ids(m.n)[index] ?? 'none', stepName: 'n', stepType: 'andThen', input: index, attempt });
 
 type Cmd = fc.Command<Model, Real>;
@@ -134,8 +134,8 @@ class ExternalSuspend implements Cmd {
     const legal = m.status === 'running' && idx !== undefined; // suspend only from running
     expect(ok).toBe(legal);
     if (!legal) return;
-    [m.status, m.suspendedIndex, m.nextIndex, m.current] = ['suspended', idx!, idx!, null];
-    m.steps.set(idx!, 'suspended');
+    [m.status, m.suspendedIndex, m.nextIndex, m.current] = ['suspended', idx, idx, null];
+    m.steps.set(idx, 'suspended');
   }
   toString = () => 'ExternalSuspend';
 }
@@ -238,8 +238,8 @@ class Replay implements Cmd {
 }
 
 const commands = [
-  fc.constantFrom('fresh', 'fresh', 'wrong-index', 'stale-attempt').map((v) => new StartStep(v as StartStep['variant'])),
-  fc.tuple(fc.constantFrom('completed', 'completed', 'skipped', 'suspended', 'failed'), fc.boolean()).map(([o, s]) => new FinishStep(o as FinishStep['outcome'], s)),
+  fc.constantFrom('fresh', 'fresh', 'wrong-index', 'stale-attempt').map((v) => new StartStep(v)),
+  fc.tuple(fc.constantFrom('completed', 'completed', 'skipped', 'suspended', 'failed'), fc.boolean()).map(([o, s]) => new FinishStep(o, s)),
   fc.constant(new ExternalSuspend()),
   fc.nat(5).map((p) => new Resume(p)),
   fc.nat(5).map((p) => new Resume(p)),

@@ -28,7 +28,7 @@ export interface DemoModelOptions {
 }
 
 const TEXT_ID = 'txt-0';
-const NO_URLS: Record<string, RegExp[]> = Object.freeze({}) as Record<string, RegExp[]>;
+const NO_URLS: Record<string, RegExp[]> = Object.freeze({});
 
 export function createDemoModel(opts: DemoModelOptions = {}): LanguageModelV3 {
   const delay = Math.max(0, opts.tokenDelayMs ?? 0);
@@ -112,7 +112,7 @@ function streamResult(plan: DemoPlan, delay: number, options: LanguageModelV3Cal
     {
       async pull(controller) {
         if (signal?.aborted) return controller.error(abortError(signal));
-        const part = parts[next++]!;
+        const part = parts[next++];
         if (delay > 0 && (part.type === 'text-delta' || part.type === 'tool-input-delta')) {
           pending = sleepCancellable(delay, signal);
           try {

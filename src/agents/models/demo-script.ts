@@ -12,7 +12,7 @@ import { sampleFromJsonSchema } from '../../kernel/json-schema-sample.js';
 import { DEFAULT_CITY, fillArguments, offeredTools, parseCity, pickTool } from './demo-tool-pick.js';
 
 export { DEFAULT_CITY, parseCity };
-export const WEATHER_TOOL = 'getWeather';
+const WEATHER_TOOL = 'getWeather';
 
 export type DemoPlan =
   | { kind: 'text'; pieces: string[]; finish: 'stop' | 'length'; inputTokens: number }
@@ -165,7 +165,7 @@ export function mentionsWeather(text: string): boolean {
 /** Text of the last user message (its text parts joined by newlines), or '' when there is none. */
 export function lastUserText(prompt: LanguageModelV3Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
-    const m = prompt[i]!;
+    const m = prompt[i];
     if (m.role !== 'user') continue;
     let text = '';
     for (const part of m.content) {
@@ -187,7 +187,7 @@ function countToolCalls(prompt: LanguageModelV3Prompt): number {
 }
 
 /** Words across the prompt: system text, text and reasoning parts, tool inputs and outputs as JSON. */
-export function countPromptWords(prompt: LanguageModelV3Prompt): number {
+function countPromptWords(prompt: LanguageModelV3Prompt): number {
   let n = 0;
   for (const m of prompt) {
     if (m.role === 'system') {

@@ -91,7 +91,7 @@ const typeOf = (s: Schema): string | undefined => (typeof s.type === 'string' ? 
  */
 export function fillArguments(tool: OfferedTool, prompt: string): Record<string, unknown> {
   const sampled = sampleFromJsonSchema(tool.inputSchema);
-  const args: Record<string, unknown> = sampled !== null && typeof sampled === 'object' && !Array.isArray(sampled) ? { ...(sampled as object) } : {};
+  const args: Record<string, unknown> = sampled !== null && typeof sampled === 'object' && !Array.isArray(sampled) ? { ...(sampled) } : {};
   const props = (tool.inputSchema.properties ?? {}) as Record<string, Schema>;
   const numbers = [...prompt.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => m[0]);
   const used = new Set<string>();
@@ -113,7 +113,7 @@ export function fillArguments(tool: OfferedTool, prompt: string): Record<string,
   for (const name of unnamed) {
     const n = free.shift();
     if (n === undefined) break;
-    const v = coerce(n, props[name]!);
+    const v = coerce(n, props[name]);
     if (v !== undefined) args[name] = v;
   }
   return args;

@@ -69,7 +69,7 @@ export class ModelConfigError extends Error {
   }
 }
 
-export const KNOWN_PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'demo'] as const;
+const KNOWN_PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'demo'] as const;
 const KNOWN_EMBEDDING_PROVIDERS = ['openai', 'openai-compatible'] as const;
 
 let sharedDemo: LanguageModelV3 | undefined;

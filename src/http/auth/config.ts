@@ -11,14 +11,14 @@ import type { AuthUser } from '../../contract/routes.js';
 import { parsePattern, type CompiledPattern } from './patterns.js';
 
 /** JWS algorithms jose 6 verifies; `none` is deliberately absent. */
-export const JWS_ALGORITHMS = [
+const JWS_ALGORITHMS = [
   'HS256', 'HS384', 'HS512',
   'RS256', 'RS384', 'RS512',
   'PS256', 'PS384', 'PS512',
   'ES256', 'ES384', 'ES512',
   'EdDSA', 'Ed25519',
 ] as const;
-export type JwsAlgorithm = (typeof JWS_ALGORITHMS)[number];
+type JwsAlgorithm = (typeof JWS_ALGORITHMS)[number];
 
 export type MapUser = (payload: JWTPayload) => AuthUser | undefined | null | Promise<AuthUser | undefined | null>;
 
@@ -34,7 +34,7 @@ const patternList = z.array(z.string()).superRefine((list, ctx) => {
 
 const stringOrList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
-export const verifyOptionsSchema = z.object({
+const verifyOptionsSchema = z.object({
   algorithms: z.array(z.enum(JWS_ALGORITHMS)).min(1).optional(),
   audience: stringOrList.optional(),
   issuer: stringOrList.optional(),
@@ -55,7 +55,7 @@ export const authConfigSchema = z.object({
 export type AuthConfig = z.input<typeof authConfigSchema>;
 
 /** The verification key as jose takes it: bytes for HMAC, a Node KeyObject for public keys. */
-export type VerificationKey = { kind: 'secret'; key: Uint8Array } | { kind: 'public'; key: KeyObject };
+type VerificationKey = { kind: 'secret'; key: Uint8Array } | { kind: 'public'; key: KeyObject };
 
 export interface ResolvedAuthConfig {
   readonly key: VerificationKey;
@@ -138,7 +138,7 @@ export function describeAuth(cfg: ResolvedAuthConfig | undefined): string {
  * Node KeyObjects are used for public keys (rather than a CryptoKey bound to one algorithm) so one RSA key can
  * serve RS* and PS*; jose caches the per-algorithm CryptoKey, so verification stays cheap per request.
  */
-export function importVerificationKey(secret: string | Record<string, unknown>): VerificationKey {
+function importVerificationKey(secret: string | Record<string, unknown>): VerificationKey {
   if (typeof secret === 'string') {
     if (secret.trimStart().startsWith('-----BEGIN')) {
       try {
@@ -154,7 +154,7 @@ export function importVerificationKey(secret: string | Record<string, unknown>):
     return { kind: 'secret', key: new Uint8Array(Buffer.from(secret.k, 'base64url')) };
   }
   try {
-    return { kind: 'public', key: createPublicKey({ key: secret as any, format: 'jwk' }) };
+    return { kind: 'public', key: createPublicKey({ key: secret, format: 'jwk' }) };
   } catch (err) {
     throw new AuthConfigError(`auth.secret: the JWK cannot be read: ${(err as Error).message}`);
   }
@@ -163,7 +163,7 @@ export function importVerificationKey(secret: string | Record<string, unknown>):
 const EC_CURVE_ALG: Record<string, JwsAlgorithm> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
 
 /** Algorithms a key can verify: an HMAC secret only HS*, an RSA key RS* and PS*, an EC key the ES* of its curve. */
-export function algorithmsForKey(key: VerificationKey): JwsAlgorithm[] {
+function algorithmsForKey(key: VerificationKey): JwsAlgorithm[] {
   if (key.kind === 'secret') return ['HS256', 'HS384', 'HS512'];
   const type = key.key.asymmetricKeyType;
   if (type === 'rsa') return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];

@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthEnv } from './config.js';
 
-export const CONSOLE_ACCESS_REQUIRED = 'Console access required';
+const CONSOLE_ACCESS_REQUIRED = 'Console access required';
 
 /** Query parameters as the edge has them: a parsed object (first value wins for arrays) or URLSearchParams. */
 export type QueryLike = URLSearchParams | Readonly<Record<string, unknown>>;

@@ -31,7 +31,7 @@ import { AppError } from '../../errors.js';
 export const HEADER_LIMIT_BYTES = 16_384;
 /** The largest head (request line + headers) this uWS build accepts when it arrives in several reads. */
 export const UWS_SPLIT_HEAD_LIMIT_BYTES = 4096;
-export const HEADERS_TOO_LARGE = 'Request header fields too large';
+const HEADERS_TOO_LARGE = 'Request header fields too large';
 /** The most header lines (Host included) this uWS build parses; a request with more is never handed to JS. */
 export const UWS_MAX_HEADER_LINES = 48;
 

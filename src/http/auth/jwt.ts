@@ -12,9 +12,9 @@ export type VerifyResult =
   | { ok: false; error: string; /** what went wrong inside, for the server log (never sent) */ cause?: unknown };
 
 export const AUTH_REQUIRED = 'Authentication required';
-export const TOKEN_EXPIRED = 'Token expired';
-export const INVALID_AUTHENTICATION = 'Invalid authentication';
-export const invalidToken = (reason: string) => `Invalid token: ${reason}`;
+const TOKEN_EXPIRED = 'Token expired';
+const INVALID_AUTHENTICATION = 'Invalid authentication';
+const invalidToken = (reason: string) => `Invalid token: ${reason}`;
 
 type Jose = typeof import('jose');
 let jose: Jose | undefined;

@@ -33,8 +33,8 @@ export type ExpectedOutcome =
 export const MATRIX_SECRET = 'eventloom-matrix-secret-0123456789abcdef';
 export const MATRIX_AUDIENCE = 'eventloom-matrix';
 export const MATRIX_ISSUER = 'https://issuer.eventloom.test';
-export const MATRIX_CONSOLE_KEY = 'eventloom-matrix-console-key';
-export const MATRIX_SUBJECT = 'matrix-user';
+const MATRIX_CONSOLE_KEY = 'eventloom-matrix-console-key';
+const MATRIX_SUBJECT = 'matrix-user';
 
 /** The `auth` config of a mode (undefined for no auth). */
 export function matrixAuthConfig(mode: MatrixMode): AuthConfig | undefined {

@@ -13,10 +13,10 @@
  *   segment too (a pattern that names a subtree covers every spelling under it).
  */
 
-export const PATTERN_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'WS'] as const;
-export type PatternMethod = (typeof PATTERN_METHODS)[number];
+const PATTERN_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'WS'] as const;
+type PatternMethod = (typeof PATTERN_METHODS)[number];
 
-export type PatternSegment = { kind: 'literal'; value: string } | { kind: 'any' };
+type PatternSegment = { kind: 'literal'; value: string } | { kind: 'any' };
 
 export interface CompiledPattern {
   /** the pattern as the operator wrote it (for logs and errors) */
@@ -81,7 +81,7 @@ export function parsePattern(source: string): CompiledPattern {
 }
 
 /** Splits a request path the same way patterns are split (no normalisation). */
-export function splitPath(path: string): string[] {
+function splitPath(path: string): string[] {
   return path.split('/').slice(1);
 }
 

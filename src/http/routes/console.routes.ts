@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { AppError } from '../../errors.js';
 import type { RouteDef, RouteResult } from '../../contract/routes.js';
 
-export const CONSOLE_CSP = "default-src 'self'";
+const CONSOLE_CSP = "default-src 'self'";
 
 const ASSETS: Record<string, string> = {
   'console.js': 'text/javascript; charset=utf-8',

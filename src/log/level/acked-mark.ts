@@ -11,7 +11,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
-export const ACKED_FILE = 'EVENTLOOM-ACKED';
+const ACKED_FILE = 'EVENTLOOM-ACKED';
 const WIDTH = 16;
 
 /** The mark in `dir`, or undefined when there is none (a log written before marks existed) or it is unreadable. */

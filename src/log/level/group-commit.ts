@@ -76,20 +76,20 @@ export class PendingBatch<T> {
   /** A promise settled with `value` when this batch is durable. */
   wait<V>(value: V): Promise<V> {
     return new Promise<V>((resolve, reject) => {
-      this.waiters.push({ resolve: resolve as (v: unknown) => void, reject, value, kept: false });
+      this.waiters.push({ resolve: resolve, reject, value, kept: false });
     });
   }
 
   /** `wait` for a kept write: a failed write carries it to the batch after the recovery. */
   waitKept<V>(value: V): Promise<V> {
     return new Promise<V>((resolve, reject) => {
-      this.waiters.push({ resolve: resolve as (v: unknown) => void, reject, value, kept: true });
+      this.waiters.push({ resolve: resolve, reject, value, kept: true });
     });
   }
 }
 
 /** How long a batch of kv and checkpoint writes only waits for an append to share its fsync. */
-export const KV_LINGER_MS = 2;
+const KV_LINGER_MS = 2;
 
 export class GroupCommitter<T> {
   private open: PendingBatch<T> | undefined;

@@ -36,7 +36,7 @@ function assertSeq(n: number): void {
 }
 
 /** Writes `n` as 8 big-endian bytes at `offset`. */
-export function writeSeq(buf: Uint8Array, offset: number, n: number): void {
+function writeSeq(buf: Uint8Array, offset: number, n: number): void {
   // Two 32-bit halves: cheaper than BigInt and exact for every safe integer.
   const hi = Math.floor(n / TWO_32);
   const lo = n >>> 0;

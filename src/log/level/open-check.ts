@@ -36,7 +36,7 @@ export class LogDamagedError extends Error {
   }
 }
 
-export interface WalDrop {
+interface WalDrop {
   /** write-ahead log file name */
   file: string;
   bytes: number;
@@ -45,7 +45,7 @@ export interface WalDrop {
 }
 
 /** The bytes LevelDB's last open dropped from write-ahead logs, per file, read from its `LOG`. */
-export function walDrops(dir: string): WalDrop[] {
+function walDrops(dir: string): WalDrop[] {
   let text: string;
   try {
     text = readFileSync(path.join(dir, 'LOG'), 'utf8');
@@ -64,7 +64,7 @@ export function walDrops(dir: string): WalDrop[] {
   return [...byFile.values()];
 }
 
-export interface SeqScan {
+interface SeqScan {
   /** ranges of global seqs present, in order */
   ranges: Array<[number, number]>;
   /** the read error that stopped the scan, if one did */
@@ -72,7 +72,7 @@ export interface SeqScan {
 }
 
 /** Reads every record key (keys only) and returns the seq ranges present; a read error ends the scan. */
-export async function scanRecordSeqs(db: ClassicLevel<Buffer, string>): Promise<SeqScan> {
+async function scanRecordSeqs(db: ClassicLevel<Buffer, string>): Promise<SeqScan> {
   const ranges: Array<[number, number]> = [];
   const it = db.keys({ gte: recordKey(0), lte: recordKey(Number.MAX_SAFE_INTEGER), fillCache: false });
   try {
@@ -97,7 +97,7 @@ export async function scanRecordSeqs(db: ClassicLevel<Buffer, string>): Promise<
 const span = ([lo, hi]: [number, number]) => (lo === hi ? `${lo}` : `${lo}..${hi}`);
 
 /** "records 1..523 and 553..1124 can be read; 524..552 are missing" (and where a read error stops). */
-export function describeScan(scan: SeqScan): string {
+function describeScan(scan: SeqScan): string {
   const { ranges } = scan;
   let text = ranges.length === 0 ? 'no record can be read' : `records ${ranges.map(span).join(', ')} can be read`;
   const missing: Array<[number, number]> = [];
@@ -112,14 +112,14 @@ export function describeScan(scan: SeqScan): string {
 }
 
 /** True when the scan found the records 1..n (or none) with nothing unreadable. */
-export const isGapFree = (scan: SeqScan) => !scan.error && (scan.ranges.length === 0 || (scan.ranges.length === 1 && scan.ranges[0][0] === 1));
+const isGapFree = (scan: SeqScan) => !scan.error && (scan.ranges.length === 0 || (scan.ranges.length === 1 && scan.ranges[0][0] === 1));
 
-export function rememberDamage(dir: string, findings: string[]): void {
+function rememberDamage(dir: string, findings: string[]): void {
   writeFileSync(path.join(dir, DAMAGE_FILE), findings.join('\n') + '\n');
 }
 
 /** Damage found by an earlier open and not repaired since. */
-export function rememberedDamage(dir: string): string[] {
+function rememberedDamage(dir: string): string[] {
   if (!existsSync(path.join(dir, DAMAGE_FILE))) return [];
   return readFileSync(path.join(dir, DAMAGE_FILE), 'utf8').split('\n').filter(Boolean);
 }

@@ -32,7 +32,7 @@ import { LogLockedError, type LogRecord } from '../types.js';
 
 export type SeqRange = [first: number, last: number];
 
-export interface StreamLoss {
+interface StreamLoss {
   stream: string;
   /** the stream's records after repair: 1..kept */
   kept: number;

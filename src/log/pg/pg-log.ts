@@ -547,4 +547,3 @@ function recordsOf(c: CommittedAppend): LogRecord[] {
 
 function noop(): void {}
 
-export { StoreFaultError } from '../store-health.js';

@@ -7,7 +7,7 @@
 import type { LogRecord } from '../../log/types.js';
 import { applyHistoryRecord, type HistoryStatus, type StoredHistoryEntry } from '../../contract/agent-history-entry.js';
 
-export type TaskState = 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED' | 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED';
+type TaskState = 'TASK_STATE_WORKING' | 'TASK_STATE_COMPLETED' | 'TASK_STATE_FAILED' | 'TASK_STATE_CANCELED';
 
 const STATE: Record<HistoryStatus, TaskState> = {
   working: 'TASK_STATE_WORKING',
@@ -17,7 +17,7 @@ const STATE: Record<HistoryStatus, TaskState> = {
 };
 
 /** The one artifact of a task: the agent's answer (streamed as appended chunks). */
-export const RESPONSE_ARTIFACT = 'response';
+const RESPONSE_ARTIFACT = 'response';
 
 type Json = Record<string, unknown>;
 
@@ -50,7 +50,7 @@ export const isTerminal = (view: RunView): boolean => view.stored.entry.status !
 /** The context of a task: the run's conversation (every run A2A starts has one), else the run itself. */
 export const contextOf = (view: RunView): string => view.stored.entry.conversationId ?? view.stored.entry.id;
 
-const textPart = (value: unknown): Json => (typeof value === 'string' ? { text: value } : { data: value as Json });
+const textPart = (value: unknown): Json => (typeof value === 'string' ? { text: value } : { data: value });
 
 function inputParts(input: unknown): Json[] {
   if (typeof input === 'string') return [{ text: input }];

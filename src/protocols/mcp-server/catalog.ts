@@ -64,10 +64,10 @@ export interface McpOfferedWorkflow {
   run(input: unknown, caller: { userId?: string }): Promise<Json>;
 }
 
-export const AGENT_TOOL_PREFIX = 'agent_';
-export const WORKFLOW_TOOL_PREFIX = 'workflow_';
+const AGENT_TOOL_PREFIX = 'agent_';
+const WORKFLOW_TOOL_PREFIX = 'workflow_';
 /** The user of agent memory when the caller has no identity (no JWT auth), as the A2A endpoint does. */
-export const MCP_DEFAULT_USER = 'mcp';
+const MCP_DEFAULT_USER = 'mcp';
 
 const AGENT_INPUT: Json = {
   type: 'object',

@@ -18,7 +18,7 @@ export const allKind: StepKind<AllStep> = {
     const links = step.steps.map(() => childController(run.signal));
     try {
       const settled = await Promise.allSettled(step.steps.map((s, i) => run.runNested(s, run.data, links[i].controller.signal)));
-      const failed = settled.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
       return settled.map((r) => {
         const v = (r as PromiseFulfilledResult<unknown>).value;

@@ -34,8 +34,3 @@ export function kindOf(step: WorkflowStep): StepKind {
   if (!kind) throw new TypeError(`Step '${step.id}' has type '${step.type}', which is no registered step kind (${[...kinds.keys()].join(', ')})`);
   return kind;
 }
-
-/** Whether a step type has a registered kind. */
-export function isStepType(type: string): boolean {
-  return kinds.has(type);
-}

@@ -8,7 +8,7 @@ import type { WorkflowDefinition, WorkflowStep } from '../types.js';
 import { kindOf } from './registry.js';
 
 /** The steps nested directly in a step (its kind's children; a sub-workflow's steps are its own). */
-export function childrenOf(step: WorkflowStep): readonly WorkflowStep[] {
+function childrenOf(step: WorkflowStep): readonly WorkflowStep[] {
   return kindOf(step).children(step);
 }
 

@@ -108,9 +108,9 @@ describe('demo model tools', () => {
     });
     expect(result.text).toBe('The weather in Berlin is 21°C.');
     expect(result.steps).toHaveLength(2);
-    expect(result.steps[0]!.finishReason).toBe('tool-calls');
-    expect(result.steps[0]!.toolCalls).toMatchObject([{ toolName: 'getWeather', input: { city: 'Berlin' } }]);
-    expect(result.steps[0]!.toolResults).toMatchObject([{ toolName: 'getWeather', output: { city: 'Berlin', tempC: 21 } }]);
+    expect(result.steps[0].finishReason).toBe('tool-calls');
+    expect(result.steps[0].toolCalls).toMatchObject([{ toolName: 'getWeather', input: { city: 'Berlin' } }]);
+    expect(result.steps[0].toolResults).toMatchObject([{ toolName: 'getWeather', output: { city: 'Berlin', tempC: 21 } }]);
     expect(result.finishReason).toBe('stop');
   });
 
@@ -137,7 +137,7 @@ describe('demo model tools', () => {
       tools: { getWeather },
       stopWhen: stepCountIs(3),
     });
-    expect(result.steps[0]!.toolCalls[0]!.input).toEqual({ city: 'Paris' });
+    expect(result.steps[0].toolCalls[0].input).toEqual({ city: 'Paris' });
     expect(result.text).toBe('The weather in Paris is 21°C.');
   });
 
@@ -187,7 +187,7 @@ describe('demo model tools', () => {
       ],
       tools: [{ type: 'function', name: 'getWeather', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
     });
-    const idOf = (r: typeof first) => (r.content[0]!.type === 'tool-call' ? r.content[0]!.toolCallId : undefined);
+    const idOf = (r: typeof first) => (r.content[0].type === 'tool-call' ? r.content[0].toolCallId : undefined);
     expect(idOf(first)).toBe('demo-call-1');
     expect(idOf(second)).toBe('demo-call-2');
     expect(second.content[0]).toMatchObject({ input: JSON.stringify({ city: 'Bergen' }) });
@@ -256,7 +256,7 @@ describe('demo model objects', () => {
       tools: { getWeather },
       stopWhen: stepCountIs(3),
     });
-    expect(withTool.steps[0]!.toolCalls).toHaveLength(1);
+    expect(withTool.steps[0].toolCalls).toHaveLength(1);
     expect(schema.parse(withTool.output)).toEqual(withTool.output);
   });
 
@@ -270,7 +270,7 @@ describe('demo model objects', () => {
 
   it('answers JSON mode without a schema with a JSON object', async () => {
     const result = await createDemoModel().doGenerate({ ...userPrompt('x'), responseFormat: { type: 'json' } });
-    const content = result.content[0]!;
+    const content = result.content[0];
     expect(content.type).toBe('text');
     expect(typeof JSON.parse(content.type === 'text' ? content.text : '')).toBe('object');
   });
@@ -369,13 +369,13 @@ describe("demo model with the agent's own tools", () => {
 
   it('calls the tool whose description words the prompt uses, with arguments from the prompt, and answers with its real result', async () => {
     const result = await generateText({ model: createDemoModel(), prompt: 'Please convert 100 from EUR to USD', tools: { convertCurrency, lookupOrder }, stopWhen: stepCountIs(3) });
-    expect(result.steps[0]!.toolCalls[0]).toMatchObject({ toolName: 'convertCurrency', input: { amount: 100, from: 'EUR', to: 'USD' } });
+    expect(result.steps[0].toolCalls[0]).toMatchObject({ toolName: 'convertCurrency', input: { amount: 100, from: 'EUR', to: 'USD' } });
     expect(result.text).toBe('convertCurrency returned {"amount":107.3}.');
   });
 
   it('calls a tool the prompt names, taking values written after property names', async () => {
     const result = await generateText({ model: createDemoModel(), prompt: 'run lookupOrder with orderId: A-17', tools: { convertCurrency, lookupOrder }, stopWhen: stepCountIs(3) });
-    expect(result.steps[0]!.toolCalls[0]).toMatchObject({ toolName: 'lookupOrder', input: { orderId: 'A-17' } });
+    expect(result.steps[0].toolCalls[0]).toMatchObject({ toolName: 'lookupOrder', input: { orderId: 'A-17' } });
     expect(result.text).toContain('"status":"shipped"');
   });
 

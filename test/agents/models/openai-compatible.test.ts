@@ -29,7 +29,7 @@ describe('openai-compatible models over HTTP', () => {
     expect(result.text).toBe('You said: Hello over HTTP');
     expect(result.finishReason).toBe('stop');
     expect(result.usage).toMatchObject({ inputTokens: 3, outputTokens: 5, totalTokens: 8 });
-    const call = server.calls[before]!;
+    const call = server.calls[before];
     expect(call.path).toBe('/v1/chat/completions');
     expect(call.headers.authorization).toBe('Bearer local-key');
     expect(call.body).toMatchObject({ model: 'llama3.2', messages: [{ role: 'user', content: 'Hello over HTTP' }] });
@@ -50,7 +50,7 @@ describe('openai-compatible models over HTTP', () => {
     const { model } = resolveModel('openai-compatible/llama3.2', env());
     const before = server.requests.length;
     const result = await generateText({ model, prompt: 'What is the weather in Berlin?', tools: { getWeather }, stopWhen: stepCountIs(3) });
-    expect(result.steps[0]!.toolCalls).toMatchObject([{ toolName: 'getWeather', input: { city: 'Berlin' } }]);
+    expect(result.steps[0].toolCalls).toMatchObject([{ toolName: 'getWeather', input: { city: 'Berlin' } }]);
     expect(result.text).toBe('The weather in Berlin is 21°C.');
     const [first, second] = server.requests.slice(before);
     expect(first.tools[0]).toMatchObject({ type: 'function', function: { name: 'getWeather' } });
@@ -64,7 +64,7 @@ describe('openai-compatible models over HTTP', () => {
     const types: string[] = [];
     for await (const p of result.fullStream) types.push(p.type);
     expect(types).toEqual(expect.arrayContaining(['tool-call', 'tool-result', 'text-delta', 'finish']));
-    expect((await result.steps)[0]!.toolCalls[0]!.input).toEqual({ city: 'Tokyo' });
+    expect((await result.steps)[0].toolCalls[0].input).toEqual({ city: 'Tokyo' });
     expect(await result.text).toBe('The weather in Tokyo is 21°C.');
   });
 

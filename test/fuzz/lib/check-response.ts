@@ -40,7 +40,7 @@ function envelopeProblem(res: RawResponse): string | undefined {
 }
 
 /** Checks SSE text: frames separated by blank lines, each with `event:` and `id:` (the chat `[DONE]` excepted), `data:` JSON. */
-export function sseProblem(text: string, complete: boolean): string | undefined {
+function sseProblem(text: string, complete: boolean): string | undefined {
   const blocks = text.split('\n\n');
   // the last block is incomplete unless the stream ended
   const frames = complete ? blocks : blocks.slice(0, -1);

@@ -20,12 +20,12 @@ import { api, startTestServer, type TestServer } from '../../helpers/server.js';
 import type { FuzzCase, FuzzWorld } from './generators.js';
 import type { RawRequest } from '../../reliability/lib/raw-http.js';
 
-export const JWT_SECRET = 'fuzz-secret-with-enough-length-0123456789';
+const JWT_SECRET = 'fuzz-secret-with-enough-length-0123456789';
 export const CONSOLE_KEY = 'fuzz-console-key';
-export const FUZZ_USER = 'fuzz-user';
+const FUZZ_USER = 'fuzz-user';
 
 /** A loopback port nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
+async function closedPort(): Promise<number> {
   const srv = net.createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const port = (srv.address() as net.AddressInfo).port;
@@ -101,10 +101,10 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     const key = `${route.method} ${route.path}`;
     // never install: POST /updates gets an invalid package name whenever its body is an object
     if (key === 'POST /updates') {
-      const fix = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v as object), packageName: INVALID_PACKAGE } : v);
+      const fix = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v), packageName: INVALID_PACKAGE } : v);
       const b = c.body;
       if (b.kind === 'json') return { ...c, body: { ...b, value: fix(b.value) } };
-      if (b.kind === 'invalid-utf8' || b.kind === 'deep' || b.kind === 'huge-string' || b.kind === 'duplicate-key') return { ...c, body: { ...b, value: fix(b.value) } as typeof b };
+      if (b.kind === 'invalid-utf8' || b.kind === 'deep' || b.kind === 'huge-string' || b.kind === 'duplicate-key') return { ...c, body: { ...b, value: fix(b.value) } };
       if (b.kind === 'none') return { ...c, body: { kind: 'json', value: { packageName: INVALID_PACKAGE } } };
       return c;
     }
@@ -120,7 +120,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       return v;
     };
     const b = c.body;
-    if ('value' in b) return { ...c, body: { ...b, value: clamp(b.value) } as typeof b };
+    if ('value' in b) return { ...c, body: { ...b, value: clamp(b.value) } };
     return c;
   };
 

@@ -25,7 +25,7 @@ export interface FuzzWorld {
   guardRequest?: (route: RouteDef, req: RawRequest) => RawRequest;
 }
 
-export type BodyCase =
+type BodyCase =
   | { kind: 'none' }
   | { kind: 'json'; value: unknown }
   | { kind: 'text'; text: string }
@@ -112,7 +112,7 @@ function getAt(root: unknown, p: Path): unknown {
 }
 
 /** Applies mutations to a copy of `seed`; the root itself may be replaced. */
-export function mutate(seed: unknown, muts: Mutation[]): unknown {
+function mutate(seed: unknown, muts: Mutation[]): unknown {
   let root: any = clone(seed);
   for (const m of muts) {
     const all = paths(root);
@@ -152,7 +152,7 @@ function withMarker(value: unknown, at: number): unknown {
 }
 
 /** The names a route's query schema declares (zod object shape), if it has one. */
-export function queryNames(schema: ZodType | undefined): string[] {
+function queryNames(schema: ZodType | undefined): string[] {
   const s = schema as unknown as { shape?: Record<string, unknown>; _zod?: { def?: { shape?: Record<string, unknown>; in?: unknown; innerType?: unknown } } } | undefined;
   const shape = s?.shape ?? s?._zod?.def?.shape;
   if (shape && typeof shape === 'object') return Object.keys(shape);
@@ -168,7 +168,7 @@ const queryValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('-1', '0', '1', '5', '500', '501', '100000', '1.5', 'abc', 'true', 'false', '2024-01-01T00:00:00.000Z', '2024-13-45', 'not-a-date', '{"a":1}', '{', '[1]', 'x'.repeat(3000)),
 );
 
-export function queryArb(route: RouteDef): fc.Arbitrary<Array<[string, string]>> {
+function queryArb(route: RouteDef): fc.Arbitrary<Array<[string, string]>> {
   const names = [...new Set([...queryNames(route.query), ...COMMON_QUERY])];
   const name = fc.oneof({ arbitrary: fc.constantFrom(...names), weight: 4 }, { arbitrary: oddString, weight: 1 });
   return fc.array(fc.tuple(name, queryValue), { maxLength: 5 });
@@ -179,7 +179,7 @@ const headerValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('', '0', '-1', '3', '99999999999999999999', 'abc', '\xff\xfe', 'caf\xe9', 'x'.repeat(2000)),
 );
 
-export function headersArb(world: FuzzWorld): fc.Arbitrary<Array<[string, string]>> {
+function headersArb(world: FuzzWorld): fc.Arbitrary<Array<[string, string]>> {
   const contentType = fc.constantFrom(
     'application/json',
     'application/json; charset=utf-8',
@@ -262,7 +262,7 @@ function splice(value: unknown, at: number, insert: Buffer): Buffer {
 }
 
 /** The body bytes of a case (undefined = no body at all). */
-export function bodyBytes(b: BodyCase, at = 0): Buffer | undefined {
+function bodyBytes(b: BodyCase, at = 0): Buffer | undefined {
   switch (b.kind) {
     case 'none':
       return undefined;
@@ -349,7 +349,7 @@ export function describeCase(req: RawRequest): string {
 }
 
 /** Path parameter values that have broken servers before: inherited property names, bytes that are not UTF-8, traversal, NUL, too long. */
-export const HOSTILE_PARAMS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '%FF%FE', '..', '\u0000', ' ', 'x'.repeat(9_000)];
+const HOSTILE_PARAMS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '%FF%FE', '..', '\u0000', ' ', 'x'.repeat(9_000)];
 const HOSTILE_QUERY_VALUES = ['abc', '-1', '%FF', '{"__proto__":{"polluted":1}}', ''];
 const HOSTILE_LEAVES: unknown[] = [null, [], { __hostile: true }];
 
@@ -379,7 +379,7 @@ export function hostileCases(route: RouteDef, world: FuzzWorld): FuzzCase[] {
   }
   out.push(
     c({ body: { kind: 'invalid-utf8', value: seed, bytes: [0xff, 0xfe, 0xc3, 0x28] } }),
-    c({ body: { kind: 'duplicate-key', value: seed, key: Object.keys((seed as object) ?? {})[0] ?? 'a', other: 1 } }),
+    c({ body: { kind: 'duplicate-key', value: seed, key: Object.keys((seed) ?? {})[0] ?? 'a', other: 1 } }),
     c({ body: { kind: 'huge-string', value: seed, size: 900_000, char: 'a' } }),
     c({ body: { kind: 'oversized', size: 1024 * 1024 + 1 } }),
     c({ body: { kind: 'oversized', size: 1024 * 1024 + 1 }, chunked: true }),

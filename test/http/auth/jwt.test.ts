@@ -135,7 +135,7 @@ describe('verifyBearer', () => {
       const es = await new SignJWT({ sub: 'e' }).setProtectedHeader({ alg: 'ES256' }).sign(ec.privateKey);
       expect(await verifyToken(es, ecCfg)).toMatchObject({ ok: true });
       const ed = generateKeyPairSync('ed25519');
-      const edCfg = (await resolveAuthConfig({ secret: ed.publicKey.export({ format: 'jwk' }) as any, clock: () => NOW_MS }, {}))!;
+      const edCfg = (await resolveAuthConfig({ secret: ed.publicKey.export({ format: 'jwk' }), clock: () => NOW_MS }, {}))!;
       const eddsa = await new SignJWT({ sub: 'd' }).setProtectedHeader({ alg: 'EdDSA' }).sign(ed.privateKey);
       expect(await verifyToken(eddsa, edCfg)).toMatchObject({ ok: true });
       const otherEc = generateKeyPairSync('ec', { namedCurve: 'P-256' });

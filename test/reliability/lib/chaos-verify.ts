@@ -25,7 +25,7 @@ async function getJson(url: string): Promise<{ status: number; body: any }> {
 }
 
 /** Waits until no execution is `running` (recovery re-runs interrupted steps), bounded. */
-export async function settle(url: string, timeoutMs = 30_000): Promise<number> {
+async function settle(url: string, timeoutMs = 30_000): Promise<number> {
   const started = Date.now();
   for (;;) {
     const r = await getJson(`${url}/workflows/executions?status=running&limit=1`);
@@ -35,7 +35,7 @@ export async function settle(url: string, timeoutMs = 30_000): Promise<number> {
   }
 }
 
-export async function listExecutions(url: string): Promise<{ records: Map<string, ExecRecord>; duplicates: string[] }> {
+async function listExecutions(url: string): Promise<{ records: Map<string, ExecRecord>; duplicates: string[] }> {
   const records = new Map<string, ExecRecord>();
   const duplicates: string[] = [];
   for (let offset = 0; offset < 100_000; offset += 500) {

@@ -5,21 +5,12 @@
  * SSE reader that records every frame's id and arrival time.
  */
 import http from 'node:http';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 /** Resident set size of a process in bytes (Linux /proc). */
 export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
-}
-
-/** Open file descriptors of a process (Linux /proc). */
-export function fdCountOf(pid: number): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    return -1;
-  }
 }
 
 export class RssSampler {

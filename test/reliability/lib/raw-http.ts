@@ -112,12 +112,3 @@ export function send(base: string, req: RawRequest, opts: SendOptions = {}): Pro
     r.end();
   });
 }
-
-/** Parses the body as JSON, or returns undefined. */
-export function jsonOf(res: RawResponse): unknown {
-  try {
-    return JSON.parse(res.body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
