@@ -19,6 +19,8 @@ import {
 } from '../../src/runtime/stream-snapshots.js';
 import { workflowExecutionMachine, WORKFLOW_EXECUTION_KIND, WORKFLOW_EXECUTION_VERSION, type ExecutionEvent, type ExecutionInput } from '../../machines/workflow-execution.machine.js';
 import { cancelEvents, type ExecSnapshot } from '../../src/workflows/engine.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
+import { readExecutionView, viewSnapshotKey, type ViewRead } from '../../src/workflows/execution-view-snapshot.js';
 
 const kind: ActorKind<typeof workflowExecutionMachine> = {
   kind: WORKFLOW_EXECUTION_KIND,
@@ -201,5 +203,53 @@ describe('stream snapshots', () => {
     const restarted = new ActorHost(log, { snapshotEvery: 5 });
     await restarted.rehydrate(kind, 'exec:c');
     expect(restarted.lastRehydration).toEqual({ fromStreamSeq: 10, folded: head - 10 });
+  });
+
+  it('the execution view read from its stored view plus the tail equals folding the whole stream, at every read as the stream grows', async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb, fc.integer({ min: 1, max: 30 }), fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), async (appends, every, cuts) => {
+        const log = createMemoryLog();
+        const host = new ActorHost(log, { snapshotEvery: 0, clock: () => 7 });
+        const { actor } = await host.create(kind, 'exec:v', input('v'));
+        const readAt = new Set(cuts.map((c) => c % (appends.length + 1)));
+        let stored = 0;
+        for (let i = 0; i <= appends.length; i++) {
+          if (readAt.has(i)) {
+            const reads: ViewRead[] = [];
+            const view = await readExecutionView(log, 'exec:v', every, (r) => reads.push(r));
+            expect(view).toEqual(foldExecution(await log.readStream('exec:v')));
+            // a read starts at the stored view (never before it) and saves one once it folded K records past it
+            expect(reads[0].fromStreamSeq).toBe(stored || 1);
+            const saved = await log.kv.get<{ view: { lastSequence: number } }>(viewSnapshotKey('exec:v'));
+            stored = saved?.view.lastSequence ?? 0;
+          }
+          if (i < appends.length) await actor.send(() => appends[i]);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a corrupt or foreign stored view is ignored and the whole stream is folded', async () => {
+    const log = createMemoryLog();
+    const host = new ActorHost(log, { snapshotEvery: 0, clock: () => 7 });
+    const { actor } = await host.create(kind, 'exec:w', input('w'));
+    await actor.send({ type: 'step.started', stepIndex: 0, stepId: 's0', stepName: 'n', stepType: 'andThen', input: {}, attempt: 1 });
+    for (let i = 0; i < 6; i++) await actor.send({ type: 'step.event', stepId: 's0', attempt: 1, event: { type: 'tick', i } });
+    await readExecutionView(log, 'exec:w', 3);
+    const good = (await log.kv.get<Record<string, any>>(viewSnapshotKey('exec:w')))!;
+    expect(good.view.lastSequence).toBe(8);
+    await actor.send({ type: 'step.event', stepId: 's0', attempt: 1, event: { type: 'tick', i: 6 } });
+    const full = foldExecution(await log.readStream('exec:w'));
+    for (const bad of ['junk', { ...good, format: 2 }, { ...good, seq: good.seq + 100 }, { ...good, view: { ...good.view, lastSequence: 99 } }, { ...good, view: { ...good.view, events: null } }]) {
+      await log.kv.put(viewSnapshotKey('exec:w'), bad);
+      const reads: ViewRead[] = [];
+      expect(await readExecutionView(log, 'exec:w', 100, (r) => reads.push(r))).toEqual(full);
+      expect(reads).toEqual([{ fromStreamSeq: 1, records: 9 }]);
+    }
+    await log.kv.put(viewSnapshotKey('exec:w'), good);
+    const reads: ViewRead[] = [];
+    expect(await readExecutionView(log, 'exec:w', 100, (r) => reads.push(r))).toEqual(full);
+    expect(reads).toEqual([{ fromStreamSeq: 8, records: 2 }]);
   });
 });
