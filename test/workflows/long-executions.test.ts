@@ -1,7 +1,8 @@
 /**
  * A long execution (a step emitting thousands of custom events) recovers after a simulated crash
  * from its actor snapshot: the new engine's host reads the snapshot's record and the tail only,
- * not the stream, and the run then finishes as it would have.
+ * not the stream, and the run then finishes as it would have; its state view is then read from a
+ * stored view rather than folded again.
  */
 import pino from 'pino';
 import { expect, it } from 'vitest';
@@ -13,6 +14,8 @@ import { andThen, createWorkflow } from '../../src/workflows/builder.js';
 import { startExecution } from '../../src/workflows/commands.js';
 import { WorkflowEngine } from '../../src/workflows/engine.js';
 import { executionStream } from '../../src/workflows/events.js';
+import { readExecutionView, type ViewRead } from '../../src/workflows/execution-view-snapshot.js';
+import { foldExecution } from '../../src/workflows/executions-view.js';
 import type { WorkflowDefinition } from '../../src/workflows/types.js';
 import { until } from '../helpers/until.js';
 
@@ -92,6 +95,18 @@ it('recovers a 5,000-event execution after a crash from its snapshot, reading on
   const full = await new ActorHost(log, { snapshotEvery: 0 }).rehydrate(second.kind, stream);
   const again = await new ActorHost(log, { snapshotEvery: EVERY }).rehydrate(second.kind, stream);
   expect({ value: again.snapshot.value, context: again.snapshot.context }).toEqual({ value: full.snapshot.value, context: full.snapshot.context });
+  // the state view: the first read folds the stream and saves the view, later ones fold only what came after it
+  const viewReads: ViewRead[] = [];
+  const whole = foldExecution(await log.readStream(stream));
+  expect(await readExecutionView(log, stream, EVERY, (r) => viewReads.push(r))).toEqual(whole);
+  expect(await readExecutionView(log, stream, EVERY, (r) => viewReads.push(r))).toEqual(whole);
+  const last = await log.streamHead(stream);
+  expect(viewReads).toEqual([
+    { fromStreamSeq: 1, records: last },
+    { fromStreamSeq: last, records: 1 },
+  ]);
+  expect(whole.status).toBe('completed');
+
   // the first engine is the crashed process: its step never ends and nothing of it is stopped gracefully
   first.feeds.stop();
   await second.stop();
