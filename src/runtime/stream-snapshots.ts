@@ -1,7 +1,7 @@
 /**
  * Actor snapshots of long streams, kept in the log's key/value side store so that loading an actor
  * (recovery, resume, a command after eviction) folds only the records after the last snapshot
- * instead of the whole stream (docs/design-notes.md "Actor host", "Snapshots of long streams").
+ * instead of the whole stream (docs/design-notes.md "Actor host (`src/runtime/`)", snapshots of long streams).
  *
  * One key per stream (`snap/<stream>`) holds the machine's state as xstate restores it (`value`,
  * `context`, `status`, `output`, `error`), the stream sequence it was reached at, the global

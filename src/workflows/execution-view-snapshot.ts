@@ -1,7 +1,7 @@
 /**
  * Snapshots of long executions' views, so the state endpoint (and the listing with
  * `include=events`) folds only the records after the last one instead of the whole stream
- * (docs/design-notes.md "Snapshots of long streams").
+ * (docs/design-notes.md "Actor host (`src/runtime/`)", snapshots of long streams).
  *
  * The view (`foldExecution` with every event) is kept under `view/<stream>` with the global
  * sequence of its last record, which is its `lastSequence`. It is written by the read itself: a
