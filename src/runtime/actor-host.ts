@@ -31,6 +31,7 @@ import type { AnyStateMachine, SnapshotFrom, EventFrom } from 'xstate';
 import { pureDecide, pureInitialTransition as initialTransition } from './pure-transition.js';
 import type { EventLog, LogRecord, NewRecord } from '../log/types.js';
 import { Mailbox } from './mailbox.js';
+import { DEFAULT_SNAPSHOT_EVERY, loadStreamSnapshot, persistStreamSnapshot, restoreStreamSnapshot, saveStreamSnapshot, type StoredStreamSnapshot } from './stream-snapshots.js';
 
 export class EventRejectedError extends Error {
   constructor(readonly stream: string, readonly eventType: string, readonly state: unknown) {
@@ -126,15 +127,32 @@ export class Actor<TLogic extends AnyStateMachine = AnyStateMachine> {
 
 export interface ActorHostOptions {
   clock?: () => number;
+  /**
+   * Records between two snapshots of a stream's actor (stream-snapshots.ts): rehydration folds only
+   * the records after the last one. Default 1,000; 0 turns snapshots off (every load folds the stream).
+   */
+  snapshotEvery?: number;
+}
+
+/** How the last rehydration of a stream went (tests, diagnostics). */
+export interface RehydrationInfo {
+  /** stream sequence of the snapshot it started from (0: the whole stream was folded) */
+  fromStreamSeq: number;
+  /** records folded on top of it */
+  folded: number;
 }
 
 export class ActorHost {
   private readonly actors = new Map<string, Actor<any>>();
   private readonly loading = new Map<string, Promise<Actor<any>>>();
   readonly clock: () => number;
+  readonly snapshotEvery: number;
+  /** the last rehydration's outcome */
+  lastRehydration: RehydrationInfo | undefined;
 
   constructor(readonly log: EventLog, options: ActorHostOptions = {}) {
     this.clock = options.clock ?? Date.now;
+    this.snapshotEvery = Math.max(0, Math.floor(options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY));
   }
 
   /** The live actor of a stream, if it is in memory. */
@@ -169,6 +187,7 @@ export class ActorHost {
     let result;
     try {
       result = await pending;
+      this.maybeSnapshot(actor, 0, follow.snapshot, result.records[result.records.length - 1]);
       this.runEffectsOf(actor, [{ event: undefined, actions, reached: snapshot }, ...follow.decided]);
     } catch (err) {
       actor.poisoned = err as Error;
@@ -203,10 +222,47 @@ export class ActorHost {
 
   /** Rebuilds a snapshot from the stream's records without running any effect (invariant 4). */
   async rehydrate<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string): Promise<Actor<TLogic>> {
+    const fromSnapshot = this.snapshotEvery > 0 ? await this.rehydrateFromSnapshot(kind, stream) : undefined;
+    if (fromSnapshot) return fromSnapshot;
     const records = await this.log.readStream(stream);
     if (records.length === 0) throw new StreamNotFoundError(stream);
     const snapshot = replayRecords(kind, stream, records);
+    this.lastRehydration = { fromStreamSeq: 0, folded: records.length };
     return new Actor<TLogic>(this, kind, stream, snapshot, records[records.length - 1].streamSeq);
+  }
+
+  /**
+   * The actor from the stream's stored snapshot plus the records after it, or undefined when there is
+   * no usable snapshot: none, another kind@version, a record at its position that is not the one it
+   * was taken at (another log), a state the machine does not know, or a tail the state rejects.
+   * Undefined means "fold the whole stream", which is always correct.
+   */
+  private async rehydrateFromSnapshot<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string): Promise<Actor<TLogic> | undefined> {
+    const stored = await loadStreamSnapshot(this.log.kv, stream, `${kind.kind}@${kind.version}`);
+    if (!stored) return undefined;
+    // the snapshot's own record comes with the tail: it proves the snapshot belongs to this log
+    const records = await this.log.readStream(stream, stored.streamSeq);
+    if (records.length === 0 || records[0].streamSeq !== stored.streamSeq || records[0].seq !== stored.seq) return undefined;
+    try {
+      const start = restoreStreamSnapshot(kind.logic, stored);
+      const snapshot = replayRecords(kind, stream, records.slice(1), { snapshot: start, streamSeq: stored.streamSeq });
+      this.lastRehydration = { fromStreamSeq: stored.streamSeq, folded: records.length - 1 };
+      return new Actor<TLogic>(this, kind, stream, snapshot, records[records.length - 1].streamSeq);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Saves the actor's state reached by a durable append when the append crossed a multiple of
+   * `snapshotEvery` (the kv write joins the next group commit). A failed save is harmless: the next
+   * boundary writes another, and rehydration folds a longer tail meanwhile.
+   */
+  private maybeSnapshot(actor: Actor<any>, before: number, reached: unknown, last: LogRecord | undefined): void {
+    const every = this.snapshotEvery;
+    if (every === 0 || !last || Math.floor(before / every) === Math.floor(last.streamSeq / every)) return;
+    const stored: StoredStreamSnapshot = persistStreamSnapshot(`${actor.kind.kind}@${actor.kind.version}`, last.streamSeq, last.seq, reached);
+    saveStreamSnapshot(this.log.kv, actor.stream, stored).catch(() => undefined);
   }
 
   /** Sends an event to a stream's actor, loading it first when it is not in memory. */
@@ -256,6 +312,7 @@ export class ActorHost {
     const settled = pending.then(
       (res) => {
         actor.pendingAppends--;
+        this.maybeSnapshot(actor, expected, next, res.records[res.records.length - 1]);
         this.runEffectsOf(actor, decided);
         if (actor.pendingAppends === 0 && actor.kind.isTerminal?.(actor.snapshot) && actor.mailbox.idle && this.actors.get(actor.stream) === actor) {
           this.actors.delete(actor.stream);
@@ -331,18 +388,37 @@ export class StreamExistsError extends Error {
   }
 }
 
-/** Pure replay of a stream's records through its machine: the rehydration used by load() and by tests. */
-export function replayRecords<TLogic extends AnyStateMachine>(kind: ActorKind<TLogic>, stream: string, records: LogRecord[]): SnapshotFrom<TLogic> {
-  const first = records[0];
+/**
+ * Pure replay of a stream's records through its machine: the rehydration used by load() and by tests.
+ * Without `from`, `records` is the whole stream (its first record creates the actor); with it,
+ * `records` are the ones after `from.streamSeq`, folded onto `from.snapshot` (a stored snapshot).
+ */
+export function replayRecords<TLogic extends AnyStateMachine>(
+  kind: ActorKind<TLogic>,
+  stream: string,
+  records: LogRecord[],
+  from?: { snapshot: SnapshotFrom<TLogic>; streamSeq: number },
+): SnapshotFrom<TLogic> {
   const current = `${kind.kind}@${kind.version}`;
-  if (first.kind && first.kind !== current) throw new MachineVersionError(stream, first.kind, current);
-  let [snapshot] = initialTransition(kind.logic, first.data as never);
-  for (let i = 1; i < records.length; i++) {
+  let snapshot: unknown;
+  let recorded = current;
+  let i = 0;
+  if (from) {
+    if (records.length > 0 && records[0].streamSeq !== from.streamSeq + 1) throw new Error(`Stream ${stream}: the tail after ${from.streamSeq} starts at ${records[0].streamSeq}`);
+    snapshot = from.snapshot;
+  } else {
+    const first = records[0];
+    if (first.kind && first.kind !== current) throw new MachineVersionError(stream, first.kind, current);
+    recorded = first.kind ?? current;
+    [snapshot] = initialTransition(kind.logic, first.data as never);
+    i = 1;
+  }
+  for (; i < records.length; i++) {
     const r = records[i];
     const event = { ...(r.data as object), type: r.type } as AnyEvent;
     const step = pureDecide(kind.logic, snapshot, event);
     if (!step) {
-      throw new MachineVersionError(stream, `${first.kind ?? current} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify((snapshot as { value: unknown }).value)})`, current);
+      throw new MachineVersionError(stream, `${recorded} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify((snapshot as { value: unknown }).value)})`, current);
     }
     [snapshot] = step;
   }

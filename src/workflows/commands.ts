@@ -18,7 +18,8 @@ import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { kindOf } from './steps/registry.js';
 import { subWorkflowsOf, walkSteps } from './steps/walk.js';
 import type { ZodType } from 'zod';
-import { foldExecution, type ExecutionRecordView } from './executions-view.js';
+import type { ExecutionRecordView } from './executions-view.js';
+import { readExecutionView } from './execution-view-snapshot.js';
 import { iso } from '../kernel/time.js';
 import { traceIdFor } from '../kernel/span-types.js';
 
@@ -69,9 +70,9 @@ export async function loadOwned(engine: WorkflowEngine, def: WorkflowDefinition,
 /** Reads an execution's view from its own stream (always fresh), checking ownership. */
 export async function readExecution(engine: WorkflowEngine, workflowId: string, executionId: string): Promise<ExecutionRecordView> {
   const def = requireWorkflow(engine, workflowId);
-  const records = await engine.log.readStream(executionStream(executionId));
-  if (records.length === 0 || records[0].type !== 'execution.started') throw executionNotFound(executionId);
-  const view = foldExecution(records);
+  // a long execution's view is folded from its last stored view on (execution-view-snapshot.ts)
+  const view = await readExecutionView(engine.log, executionStream(executionId));
+  if (!view) throw executionNotFound(executionId);
   if (view.workflowId !== def.id || view.parentExecutionId) throw executionNotFound(executionId);
   return view;
 }

@@ -28,7 +28,8 @@ import { executionStream } from './events.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, startIdempotent } from './idempotent-start.js';
 import type { LogRecord } from '../log/types.js';
 import type { ExecutionsIndex, ExecutionsFilter } from './executions-index.js';
-import { foldExecution, toExecutionRecord, toExecutionState } from './executions-view.js';
+import { toExecutionRecord, toExecutionState } from './executions-view.js';
+import { readExecutionView } from './execution-view-snapshot.js';
 
 const TAGS = ['Workflows'];
 const record = z.record(z.string(), z.unknown());
@@ -188,7 +189,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         // summary rows come from the index alone; every event means reading each row's stream
         const views =
           q.include === 'events'
-            ? await Promise.all(page.docs.map(async (d) => foldExecution(await engine.log.readStream(executionStream(d.id)))))
+            ? await Promise.all(page.docs.map(async (d) => (await readExecutionView(engine.log, executionStream(d.id)))!))
             : await index.summaries(page.docs);
         return ok(views.map(toExecutionRecord), 200, { total: page.total, limit, offset, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
       },
