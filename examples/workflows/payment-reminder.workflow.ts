@@ -21,8 +21,8 @@ export const paymentReminderWorkflow = createWorkflow(
       .meta({ examples: [{ orderId: 'A1', graceMs: 2_000, waitMs: 60_000 }] }),
     result: z.object({ orderId: z.string(), status: z.enum(['paid', 'unpaid']), amount: z.number().optional() }),
   },
-  andSleep({ id: 'grace', name: 'Grace period', duration: ({ data }) => data.graceMs }),
-  andThen({ id: 'remind', name: 'Remind', execute: async ({ data, logger }) => (logger.info({ orderId: data.orderId }, 'payment reminder sent'), data) }),
+  andSleep({ id: 'grace', name: 'Grace period', duration: ({ data }) => (data as { graceMs: number }).graceMs }),
+  andThen({ id: 'remind', name: 'Remind', execute: async ({ data, logger }) => (logger.info({ orderId: (data as { orderId: string }).orderId }, 'payment reminder sent'), data as unknown) }),
   andWaitForEvent({ id: 'paid', name: 'Wait for the payment', event: 'payment', schema: z.object({ amount: z.number().positive() }), timeoutMs: 60_000, onTimeout: 'continue' }),
   andThen({
     id: 'close',

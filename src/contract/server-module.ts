@@ -33,7 +33,7 @@ export interface ServerModule {
  * grace. The config loader's `EventloomConfig` is one of these; declaring the view here keeps the
  * contract below the config (which imports the route types for its custom routes).
  */
-export interface ModuleConfig {
+interface ModuleConfig {
   agents?: unknown;
   workflows?: unknown;
   tools?: unknown;

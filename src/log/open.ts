@@ -8,7 +8,7 @@
  */
 import type { LevelLogOptions } from './level/level-log.js';
 import type { MemoryLogOptions } from './memory/memory-log.js';
-import type { PgEventLog, PgLogOptions } from './pg/pg-log.js';
+import type { PgLogOptions } from './pg/pg-log.js';
 import type { EventLog } from './types.js';
 
 export type OpenLogOptions =
@@ -34,9 +34,4 @@ export async function openLog(options: OpenLogOptions): Promise<EventLog> {
       return (await import('./pg/pg-log.js')).openPgLog(url, opts);
     }
   }
-}
-
-/** The PostgreSQL store as the package's entry exports it, loaded on the first call like `openLog`'s. */
-export async function openPgLog(connectionString: string, opts?: PgLogOptions): Promise<PgEventLog> {
-  return (await import('./pg/pg-log.js')).openPgLog(connectionString, opts);
 }

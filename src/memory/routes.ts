@@ -29,7 +29,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
   const tokenUser = (ctx: RequestContext): string | undefined => (service.enforceTokenUser && ctx.user ? userIdentity(ctx.user) : undefined);
   /** A client-given userId, replaced by the token's identity when there is one. */
   const actingUser = (ctx: RequestContext, given: string | undefined): string | undefined => tokenUser(ctx) ?? (present(given) ? given : undefined);
-  const resolve = (ctx: RequestContext, agentId?: string) => service.resolve(present(agentId) ? agentId : present(ctx.query.agentId) ? (ctx.query.agentId as string) : undefined);
+  const resolve = (ctx: RequestContext, agentId?: string) => service.resolve(present(agentId) ? agentId : present(ctx.query.agentId) ? (ctx.query.agentId) : undefined);
 
   /** The conversation, 404 when missing or (acting as `user`) someone else's. */
   async function conversationFor(cid: string, user: string | undefined): Promise<Conversation> {
@@ -50,7 +50,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
       async handler(ctx) {
         const q = ctx.query as import('zod').infer<typeof S.listConversationsQuery>;
         const mem = resolve(ctx);
-        const orderDirection: OrderDirection = (q.orderDirection as OrderDirection | undefined) ?? (q.orderBy ? 'ASC' : 'DESC');
+        const orderDirection: OrderDirection = (q.orderDirection) ?? (q.orderBy ? 'ASC' : 'DESC');
         return ok(
           await store.listConversations({
             resourceId: present(q.resourceId) ? q.resourceId : mem.resourceId,
@@ -192,7 +192,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
         if (!present(b.conversationId) || userId === undefined) throw badRequest('conversationId and userId are required');
         const token = tokenUser(ctx);
         if (token !== undefined) await conversationFor(b.conversationId, token);
-        return ok({ deleted: await store.deleteMessages(b.conversationId, b.messageIds as string[], userId) });
+        return ok({ deleted: await store.deleteMessages(b.conversationId, b.messageIds, userId) });
       },
     }),
     route({
@@ -258,7 +258,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
     const wrapped = isObject(entry.message);
     const inner = (wrapped ? entry.message : entry) as Record<string, unknown>;
     const message = parseMessageInput(inner, wrapped ? `messages.${i}.message` : `messages.${i}`);
-    const pick = (key: 'userId' | 'conversationId') => [entry[key], inner[key], body[key]].find(present) as string | undefined;
+    const pick = (key: 'userId' | 'conversationId') => [entry[key], inner[key], body[key]].find(present);
     const conversationId = pick('conversationId');
     const userId = actingUser(ctx, pick('userId'));
     if (conversationId === undefined || userId === undefined) throw badRequest('Each message must include conversationId and userId');

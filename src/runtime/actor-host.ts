@@ -410,7 +410,7 @@ export function replayRecords<TLogic extends AnyStateMachine>(
     const first = records[0];
     if (first.kind && first.kind !== current) throw new MachineVersionError(stream, first.kind, current);
     recorded = first.kind ?? current;
-    snapshot = initialTransition(kind.logic, first.data as never)[0] as SnapshotFrom<TLogic>;
+    snapshot = initialTransition(kind.logic, first.data as never)[0];
     i = 1;
   }
   for (; i < records.length; i++) {
@@ -420,7 +420,7 @@ export function replayRecords<TLogic extends AnyStateMachine>(
     if (!step) {
       throw new MachineVersionError(stream, `${recorded} (record ${r.streamSeq} '${r.type}' is rejected in state ${JSON.stringify((snapshot as { value: unknown }).value)})`, current);
     }
-    snapshot = step[0] as SnapshotFrom<TLogic>;
+    snapshot = step[0];
   }
   return snapshot;
 }

@@ -15,9 +15,9 @@
 import type { AnyStateMachine, SnapshotFrom } from 'xstate';
 import type { KeyValueStore } from '../log/types.js';
 
-export const STREAM_SNAPSHOT_PREFIX = 'snap/';
+const STREAM_SNAPSHOT_PREFIX = 'snap/';
 /** Bumped when the stored shape changes: an older snapshot is then ignored. */
-export const STREAM_SNAPSHOT_FORMAT = 1;
+const STREAM_SNAPSHOT_FORMAT = 1;
 /** Records between two snapshots of a stream, by default. */
 export const DEFAULT_SNAPSHOT_EVERY = 1_000;
 
@@ -56,10 +56,6 @@ export function persistStreamSnapshot(kind: string, streamSeq: number, seq: numb
 
 export function saveStreamSnapshot(kv: KeyValueStore, stream: string, stored: StoredStreamSnapshot): Promise<void> {
   return kv.put(streamSnapshotKey(stream), stored);
-}
-
-export function dropStreamSnapshot(kv: KeyValueStore, stream: string): Promise<void> {
-  return kv.del(streamSnapshotKey(stream));
 }
 
 /**

@@ -30,7 +30,7 @@ export interface WorkflowCheck {
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** Whether `tz` is a time zone this runtime knows (Intl is what croner reads zones with). */
-export function isTimeZone(tz: string): boolean {
+function isTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
@@ -79,7 +79,7 @@ export function resolveSchedules(section: unknown, check: WorkflowCheck): Resolv
     const catchUp = s.catchUp ?? 'none';
     if (catchUp !== 'none' && catchUp !== 'latest') fail(`catchUp must be "none" or "latest", not ${JSON.stringify(s.catchUp)}`);
     const problem = check.inputProblem?.(s.workflow as string, s.input);
-    if (problem) fail(`input does not fit workflow '${s.workflow}': ${problem}; fix the schedule's input`);
+    if (problem) fail(`input does not fit workflow '${String(s.workflow)}': ${problem}; fix the schedule's input`);
     return { id, workflow: s.workflow as string, cron: s.cron as string, timezone: timezone as string, input: s.input, overlap: overlap as 'skip' | 'allow', catchUp: catchUp as 'none' | 'latest', pattern };
   });
 }

@@ -22,7 +22,7 @@ const scheduleSchema = z.object({
 });
 
 /** A schedule as the API shows it: times in ISO 8601, absent values as null. */
-export const toScheduleJson = (v: ScheduleView) => ({ ...v, nextRunAt: at(v.nextRunAt), lastRunAt: at(v.lastRunAt), lastExecutionId: v.lastExecutionId ?? null });
+const toScheduleJson = (v: ScheduleView) => ({ ...v, nextRunAt: at(v.nextRunAt), lastRunAt: at(v.lastRunAt), lastExecutionId: v.lastExecutionId ?? null });
 
 export function scheduleRoutes(scheduler: Scheduler): RouteDef[] {
   return [

@@ -15,7 +15,7 @@ export interface ScheduleRecord {
   streamSeq: number;
 }
 
-export const SCHEDULE_STREAM_PREFIX = 'schedule:';
+const SCHEDULE_STREAM_PREFIX = 'schedule:';
 export const scheduleStream = (id: string) => `${SCHEDULE_STREAM_PREFIX}${id}`;
 export const scheduleControlStream = (id: string) => `schedule-control:${id}`;
 /** records of `schedule:<id>` a node reads when it first looks at a schedule: the latest tick is among them */
@@ -48,7 +48,7 @@ export const initialScheduleState = (): ScheduleState => ({ paused: false, runsS
 const isControl = (type: string) => type === SCHEDULE_EVENTS.paused || type === SCHEDULE_EVENTS.resumed;
 
 /** Applies one record of either stream of a schedule. */
-export function applyScheduleRecord(s: ScheduleState, rec: ScheduleRecord): ScheduleState {
+function applyScheduleRecord(s: ScheduleState, rec: ScheduleRecord): ScheduleState {
   const d = (rec.data ?? {}) as { tickAt?: number; executionId?: string };
   const next = isControl(rec.type) ? { ...s, controlSeq: Math.max(s.controlSeq, rec.streamSeq) } : { ...s, runsSeq: Math.max(s.runsSeq, rec.streamSeq) };
   switch (rec.type) {

@@ -17,7 +17,7 @@ export function mcpTools(catalog: ToolCatalog, deps: ToolRunDeps) {
       const parsed = parseToolInput(tool, args);
       if (!parsed.ok) throw new AppError('BAD_REQUEST', `Invalid tool input: ${parsed.issues}`);
       const r = await runToolDirect(deps, tool, { input: parsed.value, context: {}, userId: caller.userId, signal: caller.signal });
-      return { result: r.result as unknown };
+      return { result: r.result };
     },
   }));
 }

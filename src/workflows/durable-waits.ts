@@ -39,12 +39,12 @@ interface Waiter {
 export type Delivery = 'consumed' | 'kept' | 'none';
 
 /** The wait id of a step: its id, or `<top-level step>/<step>` for a nested one (ids are unique among siblings only). */
-export const waitIdOf = (topStepId: string, stepId: string) => (topStepId === stepId ? stepId : `${topStepId}/${stepId}`);
+const waitIdOf = (topStepId: string, stepId: string) => (topStepId === stepId ? stepId : `${topStepId}/${stepId}`);
 
 const keyOf = (executionId: string, waitId: string) => `${executionId}\u0000${waitId}`;
 
 /** The andWaitForEvent step a wait id names in a definition (undefined: none, or another kind). */
-export function waitStepOf(def: WorkflowDefinition | undefined, topStepId: string, waitId: string): WaitForEventStep | undefined {
+function waitStepOf(def: WorkflowDefinition | undefined, topStepId: string, waitId: string): WaitForEventStep | undefined {
   const top = def?.steps.find((s) => s.id === topStepId);
   if (!top) return undefined;
   let found: WorkflowStep | undefined;

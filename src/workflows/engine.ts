@@ -120,7 +120,7 @@ export class WorkflowEngine {
       version: WORKFLOW_EXECUTION_VERSION,
       logic: workflowExecutionMachine,
       createdType: 'execution.started',
-      runEffects: (actor, event, actions, reached) => this.runEffects(actor as ExecActor, event as ExecutionEvent | undefined, actions, reached as ExecSnapshot),
+      runEffects: (actor, event, actions, reached) => this.runEffects(actor, event as ExecutionEvent | undefined, actions, reached),
       followUp: (_actor, snap, actions) => this.followUp(snap, actions),
       isTerminal: (snap) => snap.value !== 'running',
     };

@@ -9,7 +9,7 @@ import type { LogRecord } from '../log/types.js';
 import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
 import { iso } from '../kernel/time.js';
 
-import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../kernel/stream-ids.js';
+import { executionIdOf } from '../kernel/stream-ids.js';
 
 export { EXECUTION_STREAM_PREFIX, executionStream, executionIdOf, isChildExecutionId } from '../kernel/stream-ids.js';
 /** A sub-workflow's execution id: `<parent>/<top-level step>` or, nested in andWhen/andAll/andRace, `<parent>/<top-level step>/<step>`. */

@@ -15,11 +15,11 @@ import type { EventLog } from '../log/types.js';
 import { encodeKvValue } from '../log/kv-codec.js';
 import { applyRecord, foldExecution, type ExecutionRecordView } from './executions-view.js';
 
-export const VIEW_SNAPSHOT_PREFIX = 'view/';
+const VIEW_SNAPSHOT_PREFIX = 'view/';
 /** Bumped when the view's shape or fold changes: an older stored view is then ignored. */
-export const VIEW_SNAPSHOT_FORMAT = 1;
+const VIEW_SNAPSHOT_FORMAT = 1;
 /** Records folded past the stored view before a read saves a newer one. */
-export const VIEW_SNAPSHOT_EVERY = 1_000;
+const VIEW_SNAPSHOT_EVERY = 1_000;
 
 interface StoredView {
   format: number;

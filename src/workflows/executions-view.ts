@@ -35,7 +35,7 @@ interface SuspensionView {
 }
 
 /** What a running execution waits for (a durable wait of its step in flight); times ISO 8601. */
-export type WaitingForView = { kind: 'sleep'; until: string } | { kind: 'event'; name: string; timeoutAt: string | null };
+type WaitingForView = { kind: 'sleep'; until: string } | { kind: 'event'; name: string; timeoutAt: string | null };
 
 export interface ExecutionRecordView {
   id: string;

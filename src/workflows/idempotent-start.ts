@@ -28,7 +28,7 @@ export interface IdempotentRun extends StartedRun {
 }
 
 /** The execution id a key stands for within one workflow. */
-export function idempotentExecutionId(workflowId: string, key: string): string {
+function idempotentExecutionId(workflowId: string, key: string): string {
   return `idem-${createHash('sha256').update(`${workflowId}\u0000${key}`).digest('base64url').slice(0, 32)}`;
 }
 

@@ -113,7 +113,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       stopWatchingStore?.();
       await engine.stop();
       leave();
-      index.stop();
+      void index.stop();
       await events.stop();
     },
     graceExpired() {

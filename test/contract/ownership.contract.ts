@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StreamFencedError } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/types.js';
 
-export interface OwnershipNode {
+interface OwnershipNode {
   nodeId: string;
   leaseMs: number;
   /** streams that need their node's ownership */
@@ -22,7 +22,7 @@ export interface OwnershipNode {
   releases?: (type: string) => boolean;
 }
 
-export interface OwnershipStore {
+interface OwnershipStore {
   open(node: OwnershipNode): Promise<EventLog>;
 }
 

@@ -114,12 +114,12 @@ describe('idempotent starts on two nodes', () => {
     const [a, b] = nodes;
     for (let round = 0; round < 5; round++) {
       const key = `two-nodes-${round}`;
-      const answers = await Promise.all([execute(key, { text: 'n' }, undefined, a!.url), execute(key, { text: 'n' }, undefined, b!.url)]);
+      const answers = await Promise.all([execute(key, { text: 'n' }, undefined, a.url), execute(key, { text: 'n' }, undefined, b.url)]);
       expect(answers.map((r) => r.status)).toEqual([200, 200]);
-      expect(answers[0]!.body.data.executionId).toBe(answers[1]!.body.data.executionId);
+      expect(answers[0].body.data.executionId).toBe(answers[1].body.data.executionId);
       expect(answers.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(1);
     }
-    const listed = await executions(a!.url);
+    const listed = await executions(a.url);
     expect(listed.total).toBe(5);
   }, 120_000);
 });

@@ -6,7 +6,7 @@
 import type { ModelMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResolvedPersistence, SaveMessagesArgs } from '../../src/contract/memory-hooks.js';
-import { agentMemory, AgentMemory } from '../../src/memory/agent-memory.js';
+import { AgentMemory } from '../../src/memory/agent-memory.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { until } from '../helpers/until.js';
 import { describeAgentMemory } from '../../src/memory/config.js';

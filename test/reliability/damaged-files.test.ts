@@ -112,9 +112,9 @@ function garbleRecords(file: string): void {
 /** Overwrites the middle data block of a table among those holding only records (key space `r`). */
 function garbleTableRecords(file: string): void {
   const blocks = dataBlocks(readFileSync(file));
-  const records = blocks.filter((b, i) => b.key[0] === KeySpace.record && i > 0 && blocks[i - 1]!.key[0] === KeySpace.record);
+  const records = blocks.filter((b, i) => b.key[0] === KeySpace.record && i > 0 && blocks[i - 1].key[0] === KeySpace.record);
   expect(records.length).toBeGreaterThan(0);
-  const block = records[Math.floor(records.length / 2)]!;
+  const block = records[Math.floor(records.length / 2)];
   const fd = openSync(file, 'r+');
   writeSync(fd, randomBytes(Math.min(512, block.size)), 0, Math.min(512, block.size), block.offset);
   closeSync(fd);

@@ -76,7 +76,7 @@ function propose(snap: ExecSnapshot, move: Move, pick: number): ExecutionEvent[]
 
 /** A history: the accepted events of random moves, as the host would record them (all-or-nothing per move). */
 function history(moves: Array<[Move, number]>): ExecutionEvent[][] {
-  let [snap] = [(replayRecords(kind, 'exec:h', [{ seq: 1, stream: 'exec:h', streamSeq: 1, type: 'execution.started', data: input('h'), at: 0, kind: KIND }]) as unknown) as ExecSnapshot];
+  let [snap] = [replayRecords(kind, 'exec:h', [{ seq: 1, stream: 'exec:h', streamSeq: 1, type: 'execution.started', data: input('h'), at: 0, kind: KIND }])];
   const appends: ExecutionEvent[][] = [];
   for (const [move, pick] of moves) {
     const events = propose(snap, move, pick);
@@ -88,7 +88,7 @@ function history(moves: Array<[Move, number]>): ExecutionEvent[][] {
         ok = false;
         break;
       }
-      next = step[0] as ExecSnapshot;
+      next = step[0];
     }
     if (!ok) continue;
     snap = next;
@@ -131,7 +131,7 @@ describe('stream snapshots', () => {
           expect(stateOf(rebuilt)).toEqual(stateOf(full));
           // and the rebuilt state decides the next event like the full fold does
           for (const [move, pick] of [['start', 1], ['complete', 2], ['resume', 3], ['cancel', 4]] as Array<[Move, number]>) {
-            for (const probe of propose(full as ExecSnapshot, move, pick)) {
+            for (const probe of propose(full, move, pick)) {
               const a = pureDecide(workflowExecutionMachine, rebuilt, probe as never);
               const b = pureDecide(workflowExecutionMachine, full, probe as never);
               expect(a && stateOf(a[0])).toEqual(b && stateOf(b[0]));

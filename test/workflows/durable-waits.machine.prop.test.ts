@@ -114,7 +114,7 @@ function run(actions: Action[], eventFirst = false): { accepted: ExecutionEvent[
     let next = snap;
     let ok = events.length > 0;
     for (const e of events) {
-      if (!next.can(e as never)) {
+      if (!next.can(e)) {
         ok = false;
         break;
       }

@@ -15,8 +15,8 @@ import { streamRun } from './task-stream.js';
 import type { A2aAgent, A2aAgents } from './agents-port.js';
 
 /** The user a run records when the caller has no identity (no JWT auth) and names none in the metadata. */
-export const A2A_DEFAULT_USER = 'a2a';
-export const CANCEL_REASON = 'Cancelled by the A2A client';
+const A2A_DEFAULT_USER = 'a2a';
+const CANCEL_REASON = 'Cancelled by the A2A client';
 /** How long `CancelTask` waits for the aborted run's terminal record. */
 const CANCEL_WAIT_MS = 10_000;
 
@@ -180,7 +180,7 @@ async function subscribeToTask(deps: HandlerDeps, ctx: RequestContext, agent: A2
 
 async function cancelTask(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent, id: RpcId, taskId: string): Promise<RouteResult> {
   const from = await loadTask(deps, ctx, agent, taskId);
-  if (isTerminal(from.view)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} has already ended (${taskStatus(from.view).state})`);
+  if (isTerminal(from.view)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} has already ended (${String(taskStatus(from.view).state)})`);
   if (!agent.cancel(taskId, CANCEL_REASON)) throw new RpcError(RPC_ERRORS.TASK_NOT_CANCELABLE, `Task not cancelable: ${taskId} is running on another node`);
   const view = await untilTerminal(deps.log, taskId, from, CANCEL_WAIT_MS);
   return rpcAnswer(rpcResult(id, toTask(view)));

@@ -36,7 +36,7 @@ export interface McpCatalogDeps {
 }
 
 /** A server-executable tool: `call` validates `args` (a 400 AppError when invalid) and runs it. */
-export interface McpOfferedTool {
+interface McpOfferedTool {
   name: string;
   description: string;
   inputSchema: Json;
@@ -44,7 +44,7 @@ export interface McpOfferedTool {
 }
 
 /** An agent: `ask` runs `prompt` as a text call in the caller's conversation (a new one when none is named). */
-export interface McpOfferedAgent {
+interface McpOfferedAgent {
   id: string;
   name: string;
   description: string;
@@ -55,7 +55,7 @@ export interface McpOfferedAgent {
  * A workflow: `run` executes it to its end or its suspension; a suspended result says how to resume
  * it (`resume`: the HTTP route and its resume data's schema).
  */
-export interface McpOfferedWorkflow {
+interface McpOfferedWorkflow {
   id: string;
   name: string;
   purpose?: string;
