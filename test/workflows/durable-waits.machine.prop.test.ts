@@ -169,7 +169,8 @@ describe('durable waits in the workflow-execution machine', () => {
         expect(again.context).toEqual(snap.context);
         expect(again.value).toEqual(snap.value);
       }),
-      { numRuns: 600 },
+      // a fixed seed: the coverage check below must not depend on luck
+      { numRuns: 600, seed: 424242 },
     );
     for (const t of ['fired:elapsed', 'fired:event', 'fired:timeout', 'execution.event.received', 'step.completed', 'execution.resumed', 'execution.cancelled']) expect(seen).toContain(t);
   });
