@@ -2,7 +2,7 @@
  * The import direction of eventloom, checked by `npm test` (test/architecture/layers.test.ts). The
  * layers come from scripts/layer-order.cjs, top to bottom:
  *   composition root, cli → testing → http → domains (peers) → config → contract → projections
- *   → runtime → log → kernel, feeds → errors.ts, version.ts, package-root.ts
+ *   → runtime → log → kernel → errors.ts, version.ts, package-root.ts
  * Every folder imports only its own layer and the layers below; a domain imports no other domain
  * (cross-domain needs go through ports wired by src/server-assembly.ts, or the module contract);
  * machines/ import only xstate; no cycles between files. The folder-level checks (no two folders

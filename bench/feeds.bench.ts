@@ -60,7 +60,7 @@ async function serve(): Promise<void> {
   const { TraceProjection } = await import('../src/observability/traces.js');
   const { TraceStore } = await import('../src/observability/traces-store.js');
   const { DEFAULT_SPAN_MAPPING } = await import('../src/observability/span-mapping.js');
-  const { ObservabilityFeed, topicsFor } = await import('../src/observability/feeds.js');
+  const { ObservabilityFeed, topicsFor } = await import('../src/observability/ws-topics.js');
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-feeds-bench-'));
   const log = createMemoryLog();

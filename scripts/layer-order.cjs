@@ -17,7 +17,7 @@ const LAYERS = [
   { id: 'projections', name: 'projection engine', folders: ['projections'] },
   { id: 'runtime', name: 'actor host', folders: ['runtime'] },
   { id: 'log', name: 'event log', folders: ['log'] },
-  { id: 'kernel', name: 'kernel', folders: ['kernel', 'feeds'] },
+  { id: 'kernel', name: 'kernel', folders: ['kernel'] },
   { id: 'leaves', name: 'leaf files', folders: ['errors.ts', 'version.ts', 'package-root.ts'] },
 ];
 

@@ -8,7 +8,7 @@
  */
 import { aiSdk } from '../kernel/ai-sdk.js';
 import type { SseSink } from '../contract/routes.js';
-import { encodeSseFrame } from '../feeds/sse-encoder.js';
+import { encodeSseFrame } from '../kernel/sse-encoder.js';
 import { callSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
 import { abortReason, endRunOnError, errorMessage, failRun, toRunUsage, type AgentRun } from './run-session.js';

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { aiSdk } from '../kernel/ai-sdk.js';
 import type { SseSink } from '../contract/routes.js';
-import { encodeSseFrame, SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
+import { encodeSseFrame, SSE_DONE_FRAME } from '../kernel/sse-encoder.js';
 import { callSettings, toolLoopSettings, type AgentRuns } from './agent-runs.js';
 import type { PreparedCall } from './prepare-call.js';
 import { abortReason, errorMessage, toRunUsage, type AgentRun } from './run-session.js';

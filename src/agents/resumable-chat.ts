@@ -7,7 +7,7 @@
  * Finished streams are dropped (their messages are in memory), so resuming one answers 204.
  */
 import type { SseSink } from '../contract/routes.js';
-import { SSE_DONE_FRAME } from '../feeds/sse-encoder.js';
+import { SSE_DONE_FRAME } from '../kernel/sse-encoder.js';
 
 const SUPERSEDED_REASON = 'Superseded by a newer chat request';
 

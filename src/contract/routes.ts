@@ -41,7 +41,7 @@ export interface RequestContext {
   origin: string;
 }
 
-/** Writes SSE frames to one client. Frames are pre-encoded (src/feeds/sse-encoder.ts) and may be shared. */
+/** Writes SSE frames to one client. Frames are pre-encoded (src/kernel/sse-encoder.ts) and may be shared. */
 export interface SseSink {
   readonly closed: boolean;
   /** Queues one encoded frame; returns false when the client is gone or was closed for being too slow. */

@@ -14,7 +14,7 @@ import type { Router } from './router.js';
 import { originAllowed, type CorsPolicy } from './cors.js';
 import { SSE_MAX_UNSENT_BYTES, UwsSseSink } from './sse-sink.js';
 import type { OutputBudget } from './output-budget.js';
-import { SSE_HEADERS, SSE_PING_FRAME } from '../feeds/sse-encoder.js';
+import { SSE_HEADERS, SSE_PING_FRAME } from '../kernel/sse-encoder.js';
 import { mergeUserIntoBody } from './auth/propagate.js';
 import { hostNotAllowed, type HostPolicy } from './host-check.js';
 import { answerOf, errorAnswer, writeAnswer, type Answer } from './answer.js';

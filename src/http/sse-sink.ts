@@ -14,7 +14,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import type { SseSink } from '../contract/routes.js';
-import { SSE_PING_FRAME } from '../feeds/sse-encoder.js';
+import { SSE_PING_FRAME } from '../kernel/sse-encoder.js';
 import type { BufferedOutput, OutputBudget } from './output-budget.js';
 
 export const SSE_MAX_UNSENT_BYTES = 8 * 1024 * 1024;

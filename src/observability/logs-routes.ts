@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { isInvalidWsJson, type RouteDef, type WsRouteDef } from '../contract/routes.js';
 import { formatIssues } from '../errors.js';
 import type { LogCapture } from './log-capture.js';
-import type { LogsFeed, SlowClientGuard } from './feeds.js';
+import type { LogsFeed, SlowClientGuard } from './ws-topics.js';
 import { logFilterOf, logQueryEcho, logQuerySchema, type LogQuery } from './query-schemas.js';
 
 export interface LogsRouteDeps {

@@ -20,7 +20,7 @@ import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
 import { LEVELS, type LevelName } from './log-entry.js';
 import { LogRecordStore, LOG_RECORD_CAPACITY, toLogRecord } from './log-records.js';
-import { LogsFeed, ObservabilityFeed, SlowClientGuard } from './feeds.js';
+import { LogsFeed, ObservabilityFeed, SlowClientGuard } from './ws-topics.js';
 import { LogLinker } from './log-linker.js';
 import { DEFAULT_SPAN_MAPPING } from './span-mapping.js';
 import type { OtlpSpanExporter } from './otlp-export.js';

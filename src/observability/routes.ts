@@ -1,7 +1,7 @@
 /**
  * Observability routes (docs/api-reference.md "Logs, observability and updates", "WebSocket feeds"), all of auth class `console`: status, traces (list, by id), spans,
  * their log records, the log-record query, and `WS /ws/observability` (also `/ws/observability/<anything>`), whose
- * clients subscribe to the uWS topics of their entity filter (src/observability/feeds.ts).
+ * clients subscribe to the uWS topics of their entity filter (src/observability/ws-topics.ts).
  */
 import { z } from 'zod';
 import { AppError } from '../errors.js';
@@ -9,7 +9,7 @@ import { isInvalidWsJson, type RouteDef, type WsRouteDef } from '../contract/rou
 import type { TraceStore } from './traces-store.js';
 import type { LogRecordStore } from './log-records.js';
 import { buildTree, type Span } from '../kernel/span-types.js';
-import { topicsFor, type SlowClientGuard } from './feeds.js';
+import { topicsFor, type SlowClientGuard } from './ws-topics.js';
 import type { StorageStats } from '../log/capabilities.js';
 import type { StoreStatus } from '../log/store-health.js';
 import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from './query-schemas.js';

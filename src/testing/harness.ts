@@ -194,7 +194,7 @@ export class Harness {
       },
     };
     const engine = new WorkflowEngine({ log: fence, host, logger: SILENT, workflows: this.options.workflows, agentRunner: () => agentRunner, newId: () => `${this.idPrefix}-e${++this.ids}`, clock });
-    engine.feeds.start();
+    engine.fanout.start();
     return { fence, engine };
   }
 
@@ -281,7 +281,7 @@ export class Harness {
   async crash(): Promise<void> {
     this.gen.fence.kill();
     this.pending.length = 0; // acknowledgements the dead generation was waiting for never come
-    this.gen.engine.feeds.stop();
+    this.gen.engine.fanout.stop();
     this.crashes++;
     for (const [key, json] of this.acked) {
       const [stream, seq] = [key.slice(0, key.lastIndexOf('#')), Number(key.slice(key.lastIndexOf('#') + 1))];
@@ -346,7 +346,7 @@ export class Harness {
   /** Stops the current generation (its in-flight steps can no longer write). */
   async dispose(): Promise<void> {
     this.gen.fence.kill();
-    this.gen.engine.feeds.stop();
+    this.gen.engine.fanout.stop();
     await this.log.close();
   }
 }

@@ -12,7 +12,7 @@ import { locateSteps } from '../workflows/replay-point.js';
 import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import type { WorkflowDefinition } from '../workflows/types.js';
 import { arbitraryFromSchema } from './arbitraries.js';
-import { cancel, crash, execute, replayFrom, resume, settle, suspend, wait, type WorkflowCommand } from './commands.js';
+import { cancel, crash, execute, replayFrom, resume, settle, suspend, wait, type WorkflowCommand } from './command-builders.js';
 import { Harness, InvariantViolation, type HarnessOptions, type WorkflowHistory } from './harness.js';
 import { checkRehydration, checkReplays, checkTerminal, checkTransitions } from './invariants.js';
 import { testAgentRegistry } from './agents.js';

@@ -219,7 +219,7 @@ export async function resumeExecution(engine: WorkflowEngine, workflowId: string
   let settled: Promise<LogRecord> | undefined;
   await actor.send((s, streamSeq) => {
     if (statusOf(s) !== 'suspended') throw notSuspended(statusOf(s));
-    settled = engine.feeds.waitForSettle(actor.stream, streamSeq + 1);
+    settled = engine.fanout.waitForSettle(actor.stream, streamSeq + 1);
     return { type: 'execution.resumed', stepIndex: index, stepId: targetId, ...(data !== undefined ? { resumeData: data } : {}), input: s.context.input, workflowName: s.context.workflowName };
   });
   return { executionId, createdAt: snap.context.createdAt, settled: settled! };
@@ -236,7 +236,7 @@ export async function suspendExecution(engine: WorkflowEngine, workflowId: strin
       const c = s.context;
       const event = externalSuspendEvent(c, def, reason);
       // every step is done and the completion is on its way: answer with the status it reaches
-      if (!event) completing = engine.feeds.waitForSettle(actor.stream, streamSeq);
+      if (!event) completing = engine.fanout.waitForSettle(actor.stream, streamSeq);
       return event ?? [];
     })
     .catch((err) => {

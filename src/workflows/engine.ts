@@ -27,7 +27,7 @@ import type { WorkflowAgentRunner } from '../contract/agent-bridge.js';
 import { externalSuspendEvent, newExecutionInput } from './execution-input.js';
 import { runTopLevelStep, SubWorkflowFailedError, SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './step-runner.js';
 import { nextStepEvent, outcomeEvent, stepEnv, traceOf, type RunFailure } from './decide.js';
-import { ExecutionFeeds } from './feeds.js';
+import { ExecutionFanout } from './execution-fanout.js';
 import { childExecutionId, executionStream } from './events.js';
 import { loggerFor } from '../kernel/logger-for.js';
 import { collectDefinitions } from './steps/walk.js';
@@ -80,7 +80,7 @@ export class WorkflowEngine {
   readonly log: EventLog;
   readonly host: ActorHost;
   readonly logger: Logger;
-  readonly feeds: ExecutionFeeds;
+  readonly fanout: ExecutionFanout;
   readonly kind: ActorKind<WorkflowExecutionMachine>;
   /** top-level workflows, in registration order */
   readonly workflows = new Map<string, WorkflowDefinition>();
@@ -114,7 +114,7 @@ export class WorkflowEngine {
     this.definitions = collectDefinitions(options.workflows);
     const clock: Clock = options.clock ?? { now: () => this.host.clock(), setTimer: systemClock.setTimer };
     this.waits = new DurableWaits({ dispatch: (actor, event) => this.dispatch(actor, event), definition: (id) => this.definitions.get(id), logger: this.logger }, clock);
-    this.feeds = new ExecutionFeeds(this.log, (err) => this.logger.error({ err }, 'workflow feed listener failed'));
+    this.fanout = new ExecutionFanout(this.log, (err) => this.logger.error({ err }, 'workflow feed listener failed'));
     this.kind = {
       kind: WORKFLOW_EXECUTION_KIND,
       version: WORKFLOW_EXECUTION_VERSION,
@@ -267,7 +267,7 @@ export class WorkflowEngine {
   /** Creates an execution actor and returns a promise of its first settling record. */
   async createExecution(input: ExecutionInput, options: { freshStream?: boolean } = {}): Promise<{ settled: Promise<LogRecord>; seq: number }> {
     const stream = executionStream(input.executionId);
-    const settled = this.feeds.waitForSettle(stream, 0);
+    const settled = this.fanout.waitForSettle(stream, 0);
     // the trace id is recorded, so the record views and the traces projection agree on it (span-types.ts)
     const data: ExecutionInput = input.traceId ? input : { ...input, traceId: traceIdFor(stream) };
     const res = await this.host.create(this.kind, stream, data, { ...options, at: input.createdAt });
@@ -304,13 +304,13 @@ export class WorkflowEngine {
           .send((snap, streamSeq) => {
             const status = statusOf(snap);
             if (status === 'running') {
-              resolve(this.feeds.waitForSettle(stream, streamSeq + 1));
+              resolve(this.fanout.waitForSettle(stream, streamSeq + 1));
               if (this.host.peek(stream) === child && child.scratch.step) return []; // live and working
               const c = snap.context;
               return { type: 'execution.recovered', resumeStepIndex: c.current ? c.current.index : c.nextIndex, input: c.input, workflowName: c.workflowName };
             }
             if (status === 'suspended' && req.isResume) {
-              resolve(this.feeds.waitForSettle(stream, streamSeq + 1));
+              resolve(this.fanout.waitForSettle(stream, streamSeq + 1));
               const s = snap.context.suspension!;
               return { type: 'execution.resumed', stepIndex: s.stepIndex, stepId: s.stepId, ...(req.resumeData !== undefined ? { resumeData: req.resumeData } : {}), input: snap.context.input, workflowName: snap.context.workflowName };
             }

@@ -6,7 +6,7 @@
  * encoded once and the bytes shared by every reader.
  */
 import type { LogRecord } from '../log/types.js';
-import { encodeSseFrame, sharedFrame } from '../feeds/sse-encoder.js';
+import { encodeSseFrame, sharedFrame } from '../kernel/sse-encoder.js';
 import { iso } from '../kernel/time.js';
 
 import { executionIdOf } from '../kernel/stream-ids.js';

@@ -79,7 +79,7 @@ export async function startIdempotent(engine: WorkflowEngine, workflowId: string
   const first = await firstRecordOf(engine, executionId);
   const started = first.data as ExecutionInput;
   if (started.idempotency?.inputDigest !== digest) throw conflict(`Idempotency key ${key} was used with another input`);
-  return { executionId, createdAt: started.createdAt, settled: engine.feeds.firstSettle(stream), replayed: true };
+  return { executionId, createdAt: started.createdAt, settled: engine.fanout.firstSettle(stream), replayed: true };
 }
 
 /**

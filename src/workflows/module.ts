@@ -78,11 +78,11 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
   const leave = () => {
     if (left) return;
     left = true;
-    const ids = [...new Set([...engine.leftForRecovery(), ...engine.feeds.waitedStreams().map(executionIdOf)])].sort();
+    const ids = [...new Set([...engine.leftForRecovery(), ...engine.fanout.waitedStreams().map(executionIdOf)])].sort();
     if (ids.length > 0) logger.warn({ executions: ids }, `shutting down with ${ids.length} unfinished workflow execution(s) left for recovery at the next start: ${ids.join(', ')}`);
     // Clients wait on top-level executions; a sub-workflow's waiter is its parent's step, which must not
     // fail because of the shutdown (the parent would end in error instead of resuming): it stays pending.
-    engine.feeds.stop((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : shutdownAnswer(stream)));
+    engine.fanout.stop((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : shutdownAnswer(stream)));
   };
   return {
     name: WORKFLOWS_MODULE_NAME,
@@ -91,7 +91,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     routes: [...workflowRoutes({ engine, index }), ...events.routes],
     resumeForApproval: (a) => resumeForApproval(engine, a),
     async start() {
-      engine.feeds.start();
+      engine.fanout.start();
       await index.start();
       await events.start();
       warnUnconfigured(index, engine, logger, ctx.dataDir);
@@ -103,7 +103,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
         if (status.state !== 'ok' && previous.state === 'ok') {
           // appends are refused now: the calls waiting for an execution get their answer, as at shutdown
           const fault = ctx.log.health!.fault()!;
-          engine.feeds.answerWaits((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : storeFaultAnswer(stream, fault)));
+          engine.fanout.answerWaits((stream) => (isChildExecutionId(executionIdOf(stream)) ? undefined : storeFaultAnswer(stream, fault)));
         } else if (status.state === 'ok') {
           void resumeAfterOutage();
         }

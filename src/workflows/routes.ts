@@ -227,7 +227,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       produces: 'sse',
       handler: async (ctx) => {
         const { run, headers } = await start(engine, ctx.params.id, ctx.headers, ctx.body as z.infer<typeof executeBody>);
-        return { kind: 'sse', ...(headers ? { headers } : {}), start: (sink) => engine.feeds.attachSse(executionStream(run.executionId), 0, sink) };
+        return { kind: 'sse', ...(headers ? { headers } : {}), start: (sink) => engine.fanout.attachSse(executionStream(run.executionId), 0, sink) };
       },
     },
     {
@@ -243,11 +243,11 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         const header = ctx.headers['last-event-id'];
         const cursor = q.fromSequence ?? (header !== undefined && /^\d+$/.test(header.trim()) ? Number(header.trim()) : 0);
         const stream = executionStream(ctx.params.executionId);
-        const answer = (): RouteResult => ({ kind: 'sse', start: (sink) => engine.feeds.attachSse(stream, cursor, sink) });
+        const answer = (): RouteResult => ({ kind: 'sse', start: (sink) => engine.fanout.attachSse(stream, cursor, sink) });
         // a crowd attaching to one execution: its first record is in the feeds' memory, and the
         // answer is synchronous, so nothing of the request outlives the uWS callback
         requireWorkflow(engine, ctx.params.id);
-        const first = engine.feeds.firstRecord(stream);
+        const first = engine.fanout.firstRecord(stream);
         if (!(first instanceof Promise)) {
           checkExecutionHead(first, ctx.params.id, ctx.params.executionId);
           return answer();

@@ -85,11 +85,11 @@ describe('layers', () => {
 
   it('counts two folders importing each other as a mutual pair', () => {
     const graph = new Map([
-      ['kernel', new Map([['feeds', ['src/kernel/a.ts → src/feeds/b.ts']]])],
-      ['feeds', new Map([['kernel', ['src/feeds/b.ts → src/kernel/a.ts']]])],
+      ['agents', new Map([['tools', ['src/agents/a.ts → src/tools/b.ts']]])],
+      ['tools', new Map([['agents', ['src/tools/b.ts → src/agents/a.ts']]])],
     ]);
     const m = measure(graph);
-    expect(m.mutual).toEqual(['feeds ↔ kernel']);
+    expect(m.mutual).toEqual(['agents ↔ tools']);
     expect(m.upward).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startServer, type EventloomServer } from '../../src/main.js';
 import { createMemoryLog } from '../../src/log/memory/memory-log.js';
-import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
+import { encodeSseFrame } from '../../src/kernel/sse-encoder.js';
 import type { SseSink } from '../../src/contract/routes.js';
 import { api, startTestServer } from '../helpers/server.js';
 import { send } from '../reliability/lib/raw-http.js';

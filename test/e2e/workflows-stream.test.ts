@@ -176,7 +176,7 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
 
   it('serves a crowd of readers of one execution from several cursors: each gets every event after its cursor once, readers that hang up are dropped, none stays registered', async () => {
     const id = (await post('/workflows/order-approval/execute', { input: { items: [{ price: 500, qty: 1 }] } })).body.data.executionId;
-    const feeds = (t.server.modules.get('workflows') as WorkflowsModule).engine.feeds;
+    const feeds = (t.server.modules.get('workflows') as WorkflowsModule).engine.fanout;
     const stream = `exec:${id}`;
     // 40 readers attaching at once from Last-Event-ID 0..4; the first 10 hang up once they have read the suspension (id 5)
     const readers = Array.from({ length: 40 }, (_, i) => {

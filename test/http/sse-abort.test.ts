@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpEdge, listen, type RunningServer } from '../../src/http/server.js';
 import type { RequestContext, RouteDef, SseSink } from '../../src/contract/routes.js';
-import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
+import { encodeSseFrame } from '../../src/kernel/sse-encoder.js';
 import { readSse } from '../helpers/sse.js';
 import { until } from '../helpers/until.js';
 

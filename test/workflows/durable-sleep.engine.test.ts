@@ -43,7 +43,7 @@ it('after a crash, a new engine on the same log waits for the recorded due time,
   const log = createMemoryLog();
   const clock = new ManualClock();
   const first = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [nap], clock });
-  first.feeds.start();
+  first.fanout.start();
   await startExecution(first, 'nap', undefined, { executionId: 'n2' });
   await settle();
   clock.advance(HOUR / 2);
@@ -51,7 +51,7 @@ it('after a crash, a new engine on the same log waits for the recorded due time,
   // the first engine is gone without a word (its timers with it); a second one recovers the run
   const clock2 = new ManualClock(clock.now());
   const second = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [nap], clock: clock2 });
-  second.feeds.start();
+  second.fanout.start();
   expect(await second.recover(['n2'])).toBe(1);
   await settle();
   clock2.advance(HOUR / 2 - 1);

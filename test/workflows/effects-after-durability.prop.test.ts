@@ -122,7 +122,7 @@ describe('effects after durability', () => {
         const boot = (held: HeldLog) => {
           const log = held.asLog();
           const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [def] });
-          engine.feeds.start();
+          engine.fanout.start();
           return engine;
         };
         let held = new HeldLog(durable, durableTypes);

@@ -164,7 +164,7 @@ describe('recovery and shutdown', () => {
     await until(async () => typesOf(await recordsOf(first, run.executionId)).length === 4); // started, first ×2, wait started
     // the process dies here: a new engine on the same log recovers; the old one never runs again
     const second = makeEngine([gated], { log: first.log });
-    const settled = second.feeds.waitForSettle(executionStream(run.executionId), 0);
+    const settled = second.fanout.waitForSettle(executionStream(run.executionId), 0);
     expect(await second.recover([run.executionId])).toBe(1);
     await until(async () => (await recordsOf(second, run.executionId)).some((r) => r.type === 'step.started' && (r.data as { attempt: number }).attempt === 3));
     release('crash-1');
@@ -195,7 +195,7 @@ describe('recovery and shutdown', () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
     const second = makeEngine([], { log: first.log, logger });
-    const settled = second.feeds.waitForSettle(executionStream(run.executionId), 0);
+    const settled = second.fanout.waitForSettle(executionStream(run.executionId), 0);
     await second.recover([run.executionId]);
     const rec = await settled;
     expect(rec.type).toBe('execution.failed');

@@ -13,7 +13,7 @@ import { executionStream } from '../../src/workflows/events.js';
 export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock'] } = {}): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
   const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner, clock: opts.clock });
-  engine.feeds.start();
+  engine.fanout.start();
   return engine;
 }
 

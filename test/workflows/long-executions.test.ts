@@ -63,7 +63,7 @@ function countingReads(inner: EventLog, reads: Read[]): EventLog {
 
 function engineOn(log: EventLog, host: ActorHost, workflows: readonly WorkflowDefinition[]): WorkflowEngine {
   const engine = new WorkflowEngine({ log, host, logger: pino({ level: 'silent' }), workflows });
-  engine.feeds.start();
+  engine.fanout.start();
   return engine;
 }
 
@@ -81,7 +81,7 @@ it('recovers a 5,000-event execution after a crash from its snapshot, reading on
   const counted = countingReads(log, reads);
   const host = new ActorHost(counted, { snapshotEvery: EVERY });
   const second = engineOn(counted, host, [chatty]);
-  const settled = second.feeds.waitForSettle(stream, 0);
+  const settled = second.fanout.waitForSettle(stream, 0);
   expect(await second.recover([run.executionId])).toBe(1);
   expect(host.lastRehydration).toEqual({ fromStreamSeq: stored.streamSeq, folded: head - stored.streamSeq });
   const hostReads = reads.filter((r) => r.stream === stream);
@@ -108,6 +108,6 @@ it('recovers a 5,000-event execution after a crash from its snapshot, reading on
   expect(whole.status).toBe('completed');
 
   // the first engine is the crashed process: its step never ends and nothing of it is stopped gracefully
-  first.feeds.stop();
+  first.fanout.stop();
   await second.stop();
 }, 60_000);

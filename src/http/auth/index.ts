@@ -13,7 +13,7 @@ export {
 } from './jwt.js';
 export {
   createAuthenticator,
-} from './decide.js';
+} from './authorize.js';
 export {
   matrixCredentials,
   MATRIX_SECRET,

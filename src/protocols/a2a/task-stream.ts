@@ -5,7 +5,7 @@
  * the stream ends there. Everything is read from the log (follow.ts).
  */
 import type { RouteResult, SseSink } from '../../contract/routes.js';
-import { encodeSseFrame } from '../../feeds/sse-encoder.js';
+import { encodeSseFrame } from '../../kernel/sse-encoder.js';
 import type { EventLog, LogRecord } from '../../log/types.js';
 import { rpcResult, type RpcId } from './rpc.js';
 import { answerParts, contextOf, foldRun, isTerminal, responseArtifact, taskStatus, toTask, type RunView } from './task-view.js';

@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { resolveAuthConfig, type AuthConfig } from '../../../src/http/auth/config.js';
-import { authenticate, createAuthenticator, decideAccess, type RouteAuthInfo } from '../../../src/http/auth/decide.js';
+import { authenticate, createAuthenticator, decideAccess, type RouteAuthInfo } from '../../../src/http/auth/authorize.js';
 
 const SECRET = 'decide-secret';
 const cfgOf = async (extra: Partial<AuthConfig> = {}) => (await resolveAuthConfig({ secret: SECRET, ...extra }, {}))!;

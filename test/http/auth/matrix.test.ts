@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveAuthConfig, type ResolvedAuthConfig } from '../../../src/http/auth/config.js';
-import { authenticate, decideAccess, type RouteAuthInfo } from '../../../src/http/auth/decide.js';
+import { authenticate, decideAccess, type RouteAuthInfo } from '../../../src/http/auth/authorize.js';
 import {
   expectedStatusFor,
   MATRIX_MODES,

@@ -19,11 +19,11 @@ import { records$ } from '../log/committed.js';
 import type { EventLog, LogRecord } from '../log/types.js';
 import type { SseSink } from '../contract/routes.js';
 import { EXECUTION_STREAM_PREFIX, SETTLING_RECORD_TYPES, TERMINAL_RECORD_TYPES, eventFrame, resultFrame, resultSequence } from './events.js';
-import { encodeSseFrame } from '../feeds/sse-encoder.js';
+import { encodeSseFrame } from '../kernel/sse-encoder.js';
 
 type Listener = (record: LogRecord) => void;
 
-export class ExecutionFeeds {
+export class ExecutionFanout {
   private readonly listeners = new Map<string, Set<Listener>>();
   private subscription: RxSubscription | undefined;
   /** settle waits not answered yet: how to abandon each, and the stream it waits on */
@@ -260,10 +260,10 @@ class StreamReaders {
   private historyBytes = 0;
 
   constructor(
-    private readonly feeds: ExecutionFeeds,
+    private readonly fanout: ExecutionFanout,
     private readonly stream: string,
   ) {
-    this.off = feeds.listen(stream, (rec) => this.onRecord(rec));
+    this.off = fanout.listen(stream, (rec) => this.onRecord(rec));
   }
 
   get size(): number {
@@ -301,7 +301,7 @@ class StreamReaders {
   }
 
   private async catchUp(read: CatchUp): Promise<void> {
-    const log = this.feeds.eventLog;
+    const log = this.fanout.eventLog;
     let records: LogRecord[];
     try {
       const head = await log.streamHead(this.stream);
@@ -312,7 +312,7 @@ class StreamReaders {
     } catch (err) {
       // delivery itself failed (docs/api-reference.md "Workflow events"): one error frame, then close; the reader resumes by cursor
       this.reads.splice(this.reads.indexOf(read), 1);
-      this.feeds.reportError(err);
+      this.fanout.reportError(err);
       for (const reader of read.readers) {
         if (reader.done) continue;
         reader.sink.send(encodeSseFrame('error', reader.last, { type: 'error', error: 'Failed to read the execution stream' }));
@@ -423,7 +423,7 @@ class StreamReaders {
         this.finish(reader);
       }
     } catch (err) {
-      this.feeds.reportError(err);
+      this.fanout.reportError(err);
       this.finish(reader);
     }
   }
@@ -444,6 +444,6 @@ class StreamReaders {
   private dropIfEmpty(): void {
     if (this.live.size > 0 || this.reads.length > 0) return;
     this.off();
-    this.feeds.dropReaders(this.stream, this);
+    this.fanout.dropReaders(this.stream, this);
   }
 }

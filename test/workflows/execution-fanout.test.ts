@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 import type { SseSink } from '../../src/contract/routes.js';
-import { ExecutionFeeds } from '../../src/workflows/feeds.js';
+import { ExecutionFanout } from '../../src/workflows/execution-fanout.js';
 import { until } from '../helpers/until.js';
 
 function fakeSink() {
@@ -29,7 +29,7 @@ const ids = (frames: string[]) => frames.map((f) => `${f.match(/^event: (.*)$/m)
 describe('execution feed reader', () => {
   it('sends the history after the cursor, then live records, then the result frame, and ends', async () => {
     const log = createMemoryLog();
-    const feeds = new ExecutionFeeds(log);
+    const feeds = new ExecutionFanout(log);
     feeds.start();
     await log.append('exec:e1', [
       { type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } },
@@ -49,7 +49,7 @@ describe('execution feed reader', () => {
 
   it("writes one commit's records to each reader before the next reader gets any (one pass over the readers)", async () => {
     const log = createMemoryLog();
-    const feeds = new ExecutionFeeds(log);
+    const feeds = new ExecutionFanout(log);
     feeds.start();
     await log.append('exec:e2', [
       { type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } },
@@ -77,7 +77,7 @@ describe('execution feed reader', () => {
     const log = createMemoryLog();
     const broken: EventLog = { ...log, subscribe: log.subscribe.bind(log), head: log.head.bind(log), streamHead: async () => 3, readStream: async () => Promise.reject(new Error('disk on fire')) };
     const errors: unknown[] = [];
-    const feeds = new ExecutionFeeds(broken, (e) => errors.push(e));
+    const feeds = new ExecutionFanout(broken, (e) => errors.push(e));
     const { sink, frames, ended } = fakeSink();
     await feeds.attachSse('exec:x', 2, sink);
     expect(frames).toEqual(['event: error\nid: 2\ndata: {"type":"error","error":"Failed to read the execution stream"}\n\n']);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { encodeSseFrame } from '../../src/feeds/sse-encoder.js';
+import { encodeSseFrame } from '../../src/kernel/sse-encoder.js';
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog } from '../../src/log/types.js';
 import type { SseSink } from '../../src/contract/routes.js';
-import { ExecutionFeeds } from '../../src/workflows/feeds.js';
+import { ExecutionFanout } from '../../src/workflows/execution-fanout.js';
 
 const STREAM = 'exec:p1';
 const decoder = new TextDecoder();
@@ -78,7 +78,7 @@ describe('execution feed readers (property)', () => {
   it('share one read of a stream\'s first record among concurrent callers, and read again after a shared miss', async () => {
     const reads = { n: 0 };
     const log = slowReads(createMemoryLog(), reads);
-    const feeds = new ExecutionFeeds(log);
+    const feeds = new ExecutionFanout(log);
     feeds.start();
     const early = feeds.firstRecord(STREAM);
     // the stream starts while the first read (which found nothing) is still on its way back
@@ -96,7 +96,7 @@ describe('execution feed readers (property)', () => {
   it('catch a crowd up with one read: readers attaching later from a cursor in memory cause no read', async () => {
     const reads = { n: 0 };
     const log = slowReads(createMemoryLog(), reads);
-    const feeds = new ExecutionFeeds(log);
+    const feeds = new ExecutionFanout(log);
     feeds.start();
     await log.append(STREAM, [{ type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } }, step(1), step(2)]);
     const first = Array.from({ length: 20 }, () => fakeSink());
@@ -120,7 +120,7 @@ describe('execution feed readers (property)', () => {
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), async (ops) => {
         const reads = { n: 0 };
         const log = slowReads(createMemoryLog(), reads);
-        const feeds = new ExecutionFeeds(log);
+        const feeds = new ExecutionFanout(log);
         feeds.start();
         await log.append(STREAM, [{ type: 'execution.started', data: { workflowName: 'W', input: {}, createdAt: 0 } }]);
         let seq = 1;
