@@ -112,7 +112,11 @@ async function profileScenario(root: string, scenario: Scenario, nodeOptions?: s
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   delete env.EVENTLOOM_MODEL;
   if (nodeOptions !== undefined) env.NODE_OPTIONS = nodeOptions;
-  const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', path.join(root, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--host', '127.0.0.1', '--data', data], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', path.join(root, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--host', '127.0.0.1', '--data', data], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const exited = new Promise((r) => child.once('exit', r));
   try {
     const wsUrl = await new Promise<string>((resolve, reject) => {
@@ -175,7 +179,12 @@ async function main(): Promise<void> {
     }
   }
   console.log(`\n${header}\n|---|---|--:|${LAYERS.map(() => '--:').join('|')}|--:|\n${rows.join('\n')}`);
-  console.log(`\nload avg at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload avg at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {

@@ -143,7 +143,12 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
   const seconds = (now() - t0) / 1000;
   const records = db ? (await head()) - before : ok * 4;
   latencies.sort((a, b) => a - b);
-  console.log(`(a) ${label}aggregate durable appends, ${CLIENTS} ${CLIENT} clients over ${nodes.length} node(s), ${seconds.toFixed(1)} s of POST /workflows/echo/execute (load avg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  console.log(
+    `(a) ${label}aggregate durable appends, ${CLIENTS} ${CLIENT} clients over ${nodes.length} node(s), ${seconds.toFixed(1)} s of POST /workflows/echo/execute (load avg ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})`,
+  );
   console.log(`    records/s      ${fmt(records / seconds)}   (target ≥ 10,000; ${fmt(records)} records, log head delta)`);
   console.log(`    executions/s   ${fmt(ok / seconds)}   (${ok} acknowledged: ${perNode.join(' / ')} per node; ${failed} failed)`);
   if (latencyNote) console.log(`    execute latency${latencyNote}`);
@@ -223,26 +228,26 @@ async function takeover(nodes: SpawnedServer[], db: pg.Pool): Promise<{ ids: str
   for (const id of ids) {
     void post(`${c.url}/workflows/echo/execute`, { input: { text: 'slow', delayMs: 4000 }, options: { executionId: id } }).catch(() => undefined);
   }
-  await until(async () => {
-    const all = await Promise.all(ids.map((id) => records(db, `exec:${id}`)));
-    return all.every((recs) => recs.some((r) => r.type === 'step.started'));
-  }, 'the slow executions to start on node C', 20_000);
+  await until(
+    async () => {
+      const all = await Promise.all(ids.map((id) => records(db, `exec:${id}`)));
+      return all.every((recs) => recs.some((r) => r.type === 'step.started'));
+    },
+    'the slow executions to start on node C',
+    20_000,
+  );
   // readers on A and B follow two of them through the kill
   const readers = await Promise.all([attach(`${a.url}/workflows/echo/executions/${ids[0]}/stream`, 'A'), attach(`${b.url}/workflows/echo/executions/${ids[1]}/stream`, 'B')]);
   c.child.kill('SIGKILL');
   const killedAt = Date.now();
   progress(`node C killed with ${ids.length} running executions`);
   const firstAfter = await Promise.all(
-    ids.map((id) =>
-      until(async () => (await records(db, `exec:${id}`)).find((r) => r.type === 'execution.recovered'), `execution ${id} to be taken over`, LEASE_MS + 15_000),
-    ),
+    ids.map((id) => until(async () => (await records(db, `exec:${id}`)).find((r) => r.type === 'execution.recovered'), `execution ${id} to be taken over`, LEASE_MS + 15_000)),
   );
   const delays = firstAfter.map((r) => r.at - killedAt).sort((x, y) => x - y);
   console.log(`(c) takeover after kill -9 of a node running ${ids.length} executions, lease ${LEASE_MS} ms`);
   console.log(`    kill → next record on a surviving node: min ${delays[0]} ms, p50 ${quantile(delays, 0.5)} ms, max ${delays.at(-1)} ms   (target ≤ lease + 2,000 = ${LEASE_MS + 2000} ms)`);
-  await Promise.all(
-    ids.map((id) => until(async () => (await records(db, `exec:${id}`)).some((r) => r.type === 'execution.completed'), `execution ${id} to finish`, 30_000)),
-  );
+  await Promise.all(ids.map((id) => until(async () => (await records(db, `exec:${id}`)).some((r) => r.type === 'execution.completed'), `execution ${id} to finish`, 30_000)));
   await Promise.all(readers.map((r) => r.done.catch(() => undefined)));
   return { ids, readers, killedAt };
 }
@@ -361,7 +366,10 @@ try {
     // phase (a) only, alternating the baseline checkout and this one, each round on a fresh database
     for (let round = 1; round <= ROUNDS; round++) {
       // A B, then B A: neither side always runs on the cluster the other one just filled with WAL
-      const pair = [['baseline', BASELINE], ['this checkout', undefined]] as const;
+      const pair = [
+        ['baseline', BASELINE],
+        ['this checkout', undefined],
+      ] as const;
       for (const [label, root] of round % 2 ? pair : [...pair].reverse()) {
         const url = await cluster.createDatabase(`r${round}_${label === 'baseline' ? 'base' : 'new'}`);
         const pool = new pg.Pool({ connectionString: url, max: 4 });

@@ -83,9 +83,7 @@ async function serve(): Promise<void> {
       for (const t of ws.getUserData().topics) ws.subscribe(t);
     },
   });
-  const barePort = await new Promise<number>((resolve, reject) =>
-    bare.listen('127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s)) : reject(new Error('bare app cannot listen')))),
-  );
+  const barePort = await new Promise<number>((resolve, reject) => bare.listen('127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s)) : reject(new Error('bare app cannot listen')))));
 
   const recordsOf = (round: number, k: number, sent: () => string | number) => {
     const executionId = `r${round}-e${k}`;
@@ -94,7 +92,10 @@ async function serve(): Promise<void> {
     return {
       stream: `exec:${executionId}`,
       records: [
-        () => ({ type: 'execution.started', data: { executionId, workflowId, workflowName: `Workflow ${workflowId}`, stepIds: ['s1'], input: { sentUs: sent() }, context: {}, workflowState: {}, metadata: {}, createdAt: Date.now() } }),
+        () => ({
+          type: 'execution.started',
+          data: { executionId, workflowId, workflowName: `Workflow ${workflowId}`, stepIds: ['s1'], input: { sentUs: sent() }, context: {}, workflowState: {}, metadata: {}, createdAt: Date.now() },
+        }),
         () => ({ type: 'step.started', data: { ...step, input: { sentUs: sent() } } }),
         () => ({ type: 'step.completed', data: { ...step, input: {}, output: { sentUs: sent() } } }),
         () => ({ type: 'execution.completed', data: { result: { sentUs: sent() }, workflowName: `Workflow ${workflowId}` } }),
@@ -128,7 +129,10 @@ async function serve(): Promise<void> {
     // the same messages, produced by the same projection and feed code offline, with a placeholder send time
     const collected: Array<Array<{ topic: string; message: string }>> = [];
     let current: Array<{ topic: string; message: string }> = [];
-    const feed = new ObservabilityFeed((topic, message) => (current.push({ topic, message }), true), () => 1);
+    const feed = new ObservabilityFeed(
+      (topic, message) => (current.push({ topic, message }), true),
+      () => 1,
+    );
     const projection = new TraceProjection(new TraceStore(), DEFAULT_SPAN_MAPPING);
     projection.onChange((c) => feed.span(c.type, c.span, c.entity));
     const plan = Array.from({ length: EXECUTIONS }, (_, k) => recordsOf(round + 1000, k, () => PLACEHOLDER));
@@ -367,7 +371,9 @@ async function runPhase(name: string, clients: Client[], run: () => Promise<unkn
   const complete = clients.every((c) => c.received === expectedPerClient(c) && c.open);
   if (!complete) {
     const short = clients.filter((c) => c.received !== expectedPerClient(c));
-    console.log(`  ${name}: ${short.length} clients did not get exactly their events (e.g. got ${short[0]?.received} of ${short[0] && expectedPerClient(short[0])}; closed: ${clients.filter((c) => !c.open).length})`);
+    console.log(
+      `  ${name}: ${short.length} clients did not get exactly their events (e.g. got ${short[0]?.received} of ${short[0] && expectedPerClient(short[0])}; closed: ${clients.filter((c) => !c.open).length})`,
+    );
   }
   for (const c of clients) c.sink = undefined;
   return { phase, complete };
@@ -430,7 +436,9 @@ async function main(): Promise<void> {
   const memEventloom = skipMemory ? noMemory : await perClientMemory(ports.eventloom, eventloomPath);
   const memBare = skipMemory ? noMemory : await perClientMemory(ports.bare, barePath);
   console.log('server RSS per connected client (first connection of a set: cold; then the median of 3 connect cycles):');
-  console.log(`  eventloom /ws/observability  cold ${Math.round(memEventloom.cold)} B, warm ${Math.round(memEventloom.rss)} B (samples ${memEventloom.samples.join(', ')}; JS heap ${Math.round(memEventloom.heap)} B) — target ≤ 2048 B; server RSS with ${CLIENTS} clients ${mib(memEventloom.serverRss)} MiB`);
+  console.log(
+    `  eventloom /ws/observability  cold ${Math.round(memEventloom.cold)} B, warm ${Math.round(memEventloom.rss)} B (samples ${memEventloom.samples.join(', ')}; JS heap ${Math.round(memEventloom.heap)} B) — target ≤ 2048 B; server RSS with ${CLIENTS} clients ${mib(memEventloom.serverRss)} MiB`,
+  );
   console.log(`  bare uWS (reference)         cold ${Math.round(memBare.cold)} B, warm ${Math.round(memBare.rss)} B (samples ${memBare.samples.join(', ')}; JS heap ${Math.round(memBare.heap)} B)`);
 
   const t0 = performance.now();

@@ -65,7 +65,9 @@ async function alternate(title: string, contenders: Contender[]): Promise<Map<st
           runs.get(c.name)!.get(n)!.push(m);
           const r = m.result;
           const bad = r.bad + r.errors + r.timeouts;
-          console.log(`  round ${round} ${c.name.padEnd(20)} ×${String(n).padEnd(3)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${r.latencyMs.p50.toFixed(3)} ms  p99 ${r.latencyMs.p99.toFixed(2)} ms  CPU ${fmt(m.cpuUsPerReq)} µs/req${bad ? `  ${bad} bad (${r.badSample ?? 'errors'})` : ''}`);
+          console.log(
+            `  round ${round} ${c.name.padEnd(20)} ×${String(n).padEnd(3)} ${fmt(r.reqPerSec).padStart(7)} req/s  p50 ${r.latencyMs.p50.toFixed(3)} ms  p99 ${r.latencyMs.p99.toFixed(2)} ms  CPU ${fmt(m.cpuUsPerReq)} µs/req${bad ? `  ${bad} bad (${r.badSample ?? 'errors'})` : ''}`,
+          );
         }
       } finally {
         await server.stop();
@@ -103,14 +105,19 @@ async function main(): Promise<void> {
   if (BASELINE) console.log(`baseline checkout: ${path.relative(ROOT, BASELINE) || BASELINE}\n`);
   const captured: Captured = await captureEventloom();
   const recordBytes = captured.fixture.writes.reduce((a, w) => a + w.keyLength + Buffer.byteLength(w.value), 0);
-  console.log(`captured   GET /agents body ${captured.agentsBody.length} B; one echo execution writes ${captured.fixture.writes.length} log entries (${captured.fixture.writes.map((w) => `${String.fromCharCode(w.space)}:${Buffer.byteLength(w.value)}`).join(' ')}; ${recordBytes} B keys + values)\n`);
+  console.log(
+    `captured   GET /agents body ${captured.agentsBody.length} B; one echo execution writes ${captured.fixture.writes.length} log entries (${captured.fixture.writes.map((w) => `${String.fromCharCode(w.space)}:${Buffer.byteLength(w.value)}`).join(' ')}; ${recordBytes} B keys + values)\n`,
+  );
 
   if (wanted('agents')) {
     const runs = await alternate(`(a) ${AGENTS_SCENARIO.label}`, [...eventloomContenders(AGENTS_SCENARIO), { name: 'floor', scenario: FLOOR_AGENTS, start: () => startFloor('static', captured) }]);
     summary(runs, 'floor');
   }
   if (wanted('execute')) {
-    const runs = await alternate(`(b) ${EXECUTE_SCENARIO.label} (fsync before every answer)`, [...eventloomContenders(EXECUTE_SCENARIO), { name: 'floor', scenario: FLOOR_EXECUTE, start: () => startFloor('durable', captured) }]);
+    const runs = await alternate(`(b) ${EXECUTE_SCENARIO.label} (fsync before every answer)`, [
+      ...eventloomContenders(EXECUTE_SCENARIO),
+      { name: 'floor', scenario: FLOOR_EXECUTE, start: () => startFloor('durable', captured) },
+    ]);
     summary(runs, 'floor', (_n, _name, ms, floor) => `p50 − floor p50 ${(mean(ms.map((m) => m.result.latencyMs.p50)) - mean(floor.map((m) => m.result.latencyMs.p50))).toFixed(3)} ms`);
   }
   if (wanted('text')) {
@@ -133,7 +140,9 @@ async function main(): Promise<void> {
     const kib = (r: Fanout) => ((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS;
     const kibCollected = (r: Fanout) => ((r.rssCollected - r.rssBefore) * 1024) / OBSERVERS;
     const line = (round: number, name: string, r: Fanout, ratio?: number) =>
-      console.log(`  round ${round} ${name.padEnd(20)} ${r.exactlyOnce}/${OBSERVERS} once  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms${ratio ? ` (${ratio.toFixed(2)}× the broadcaster)` : ''}  max ${r.max.toFixed(1)} ms  ${kib(r).toFixed(2)} KiB/idle observer (${kibCollected(r).toFixed(2)} after a full GC)  CPU ${(r.cpuMs / EVENTS).toFixed(1)} ms/event  load ${r.load.toFixed(2)}`);
+      console.log(
+        `  round ${round} ${name.padEnd(20)} ${r.exactlyOnce}/${OBSERVERS} once  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms${ratio ? ` (${ratio.toFixed(2)}× the broadcaster)` : ''}  max ${r.max.toFixed(1)} ms  ${kib(r).toFixed(2)} KiB/idle observer (${kibCollected(r).toFixed(2)} after a full GC)  CPU ${(r.cpuMs / EVENTS).toFixed(1)} ms/event  load ${r.load.toFixed(2)}`,
+      );
     for (let round = 1; round <= ROUNDS; round++) {
       const br = await fanoutBroadcaster(OBSERVERS, EVENTS, INTERVAL_MS);
       rows.push({ round, name: 'broadcaster', r: br, ratio: 1 });
@@ -153,11 +162,18 @@ async function main(): Promise<void> {
     for (const name of ['broadcaster', ...roots.map(([n]) => n)]) {
       const rs = rows.filter((x) => x.name === name);
       const span = (f: (x: (typeof rs)[0]) => number, d: number) => `${Math.min(...rs.map(f)).toFixed(d)}–${Math.max(...rs.map(f)).toFixed(d)}`;
-      console.log(`| ${name} | ${Math.min(...rs.map((x) => x.r.exactlyOnce))}/${OBSERVERS} | ${span((x) => x.r.p50, 1)} | ${span((x) => x.r.p99, 1)} | ${span((x) => x.ratio, 2)} | ${span((x) => kib(x.r), 2)} | ${span((x) => kibCollected(x.r), 2)} | ${span((x) => x.r.cpuMs / EVENTS, 1)} |`);
+      console.log(
+        `| ${name} | ${Math.min(...rs.map((x) => x.r.exactlyOnce))}/${OBSERVERS} | ${span((x) => x.r.p50, 1)} | ${span((x) => x.r.p99, 1)} | ${span((x) => x.ratio, 2)} | ${span((x) => kib(x.r), 2)} | ${span((x) => kibCollected(x.r), 2)} | ${span((x) => x.r.cpuMs / EVENTS, 1)} |`,
+      );
     }
     console.log('');
   }
-  console.log(`load avg at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load avg at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 main().then(

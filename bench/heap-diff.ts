@@ -120,8 +120,7 @@ function newObjectsByOwner(after: Heap, sinceId: number): Map<string, Tally> {
   return out;
 }
 
-const line = (t: Tally, what: string, now?: number) =>
-  `${String(t.count).padStart(9)} objects ${(t.bytes / 1024).toFixed(0).padStart(9)} KiB${now === undefined ? '' : `  (now ${now})`}  ${what}`;
+const line = (t: Tally, what: string, now?: number) => `${String(t.count).padStart(9)} objects ${(t.bytes / 1024).toFixed(0).padStart(9)} KiB${now === undefined ? '' : `  (now ${now})`}  ${what}`;
 
 function main(): void {
   if (process.argv[2] === '--owners') {

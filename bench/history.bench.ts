@@ -134,7 +134,12 @@ async function fill(data: string, n: number, t: { id: string; records: NewRecord
 
 const info = printMachineInfo('eventloom history: restart, memory and pages against the length of the log');
 void info;
-console.log(`(a machine shared with other work: figures vary with its load; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+console.log(
+  `(a machine shared with other work: figures vary with its load; load average now ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')})\n`,
+);
 const t = await template();
 console.log(`template: ${t.records.length} records per echo execution\n`);
 
@@ -199,4 +204,9 @@ try {
 const head = ['executions', 'empty-log start', 'restart → first answer', 'RSS 2 s (empty)', 'RSS 2 s', `page p50 by cursor: first / middle / last (limit ${LIMIT})`, 'offset n/2', 'disk'];
 console.log(`\n| ${head.join(' | ')} |\n|${head.map(() => '--:').join('|')}|`);
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
-console.log(`\n(p50 of ${RESTARTS} restarts each; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+console.log(
+  `\n(p50 of ${RESTARTS} restarts each; load average now ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')})`,
+);

@@ -113,10 +113,7 @@ async function compare(label: string, log: LevelEventLog, concurrency: number, r
   const perBatch = (after.appends - before.appends) / Math.max(1, after.batches - before.batches);
   const rate = mine.records / mine.seconds;
   const rawRate = theirs.records / theirs.seconds;
-  report(
-    label,
-    `${fmt(rate)}  (${perBatch.toFixed(1)} appends/batch; raw classic-level same shape ${fmt(rawRate)}, ratio ${(rate / rawRate).toFixed(2)})`,
-  );
+  report(label, `${fmt(rate)}  (${perBatch.toFixed(1)} appends/batch; raw classic-level same shape ${fmt(rawRate)}, ratio ${(rate / rawRate).toFixed(2)})`);
   return rate;
 }
 

@@ -152,7 +152,8 @@ async function searchLatency(): Promise<void> {
   const r = rnd(42);
   for (let i = 0; i < VECTORS; i += 1000) {
     const batch = [];
-    for (let k = i; k < Math.min(VECTORS, i + 1000); k++) batch.push({ conversationId: `c${k % 1000}`, messageId: `m${k}`, userId: `u${k % 100}`, vector: l2normalize(Float32Array.from({ length: 384 }, r)) });
+    for (let k = i; k < Math.min(VECTORS, i + 1000); k++)
+      batch.push({ conversationId: `c${k % 1000}`, messageId: `m${k}`, userId: `u${k % 100}`, vector: l2normalize(Float32Array.from({ length: 384 }, r)) });
     index.upsert(batch);
   }
   const scan: number[] = [];

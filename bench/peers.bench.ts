@@ -50,7 +50,9 @@ const config: BenchConfig = {
   client: TIMED_CLIENT,
   countedClient: COUNTED_CLIENT,
 };
-const only = process.env.BENCH_PEERS_SCENARIOS?.split(',').map((s) => s.trim()).filter(Boolean);
+const only = process.env.BENCH_PEERS_SCENARIOS?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const scenarios = only ? SCENARIOS.filter((s) => only.includes(s.id)) : SCENARIOS;
 const resultsDir = path.resolve(process.env.BENCH_PEERS_RESULTS_DIR ?? path.join(ROOT, 'bench', 'results'));
 const readme = process.env.BENCH_PEERS_README === '0' ? undefined : path.join(ROOT, 'bench', 'README.md');
@@ -114,7 +116,9 @@ async function floorRound(scenarioId: string): Promise<void> {
       let rec = floors.find((x) => x.scenarioId === scenarioId && x.connections === connections);
       if (!rec) floors.push((rec = { scenarioId, connections, floor: f.label, values: [], unit: 'req/s' }));
       rec.values.push(m.result.reqPerSec);
-      console.log(`  floor     ×${String(connections).padEnd(3)} ${m.result.reqPerSec.toFixed(0).padStart(6)} req/s  p50 ${m.result.latencyMs.p50.toFixed(2)} ms  p99 ${m.result.latencyMs.p99.toFixed(2)} ms  CPU ${m.cpuUsPerReq.toFixed(0)} µs/req`);
+      console.log(
+        `  floor     ×${String(connections).padEnd(3)} ${m.result.reqPerSec.toFixed(0).padStart(6)} req/s  p50 ${m.result.latencyMs.p50.toFixed(2)} ms  p99 ${m.result.latencyMs.p99.toFixed(2)} ms  CPU ${m.cpuUsPerReq.toFixed(0)} µs/req`,
+      );
     }
   } finally {
     await server.stop();
@@ -167,7 +171,8 @@ async function scenarioPhase(): Promise<ScenarioRecord[]> {
     }
     if (scenario.id === 'agent-text') {
       const g = await generateTextFloor();
-      for (const connections of config.connections) floors.push({ scenarioId: 'agent-text', connections, floor: 'generateText on the demo model, in-process', values: [g.usPerCall], unit: 'µs CPU/call' });
+      for (const connections of config.connections)
+        floors.push({ scenarioId: 'agent-text', connections, floor: 'generateText on the demo model, in-process', values: [g.usPerCall], unit: 'µs CPU/call' });
       console.log(`  floor     generateText alone ${g.usPerCall.toFixed(0)} µs of CPU per call`);
     }
   }
@@ -191,7 +196,9 @@ async function memoryPhase(): Promise<MemoryRun[]> {
       await sleep(config.idleSettleMs);
       const rssAfterMiB = rssMiB(server.pid);
       runs.push({ server: id, executions: config.executions, idleRssMiB, rssAfterMiB, result });
-      console.log(`  ${SERVER_LABEL[id].padEnd(9)} idle ${idleRssMiB.toFixed(1)} MiB → ${rssAfterMiB.toFixed(1)} MiB after ${result.ok.toLocaleString('en-US')} correct executions (${result.reqPerSec.toFixed(0)}/s, ${result.bad} bad)`);
+      console.log(
+        `  ${SERVER_LABEL[id].padEnd(9)} idle ${idleRssMiB.toFixed(1)} MiB → ${rssAfterMiB.toFixed(1)} MiB after ${result.ok.toLocaleString('en-US')} correct executions (${result.reqPerSec.toFixed(0)}/s, ${result.bad} bad)`,
+      );
     } catch (err) {
       const error = (err as Error).message.split('\n')[0];
       runs.push({ server: id, executions: config.executions, idleRssMiB: NaN, rssAfterMiB: NaN, result: emptyResult(), error });
@@ -235,7 +242,10 @@ const raw: RawResults = {
 console.log('\n## Summary (eventloom ÷ VoltAgent; eventloom fsyncs every write, VoltAgent keeps everything in memory)');
 console.log(`load average ${machine.loadAverage.join(' ')} at the start, ${raw.loadAverageEnd.join(' ')} at the end (${os.cpus().length} cores)\n`);
 console.log(markdownTables(raw));
-for (const id of SERVER_IDS) if (raw.refusedConnections[id].length > 0) console.log(`\n${SERVER_LABEL[id]} tried outbound connections, refused by the network guard: ${raw.refusedConnections[id].join(', ')}`);
+for (const id of SERVER_IDS)
+  if (raw.refusedConnections[id].length > 0) console.log(`\n${SERVER_LABEL[id]} tried outbound connections, refused by the network guard: ${raw.refusedConnections[id].join(', ')}`);
 const files = await writeReport(raw, { resultsDir, peersDir: PEERS_DIR, ...(readme ? { readme } : {}) });
-console.log(`\nwrote ${path.relative(ROOT, files.json)}${files.svg ? `, ${path.relative(ROOT, files.svg)}` : ''}${files.readme ? `, ${path.relative(ROOT, files.readme)}` : ''} (${Math.round(raw.elapsedS)} s)`);
+console.log(
+  `\nwrote ${path.relative(ROOT, files.json)}${files.svg ? `, ${path.relative(ROOT, files.svg)}` : ''}${files.readme ? `, ${path.relative(ROOT, files.readme)}` : ''} (${Math.round(raw.elapsedS)} s)`,
+);
 if (files.chartError) console.log(`chart not rendered: ${files.chartError}`);

@@ -49,7 +49,9 @@ try {
   await follower.shared.catchUp();
   latencies.sort((a, b) => a - b);
   const appends = results.reduce((n, r) => n + r.appends, 0);
-  console.log(`durable appends, 3 processes x 32 appenders, 5 s: ${Math.round(appends / 5).toLocaleString('en-US')} records/s (${appends} acknowledged, ${received - before} delivered to the follower)`);
+  console.log(
+    `durable appends, 3 processes x 32 appenders, 5 s: ${Math.round(appends / 5).toLocaleString('en-US')} records/s (${appends} acknowledged, ${received - before} delivered to the follower)`,
+  );
   console.log(`  batches per writer: ${results.map((r) => r.batches).join(', ')}; largest batch: ${Math.max(...results.map((r) => r.maxBatchAppends))} appends`);
   console.log(`delivery to another process under that load: p50 ${quantile(latencies, 0.5)} ms, p99 ${quantile(latencies, 0.99)} ms`);
   await follower.close();

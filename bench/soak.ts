@@ -173,7 +173,19 @@ async function main(): Promise<void> {
   const report = {
     name: 'soak',
     machine: { ...machine, loadAverageAtEnd: machineInfo().loadAverage },
-    options: { durationS: DURATION_S, sampleS: SAMPLE_S, gcEveryS: GC_EVERY_S, quietS: QUIET_S, entry: ENTRY ? 'bin' : 'sources', workers: WORKERS, thinkMs: THINK_MS, conversations: CONVERSATIONS, only, config: path.relative(ROOT, CONFIG), thresholds: THRESHOLDS },
+    options: {
+      durationS: DURATION_S,
+      sampleS: SAMPLE_S,
+      gcEveryS: GC_EVERY_S,
+      quietS: QUIET_S,
+      entry: ENTRY ? 'bin' : 'sources',
+      workers: WORKERS,
+      thinkMs: THINK_MS,
+      conversations: CONVERSATIONS,
+      only,
+      config: path.relative(ROOT, CONFIG),
+      thresholds: THRESHOLDS,
+    },
     totals: {
       requests: stats.requests,
       requestsPerSecond: Math.round(stats.requests / DURATION_S),
@@ -199,13 +211,18 @@ async function main(): Promise<void> {
   const tr = (t: { slopePerMin: number; r2: number }, unit: string) => `second-half slope ${t.slopePerMin} ${unit}/min (r² ${t.r2})`;
   console.log('');
   console.log('minute  RSS mean   RSS max   heap after full GC (MiB)');
-  for (const m of rssByMinute(loaded)) console.log(`${String(m.minute).padStart(6)}  ${m.rssMeanMiB.toFixed(1).padStart(8)}  ${m.rssMaxMiB.toFixed(1).padStart(8)}  ${m.heapAfterGcMiB?.toFixed(1).padStart(8) ?? ''}`);
+  for (const m of rssByMinute(loaded))
+    console.log(`${String(m.minute).padStart(6)}  ${m.rssMeanMiB.toFixed(1).padStart(8)}  ${m.rssMaxMiB.toFixed(1).padStart(8)}  ${m.heapAfterGcMiB?.toFixed(1).padStart(8) ?? ''}`);
   const g = goals.memoryGoals;
   console.log(`idle ${g.idleMiB} MiB; after the load: ${g.afterLoad.map((q) => `+${Math.round(q.t - (loaded.at(-1)?.t ?? 0))} s ${q.rssMiB}`).join(', ')} MiB`);
-  console.log(`plateau: minutes ${g.plateau.lastMinutes[0]}–${g.plateau.lastMinutes.at(-1)} at most ${g.plateau.lastMaxMiB} MiB vs minutes ${g.plateau.middleMinutes[0]}–${g.plateau.middleMinutes.at(-1)} ${g.plateau.middleMeanMiB} MiB (goal ≤ +${Math.round((g.goals.plateauFactor - 1) * 100)} %); max ${g.maxMiB} MiB (goal ≤ ${g.goals.ceilingMB} MB); end of quiet ${g.afterLoad.at(-1)?.rssMiB} MiB (goal ≤ idle + ${g.goals.returnMB} MB)`);
+  console.log(
+    `plateau: minutes ${g.plateau.lastMinutes[0]}–${g.plateau.lastMinutes.at(-1)} at most ${g.plateau.lastMaxMiB} MiB vs minutes ${g.plateau.middleMinutes[0]}–${g.plateau.middleMinutes.at(-1)} ${g.plateau.middleMeanMiB} MiB (goal ≤ +${Math.round((g.goals.plateauFactor - 1) * 100)} %); max ${g.maxMiB} MiB (goal ≤ ${g.goals.ceilingMB} MB); end of quiet ${g.afterLoad.at(-1)?.rssMiB} MiB (goal ≤ idle + ${g.goals.returnMB} MB)`,
+  );
   console.log(`RSS ${a.rssMiB.start} → max ${a.rssMiB.max} → end ${a.rssMiB.end} MiB; ${tr(a.rssMiB.secondHalf, 'MiB')}${a.rssMiB.judged ? '' : ' (not judged: heap snapshots inflate RSS)'}`);
   console.log(`heap after GC ${a.heapAfterGcMiB.start} → ${a.heapAfterGcMiB.end} MiB; ${tr(a.heapAfterGcMiB.secondHalf, 'MiB')}`);
-  console.log(`LevelDB memtables and block cache ${a.storageMemoryMiB.start} → max ${a.storageMemoryMiB.max} → end ${a.storageMemoryMiB.end} MiB; table files ${a.tableFiles.start} → ${a.tableFiles.end}`);
+  console.log(
+    `LevelDB memtables and block cache ${a.storageMemoryMiB.start} → max ${a.storageMemoryMiB.max} → end ${a.storageMemoryMiB.end} MiB; table files ${a.tableFiles.start} → ${a.tableFiles.end}`,
+  );
   console.log(`external ${a.externalMiB.start} → ${a.externalMiB.end} MiB; ${tr(a.externalMiB.secondHalf, 'MiB')}`);
   console.log(`fds ${a.fds.start} → max ${a.fds.max} → end ${a.fds.end}; ${tr(a.fds.secondHalf, 'fds')}`);
   console.log(`active handles ${a.activeHandles.start} → max ${a.activeHandles.max} → end ${a.activeHandles.end}; ${tr(a.activeHandles.secondHalf, 'handles')}`);

@@ -103,7 +103,12 @@ function report(label: string, runs: Run[]): void {
 }
 
 printMachineInfo('eventloom start-up and idle memory');
-const roots = BASELINE ? [['this checkout', ROOT], ['baseline', BASELINE]] : [['this checkout', ROOT]];
+const roots = BASELINE
+  ? [
+      ['this checkout', ROOT],
+      ['baseline', BASELINE],
+    ]
+  : [['this checkout', ROOT]];
 for (const scenario of SCENARIOS) {
   console.log(`\n${scenario.name}`);
   for (const [label, root] of roots) {
@@ -113,6 +118,11 @@ for (const scenario of SCENARIOS) {
   const runs = new Map<string, Run[]>(roots.map(([label]) => [label, []]));
   // alternated, so both checkouts see the same load on the machine
   for (let i = 0; i < RUNS; i++) for (const [label, root] of roots) runs.get(label)!.push(await measured(root, scenario.args));
-  console.log(`  ${RUNS} runs each${BASELINE ? ', alternated' : ''}; load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `  ${RUNS} runs each${BASELINE ? ', alternated' : ''}; load average now ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   for (const [label, rs] of runs) report(label, rs);
 }

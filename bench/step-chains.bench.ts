@@ -75,7 +75,9 @@ async function main(): Promise<void> {
           const f = await load(match[1], wf, conns);
           const key = `${root}\u0000${wf}\u0000${conns}`;
           results.set(key, [...(results.get(key) ?? []), f]);
-          console.log(`round ${round + 1}  ${path.basename(root).padEnd(12)} ${wf.padEnd(10)} ${String(conns).padStart(2)} conn: ${f.perSecond.toFixed(0).padStart(5)}/s  p50 ${f.p50} ms  p99 ${f.p99} ms`);
+          console.log(
+            `round ${round + 1}  ${path.basename(root).padEnd(12)} ${wf.padEnd(10)} ${String(conns).padStart(2)} conn: ${f.perSecond.toFixed(0).padStart(5)}/s  p50 ${f.p50} ms  p99 ${f.p99} ms`,
+          );
         }
       } finally {
         child.kill('SIGKILL');

@@ -48,7 +48,17 @@ const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-bench-snap-'));
 try {
   // fill: records written straight through the log, the last one through the host
   let log = await openLevelLog(path.join(data, 'log'));
-  const input: ExecutionInput = { executionId: 'bench-long', workflowId: 'w', workflowName: 'W', stepIds: ['chatter', 'after'], input: { n: 1 }, context: {}, workflowState: {}, metadata: {}, createdAt: 1 };
+  const input: ExecutionInput = {
+    executionId: 'bench-long',
+    workflowId: 'w',
+    workflowName: 'W',
+    stepIds: ['chatter', 'after'],
+    input: { n: 1 },
+    context: {},
+    workflowState: {},
+    metadata: {},
+    createdAt: 1,
+  };
   const head: NewRecord[] = [
     { type: 'execution.started', data: input, at: 1, kind: `${kind.kind}@${kind.version}` },
     { type: 'step.started', data: { stepIndex: 0, stepId: 'chatter', stepName: 'chatter', stepType: 'andThen', input: { n: 1 }, attempt: 1 }, at: 2 },

@@ -53,8 +53,18 @@ async function serve(dataDir: string): Promise<void> {
   let server: Awaited<ReturnType<typeof startDefaultServer>> | undefined;
   const routes = benchMemoryRoutes(SNAPSHOTS, () => (server?.log as { stats?: () => { storageMemoryBytes: number } }).stats?.().storageMemoryBytes ?? 0);
   // the server's idle collections (src/runtime/idle-collection.ts), on stderr, which the benchmark shows
-  const idleCollection = { onCollected: (c: { stage: string; before: number; after: number; ms: number }) => note(`server: idle collection (${c.stage}), heap ${(c.before / 2 ** 20).toFixed(1)} → ${(c.after / 2 ** 20).toFixed(1)} MiB committed, ${c.ms.toFixed(0)} ms pause`) };
-  server = await startDefaultServer({ config: { workflows: [echoWorkflow, ticker], routes }, port: 0, host: '127.0.0.1', dataDir, logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }), idleCollection });
+  const idleCollection = {
+    onCollected: (c: { stage: string; before: number; after: number; ms: number }) =>
+      note(`server: idle collection (${c.stage}), heap ${(c.before / 2 ** 20).toFixed(1)} → ${(c.after / 2 ** 20).toFixed(1)} MiB committed, ${c.ms.toFixed(0)} ms pause`),
+  };
+  server = await startDefaultServer({
+    config: { workflows: [echoWorkflow, ticker], routes },
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    logger: pino({ level: process.env.BENCH_SERVER_LOG_LEVEL ?? 'warn' }),
+    idleCollection,
+  });
   console.log(`eventloom listening on ${server.url}`);
   process.on('SIGINT', () => void server.close().finally(() => process.exit(0)));
 }
@@ -129,7 +139,9 @@ async function main(): Promise<void> {
       console.log(
         `${name.padEnd(24)} ${String(r.exactlyOnce).padStart(8)}/${OBSERVERS} ${f2(r.p50).padStart(9)} ${f2(r.p99).padStart(9)} ${f2(r.max).padStart(9)} ${f1(((r.rssIdle - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f1(((r.rssCollected - r.rssBefore) * 1024) / OBSERVERS).padStart(10)} ${f2(r.cpuMs / EVENTS).padStart(11)} ${String(r.errors).padStart(7)} ${f2(r.load).padStart(6)}`,
       );
-    console.log(`${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'after GC'.padStart(10)} ${'CPU ms/ev'.padStart(11)} ${'errors'.padStart(7)} ${'load'.padStart(6)}`);
+    console.log(
+      `${'server'.padEnd(24)} ${'exactly-once'.padStart(14)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'KiB/idle'.padStart(10)} ${'after GC'.padStart(10)} ${'CPU ms/ev'.padStart(11)} ${'errors'.padStart(7)} ${'load'.padStart(6)}`,
+    );
     row('eventloom (durable)', ev);
     row('uWS broadcaster', br);
     console.log(`\np99 ratio eventloom ÷ broadcaster: ${(ev.p99 / br.p99).toFixed(2)} (target ≤ 1.2)`);
@@ -159,12 +171,22 @@ async function partA(url: string, pid: number, dataDir: string, warmed: number, 
     console.log(`server CPU    ${f2(cpuPerExecution)} ms per execution (user + system): one core allows ~${Math.round(1000 / cpuPerExecution)} executions/s`);
     // autocannon stops its clock with up to one request per connection still in flight: those run too
     const durableOk = afterA >= answered && afterA <= answered + 2 * CONNECTIONS;
-    console.log(`durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`);
+    console.log(
+      `durable       index counts ${afterA} executions for ${answered} 2xx answers (+ at most ${2 * CONNECTIONS} in flight when the clocks stopped): ${durableOk ? 'consistent' : 'MISMATCH'}\n`,
+    );
 
     // the durable floor of (a), same client and connections, right after it (bench/lib/floors.ts)
     const floorServer = await startFloor('durable', await captureEventloom());
     try {
-      const floorLoad = (o: { duration?: number; amount?: number }) => autocannon({ url: `${floorServer.url}/execute`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { text: 'bench' } }), connections: CONNECTIONS, ...(o.amount ? { amount: o.amount } : { duration: o.duration }) });
+      const floorLoad = (o: { duration?: number; amount?: number }) =>
+        autocannon({
+          url: `${floorServer.url}/execute`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ input: { text: 'bench' } }),
+          connections: CONNECTIONS,
+          ...(o.amount ? { amount: o.amount } : { duration: o.duration }),
+        });
       await floorLoad({ amount: 2_000 });
       const fl = await floorLoad({ duration: DURATION });
       console.log(`floor         bare uWS + classic-level writing the same log entries, fsync before each answer: ${fl.requests.average.toFixed(0)}/s, p50 ${fl.latency.p50} ms`);
@@ -203,7 +225,12 @@ async function partC(url: string, pid: number, echoTotal: () => Promise<number>)
   const loadCpu = cpuMs(pid) - cpu0;
   const stopped = performance.now();
   const total = await echoTotal();
-  console.log(`## (c) server memory after ${total} completed executions (${missing} in the last ${loadS.toFixed(1)} s, ${(missing / loadS).toFixed(0)}/s, ${(loadCpu / Math.max(1, missing)).toFixed(2)} ms CPU each; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+  console.log(
+    `## (c) server memory after ${total} completed executions (${missing} in the last ${loadS.toFixed(1)} s, ${(missing / loadS).toFixed(0)}/s, ${(loadCpu / Math.max(1, missing)).toFixed(2)} ms CPU each; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})`,
+  );
   let rss2s = NaN;
   for (const at of AFTER_S) {
     await new Promise((r) => setTimeout(r, Math.max(0, stopped + at * 1000 - performance.now())));

@@ -17,9 +17,15 @@ const out = path.resolve('docs/screenshots');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-shots-'));
 await buildConsole();
 const server = await startDefaultServer({ config: { ...config, server: {} }, port: 0, host: '127.0.0.1', dataDir, env: { NODE_ENV: 'development' }, logger: pino({ level: 'silent' }) });
-const post = async (p: string, body: unknown) => (await (await fetch(`${server.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
+const post = async (p: string, body: unknown) =>
+  (await (await fetch(`${server.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
 
-const order = { items: [{ price: 70, qty: 2 }, { price: 15, qty: 1 }] };
+const order = {
+  items: [
+    { price: 70, qty: 2 },
+    { price: 15, qty: 1 },
+  ],
+};
 const approved = (await post('/workflows/order-approval/execute', { input: order, options: { metadata: { team: 'sales' } } })).data.executionId;
 await post(`/workflows/order-approval/executions/${approved}/resume`, { resumeData: { approved: true } });
 await post('/workflows/order-approval/execute', { input: { items: [{ price: 500, qty: 3 }] } });

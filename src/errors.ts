@@ -70,9 +70,7 @@ export function toFailure(err: unknown): { status: number; body: FailureEnvelope
 
 /** Formats zod issues as `path: message; path: message` with a fallback name for the root. */
 export function formatIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, root = 'body'): string {
-  return issues
-    .map((i) => `${i.path.length ? i.path.map((p) => String(p)).join('.') : root}: ${i.message}`)
-    .join('; ');
+  return issues.map((i) => `${i.path.length ? i.path.map((p) => String(p)).join('.') : root}: ${i.message}`).join('; ');
 }
 
 export const invalidRequest = (issues: string) => new AppError('INVALID_REQUEST', `Invalid request: ${issues}`);

@@ -19,17 +19,7 @@ export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 export type { RouteDef, WsRouteDef, RequestContext, RouteResult, SseSink, AuthClass, AuthUser } from './contract/routes.js';
 // workflows
 export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, andWorkflow, andSleep, andSleepUntil, andWaitForEvent } from './workflows/builder.js';
-export type {
-  WorkflowDefinition,
-  WorkflowConfig,
-  WorkflowStep,
-  StepContext,
-  StepCustomEvent,
-  StepFunction,
-  StepType,
-  StepBase,
-  StepKinds,
-} from './workflows/types.js';
+export type { WorkflowDefinition, WorkflowConfig, WorkflowStep, StepContext, StepCustomEvent, StepFunction, StepType, StepBase, StepKinds } from './workflows/types.js';
 export { registerStepKind } from './workflows/steps/registry.js';
 export { SKIPPED, type StepKind, type StepRun, type DescribeChild } from './workflows/steps/kind.js';
 export type { WorkflowAgentResult, WorkflowAgentUsage } from './contract/agent-bridge.js';

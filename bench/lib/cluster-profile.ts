@@ -99,7 +99,9 @@ export async function startCpuProfile(inspectorUrl: string, dir: string, name: s
       // sample counts, not time deltas: on a saturated machine a preempted thread's next sample
       // carries the whole wait (wall time), which would land on whatever syscall woke a peer
       const counted = { ...profile, timeDeltas: profile.samples.map(() => 200) };
-      const layers = Object.entries(layerTimes(counted as never)).filter(([l, us]) => l !== 'idle' && us > 0).sort((a, b) => b[1] - a[1]);
+      const layers = Object.entries(layerTimes(counted as never))
+        .filter(([l, us]) => l !== 'idle' && us > 0)
+        .sort((a, b) => b[1] - a[1]);
       console.log(`    node ${name} V8 profile, µs of self time per execution of the cluster: ${layers.map(([l, us]) => `${l} ${(us / e).toFixed(0)}`).join(', ')}`);
       const byFn = new Map<string, number>();
       const frame = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
@@ -147,15 +149,18 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
 
   const snap = async () => {
     const db = (await admin.query<{ xact_commit: string; xact_rollback: string }>('SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()')).rows[0];
-    const tables = (await admin.query<{ relname: string; ins: string; upd: string; del: string; hot: string }>(
-      `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_del AS del, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname LIKE 'el\\_%'`,
-    )).rows;
-    const fns = (await admin.query<{ funcname: string; calls: string; total: number; self: number }>(
-      'SELECT funcname, calls, total_time AS total, self_time AS self FROM pg_stat_user_functions',
-    )).rows;
-    const wal = (await admin.query<{ records: string; bytes: string; sync: string; write: string; sync_ms: number }>(
-      'SELECT wal_records AS records, wal_bytes AS bytes, wal_sync AS sync, wal_write AS write, wal_sync_time AS sync_ms FROM pg_stat_wal',
-    )).rows[0];
+    const tables = (
+      await admin.query<{ relname: string; ins: string; upd: string; del: string; hot: string }>(
+        `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_del AS del, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname LIKE 'el\\_%'`,
+      )
+    ).rows;
+    const fns = (await admin.query<{ funcname: string; calls: string; total: number; self: number }>('SELECT funcname, calls, total_time AS total, self_time AS self FROM pg_stat_user_functions'))
+      .rows;
+    const wal = (
+      await admin.query<{ records: string; bytes: string; sync: string; write: string; sync_ms: number }>(
+        'SELECT wal_records AS records, wal_bytes AS bytes, wal_sync AS sync, wal_write AS write, wal_sync_time AS sync_ms FROM pg_stat_wal',
+      )
+    ).rows[0];
     return { db, tables, fns, wal };
   };
   await admin.query('SELECT pg_stat_clear_snapshot()');
@@ -206,10 +211,12 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
       await new Promise((r) => setTimeout(r, 600)); // stats are flushed by backends at most every 500 ms
       await admin.query('SELECT pg_stat_clear_snapshot()');
       const s1 = await snap();
-      const stmts = (await admin.query<{ query: string; calls: string; total: number; mean: number; rows: string }>(
-        `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, total_exec_time AS total, mean_exec_time AS mean, rows FROM pg_stat_statements
+      const stmts = (
+        await admin.query<{ query: string; calls: string; total: number; mean: number; rows: string }>(
+          `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls, total_exec_time AS total, mean_exec_time AS mean, rows FROM pg_stat_statements
          WHERE query NOT LIKE '%pg_stat%' ORDER BY total_exec_time DESC LIMIT 16`,
-      )).rows;
+        )
+      ).rows;
       await admin.end();
 
       const busyTicks = m1.busy - m0.busy;
@@ -228,7 +235,9 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
       const perExec = (ours * TICK_S * 1000) / e;
       const nodesPerExec = (sorted.filter(([g]) => g.startsWith('node ')).reduce((a, [, t]) => a + t, 0) * TICK_S * 1000) / e;
       const pgPerExec = (sorted.filter(([g]) => g.startsWith('pg ')).reduce((a, [, t]) => a + t, 0) * TICK_S * 1000) / e;
-      console.log(`    CPU per execution, all of this benchmark's processes: ${perExec.toFixed(2)} ms (nodes ${nodesPerExec.toFixed(2)}, PostgreSQL ${pgPerExec.toFixed(2)}, client ${(perExec - nodesPerExec - pgPerExec).toFixed(2)}); on 2 idle cores that allows ${fmt(2000 / perExec)} executions/s = ${fmt((2000 / perExec) * (records / e))} records/s`);
+      console.log(
+        `    CPU per execution, all of this benchmark's processes: ${perExec.toFixed(2)} ms (nodes ${nodesPerExec.toFixed(2)}, PostgreSQL ${pgPerExec.toFixed(2)}, client ${(perExec - nodesPerExec - pgPerExec).toFixed(2)}); on 2 idle cores that allows ${fmt(2000 / perExec)} executions/s = ${fmt((2000 / perExec) * (records / e))} records/s`,
+      );
       const d = (a: string, b: string) => Number(b) - Number(a);
       const commits = d(s0.db.xact_commit, s1.db.xact_commit);
       console.log(`    transactions committed: ${commits} (${(commits / e).toFixed(2)} per execution; rollbacks ${d(s0.db.xact_rollback, s1.db.xact_rollback)})`);
@@ -238,7 +247,10 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
         const calls = Number(f.calls) - Number(f0?.calls ?? 0);
         const total = f.total - (f0?.total ?? 0);
         const self = f.self - (f0?.self ?? 0);
-        if (calls > 0) console.log(`    ${f.funcname}: ${calls} calls (${(calls / e).toFixed(2)} per execution), ${(total / calls).toFixed(3)} ms per call inside (self ${(self / calls).toFixed(3)} ms)${f.funcname === 'el_commit' ? `, ${(records / calls).toFixed(1)} records per call` : ''}`);
+        if (calls > 0)
+          console.log(
+            `    ${f.funcname}: ${calls} calls (${(calls / e).toFixed(2)} per execution), ${(total / calls).toFixed(3)} ms per call inside (self ${(self / calls).toFixed(3)} ms)${f.funcname === 'el_commit' ? `, ${(records / calls).toFixed(1)} records per call` : ''}`,
+          );
       }
       const rows = s1.tables
         .map((t1) => {

@@ -187,8 +187,22 @@ function measures(raw: RawResults): Measure[] {
     };
   };
   return [
-    make('startup', 'start-up: spawn → first 200 on GET /agents', 'ms', pick('eventloom', (r) => r.firstAnswerMs), pick('voltagent', (r) => r.firstAnswerMs), 1 / 3),
-    make('idle-rss', `idle RSS (${raw.config.idleSettleMs / 1000} s after the first answer)`, 'MiB', pick('eventloom', (r) => r.idleRssMiB), pick('voltagent', (r) => r.idleRssMiB), 1 / 2),
+    make(
+      'startup',
+      'start-up: spawn → first 200 on GET /agents',
+      'ms',
+      pick('eventloom', (r) => r.firstAnswerMs),
+      pick('voltagent', (r) => r.firstAnswerMs),
+      1 / 3,
+    ),
+    make(
+      'idle-rss',
+      `idle RSS (${raw.config.idleSettleMs / 1000} s after the first answer)`,
+      'MiB',
+      pick('eventloom', (r) => r.idleRssMiB),
+      pick('voltagent', (r) => r.idleRssMiB),
+      1 / 2,
+    ),
     make('rss-after-executions', `RSS after ${raw.config.executions.toLocaleString('en-US')} executions of echo`, 'MiB', mem('eventloom'), mem('voltagent'), 1 / 4),
   ];
 }
@@ -210,7 +224,9 @@ function cell(row: Row, server: ServerId, f: (s: Side) => string): string {
 /** Markdown tables (also printed to the console). */
 export function markdownTables(raw: RawResults): string {
   const lines: string[] = [];
-  lines.push('| request | conns | eventloom req/s | VoltAgent req/s | ratio | target | eventloom p50 / p99 ms | VoltAgent p50 / p99 ms | eventloom CPU µs/req | VoltAgent CPU µs/req | eventloom RSS MiB | VoltAgent RSS MiB |');
+  lines.push(
+    '| request | conns | eventloom req/s | VoltAgent req/s | ratio | target | eventloom p50 / p99 ms | VoltAgent p50 / p99 ms | eventloom CPU µs/req | VoltAgent CPU µs/req | eventloom RSS MiB | VoltAgent RSS MiB |',
+  );
   lines.push('|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|');
   for (const r of rows(raw)) {
     const target = r.targetRatio === undefined ? '' : `≥ ${r.targetRatio}× (${verdict(r.met) || 'n/a'})`;

@@ -69,7 +69,10 @@ const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a -
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 function trend(samples: SoakSample[], of: (s: SoakSample) => number, unit = 1): Trend {
-  const fit = regression(samples.map((s) => s.t), samples.map((s) => of(s) / unit));
+  const fit = regression(
+    samples.map((s) => s.t),
+    samples.map((s) => of(s) / unit),
+  );
   return { slopePerMin: round(fit.slope * 60, 3), r2: round(fit.r2, 3) };
 }
 
@@ -86,7 +89,11 @@ export function analyseSoak(samples: SoakSample[], limits: SoakThresholds, { jud
   const first = loaded.slice(0, Math.min(3, loaded.length));
   const last = samples[samples.length - 1];
   const rss = trend(half, (s) => s.rssBytes, MiB);
-  const heap = trend(half.filter((s) => s.collected !== false), (s) => s.heapAfterGcBytes, MiB);
+  const heap = trend(
+    half.filter((s) => s.collected !== false),
+    (s) => s.heapAfterGcBytes,
+    MiB,
+  );
   const external = trend(half, (s) => s.externalBytes, MiB);
   const fds = trend(half, (s) => s.fds);
   const handles = trend(half, (s) => s.activeHandles);
@@ -94,18 +101,24 @@ export function analyseSoak(samples: SoakSample[], limits: SoakThresholds, { jud
   const handlesStart = median(first.map((s) => s.activeHandles));
   const reasons: string[] = [];
   if (judgeRss && steady(rss, limits.rssSlopeMbPerMin)) reasons.push(`RSS grows steadily over the second half: ${rss.slopePerMin} MiB/min (r² ${rss.r2}) > ${limits.rssSlopeMbPerMin}`);
-  if (steady(heap, limits.heapSlopeMbPerMin)) reasons.push(`the V8 heap after a full collection grows steadily over the second half: ${heap.slopePerMin} MiB/min (r² ${heap.r2}) > ${limits.heapSlopeMbPerMin}`);
+  if (steady(heap, limits.heapSlopeMbPerMin))
+    reasons.push(`the V8 heap after a full collection grows steadily over the second half: ${heap.slopePerMin} MiB/min (r² ${heap.r2}) > ${limits.heapSlopeMbPerMin}`);
   if (steady(fds, limits.handleSlopePerMin)) reasons.push(`open descriptors grow over the second half: ${fds.slopePerMin}/min (r² ${fds.r2}) > ${limits.handleSlopePerMin}`);
   if (steady(handles, limits.handleSlopePerMin)) reasons.push(`active handles grow over the second half: ${handles.slopePerMin}/min (r² ${handles.r2}) > ${limits.handleSlopePerMin}`);
   if (last.fds - fdsStart > limits.handleGrowth) reasons.push(`open descriptors after the load ${last.fds}, at the start ${fdsStart} (+${last.fds - fdsStart} > ${limits.handleGrowth})`);
-  if (last.activeHandles - handlesStart > limits.handleGrowth) reasons.push(`active handles after the load ${last.activeHandles}, at the start ${handlesStart} (+${last.activeHandles - handlesStart} > ${limits.handleGrowth})`);
+  if (last.activeHandles - handlesStart > limits.handleGrowth)
+    reasons.push(`active handles after the load ${last.activeHandles}, at the start ${handlesStart} (+${last.activeHandles - handlesStart} > ${limits.handleGrowth})`);
   const collected = samples.filter((s) => s.collected !== false);
   const pings = loaded.map((s) => s.pingMs);
   const loopP99 = loaded.map((s) => s.loopDelayP99Ms);
   const analysis = {
     rssMiB: { start: round(samples[0].rssBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.rssBytes)) / MiB, 1), end: round(last.rssBytes / MiB, 1), secondHalf: rss, judged: judgeRss },
     heapAfterGcMiB: { start: round(collected[0].heapAfterGcBytes / MiB, 1), end: round(collected.at(-1)!.heapAfterGcBytes / MiB, 1), secondHalf: heap },
-    storageMemoryMiB: { start: round(samples[0].storageMemoryBytes / MiB, 1), max: round(Math.max(...samples.map((s) => s.storageMemoryBytes)) / MiB, 1), end: round(last.storageMemoryBytes / MiB, 1) },
+    storageMemoryMiB: {
+      start: round(samples[0].storageMemoryBytes / MiB, 1),
+      max: round(Math.max(...samples.map((s) => s.storageMemoryBytes)) / MiB, 1),
+      end: round(last.storageMemoryBytes / MiB, 1),
+    },
     tableFiles: { start: samples[0].tableFiles, end: last.tableFiles },
     externalMiB: { start: round(samples[0].externalBytes / MiB, 1), end: round(last.externalBytes / MiB, 1), secondHalf: external },
     fds: { start: fdsStart, max: Math.max(...samples.map((s) => s.fds)), end: last.fds, secondHalf: fds },
@@ -179,10 +192,11 @@ export function judgeMemoryGoals(idleBytes: number, loaded: SoakSample[], quiet:
   const mib = (b: number) => `${round(b / MiB, 1)} MiB`;
   if (third < 1) reasons.push(`too short to judge a plateau: ${minutes.length} minutes of load (3 at least)`);
   else if (!(lastMax <= middleMean * goals.plateauFactor))
-    reasons.push(`RSS does not plateau: the last ${lastThird.length} minutes reach ${lastMax} MiB (per-minute mean), over ${round((goals.plateauFactor - 1) * 100, 0)} % above minutes ${middle[0].minute}–${middle.at(-1)!.minute} (${round(middleMean, 1)} MiB)`);
+    reasons.push(
+      `RSS does not plateau: the last ${lastThird.length} minutes reach ${lastMax} MiB (per-minute mean), over ${round((goals.plateauFactor - 1) * 100, 0)} % above minutes ${middle[0].minute}–${middle.at(-1)!.minute} (${round(middleMean, 1)} MiB)`,
+    );
   if (maxBytes > goals.ceilingBytes) reasons.push(`RSS reached ${mib(maxBytes)}, over the ${goals.ceilingBytes / MB} MB ceiling`);
-  if (!(end <= idleBytes + goals.returnBytes))
-    reasons.push(`RSS after the load ${mib(end)}, more than ${goals.returnBytes / MB} MB above the idle server's ${mib(idleBytes)}`);
+  if (!(end <= idleBytes + goals.returnBytes)) reasons.push(`RSS after the load ${mib(end)}, more than ${goals.returnBytes / MB} MB above the idle server's ${mib(idleBytes)}`);
   return {
     memoryGoals: {
       goals: { ceilingMB: goals.ceilingBytes / MB, plateauFactor: goals.plateauFactor, returnMB: goals.returnBytes / MB },

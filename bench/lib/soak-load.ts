@@ -174,50 +174,94 @@ export function soakActions(stats: SoakStats, base: string, shared: SoakShared):
   const user = SOAK_USER;
   const convs = shared.conversations;
   return [
-    ['execute-echo', 6, async () => {
-      const body = await call(stats, 'execute-echo', `${base}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'soak', delayMs: Math.floor(Math.random() * 30) } } });
-      if (body?.data?.executionId) keep(shared.finished, body.data.executionId);
-    }],
-    ['execute-order', 3, async () => {
-      const body = await call(stats, 'execute-order', `${base}/workflows/order-approval/execute`, { method: 'POST', json: { input: { items: [{ price: 80, qty: 2 }] } } });
-      if (body?.data?.status === 'suspended') shared.suspended.push(body.data.executionId);
-    }],
+    [
+      'execute-echo',
+      6,
+      async () => {
+        const body = await call(stats, 'execute-echo', `${base}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'soak', delayMs: Math.floor(Math.random() * 30) } } });
+        if (body?.data?.executionId) keep(shared.finished, body.data.executionId);
+      },
+    ],
+    [
+      'execute-order',
+      3,
+      async () => {
+        const body = await call(stats, 'execute-order', `${base}/workflows/order-approval/execute`, { method: 'POST', json: { input: { items: [{ price: 80, qty: 2 }] } } });
+        if (body?.data?.status === 'suspended') shared.suspended.push(body.data.executionId);
+      },
+    ],
     // resumes outnumber suspensions a little, so the suspended set stays small
-    ['resume', 4, async () => {
-      const exec = shared.suspended.shift();
-      if (exec) await call(stats, 'resume', `${base}/workflows/order-approval/executions/${exec}/resume`, { method: 'POST', json: { resumeData: { approved: Math.random() < 0.5 } } });
-    }],
+    [
+      'resume',
+      4,
+      async () => {
+        const exec = shared.suspended.shift();
+        if (exec) await call(stats, 'resume', `${base}/workflows/order-approval/executions/${exec}/resume`, { method: 'POST', json: { resumeData: { approved: Math.random() < 0.5 } } });
+      },
+    ],
     ['workflow-stream', 2, () => stream(stats, 'workflow-stream', `${base}/workflows/echo/stream`, { method: 'POST', json: { input: { text: 'streamed' } } })],
-    ['attach', 2, async () => {
-      const exec = shared.finished.length ? pick(shared.finished) : undefined;
-      if (!exec) return;
-      // half of the attach readers go away after the first frame
-      await stream(stats, 'attach', `${base}/workflows/echo/executions/${exec}/stream`, {}, Math.random() < 0.5 ? 1 : undefined);
-    }],
-    ['agent-text', 3, () =>
-      convs.using((conversationId) =>
-        call(stats, 'agent-text', `${base}/agents/assistant/text`, { method: 'POST', json: { input: Math.random() < 0.3 ? 'weather in Paris?' : 'hello there', options: { memory: { userId: user, conversationId } } } }),
-      )],
-    ['agent-stream', 2, () =>
-      convs.using((conversationId) => {
-        const kind = Math.random() < 0.5 ? 'stream' : 'chat';
-        // a quarter of the readers disconnect after two frames (the generation is cancelled and recorded)
-        return stream(stats, `agent-${kind}`, `${base}/agents/assistant/${kind}`, { method: 'POST', json: { input: 'tell me a story', options: { memory: { userId: user, conversationId } } } }, Math.random() < 0.25 ? 2 : undefined);
-      })],
-    ['messages', 3, () =>
-      convs.using(async (conversationId) => {
-        const ids = [id(), id()];
-        await call(stats, 'save-messages', `${base}/api/memory/save-messages`, { method: 'POST', json: { userId: user, conversationId, messages: ids.map((mid) => ({ id: mid, role: 'user', content: `soak message ${mid}` })) } });
-        if (Math.random() < 0.5) await call(stats, 'delete-messages', `${base}/api/memory/messages/delete`, { method: 'POST', json: { userId: user, conversationId, messageIds: [ids[0]] } });
-      })],
+    [
+      'attach',
+      2,
+      async () => {
+        const exec = shared.finished.length ? pick(shared.finished) : undefined;
+        if (!exec) return;
+        // half of the attach readers go away after the first frame
+        await stream(stats, 'attach', `${base}/workflows/echo/executions/${exec}/stream`, {}, Math.random() < 0.5 ? 1 : undefined);
+      },
+    ],
+    [
+      'agent-text',
+      3,
+      () =>
+        convs.using((conversationId) =>
+          call(stats, 'agent-text', `${base}/agents/assistant/text`, {
+            method: 'POST',
+            json: { input: Math.random() < 0.3 ? 'weather in Paris?' : 'hello there', options: { memory: { userId: user, conversationId } } },
+          }),
+        ),
+    ],
+    [
+      'agent-stream',
+      2,
+      () =>
+        convs.using((conversationId) => {
+          const kind = Math.random() < 0.5 ? 'stream' : 'chat';
+          // a quarter of the readers disconnect after two frames (the generation is cancelled and recorded)
+          return stream(
+            stats,
+            `agent-${kind}`,
+            `${base}/agents/assistant/${kind}`,
+            { method: 'POST', json: { input: 'tell me a story', options: { memory: { userId: user, conversationId } } } },
+            Math.random() < 0.25 ? 2 : undefined,
+          );
+        }),
+    ],
+    [
+      'messages',
+      3,
+      () =>
+        convs.using(async (conversationId) => {
+          const ids = [id(), id()];
+          await call(stats, 'save-messages', `${base}/api/memory/save-messages`, {
+            method: 'POST',
+            json: { userId: user, conversationId, messages: ids.map((mid) => ({ id: mid, role: 'user', content: `soak message ${mid}` })) },
+          });
+          if (Math.random() < 0.5) await call(stats, 'delete-messages', `${base}/api/memory/messages/delete`, { method: 'POST', json: { userId: user, conversationId, messageIds: [ids[0]] } });
+        }),
+    ],
     ['list-messages', 1, () => convs.using((conversationId) => call(stats, 'list-messages', `${base}/api/memory/conversations/${conversationId}/messages?limit=50&userId=${user}`))],
     ['search', 1, () => call(stats, 'search', `${base}/api/memory/search?searchQuery=${encodeURIComponent('soak message story')}&userId=${user}&limit=5`)],
-    ['rotate-conversation', 1, async () => {
-      const old = convs.takeIdle();
-      if (!old) return;
-      await call(stats, 'delete-conversation', `${base}/api/memory/conversations/${old}`, { method: 'DELETE' });
-      await createConversation(stats, base, shared);
-    }],
+    [
+      'rotate-conversation',
+      1,
+      async () => {
+        const old = convs.takeIdle();
+        if (!old) return;
+        await call(stats, 'delete-conversation', `${base}/api/memory/conversations/${old}`, { method: 'DELETE' });
+        await createConversation(stats, base, shared);
+      },
+    ],
     ['list-executions', 2, () => call(stats, 'list-executions', `${base}/workflows/executions?limit=20&status=${pick(['completed', 'suspended', 'running'])}`)],
     ['state', 1, () => call(stats, 'state', `${base}/workflows/echo/executions/${shared.finished.length ? pick(shared.finished) : 'none'}/state`, {}, [200, 404])],
     ['history', 1, () => call(stats, 'history', `${base}/agents/assistant/history?limit=10`)],

@@ -133,7 +133,16 @@ export interface FanoutResult {
 
 const summarise = (observers: Observer[], exactlyOnce: number, r: { rssBefore: number; rssIdle: number; rssCollected: number; cpuMs: number }): FanoutResult & { exactlyOnce: number } => {
   const lat = observers.flatMap((o) => o.latencies).sort((a, b) => a - b);
-  return { ...r, p50: pct(lat, 50), p99: pct(lat, 99), max: lat.at(-1) ?? NaN, complete: observers.filter((o) => o.done).length, errors: observers.filter((o) => o.error).length, exactlyOnce, load: os.loadavg()[0] };
+  return {
+    ...r,
+    p50: pct(lat, 50),
+    p99: pct(lat, 99),
+    max: lat.at(-1) ?? NaN,
+    complete: observers.filter((o) => o.done).length,
+    errors: observers.filter((o) => o.error).length,
+    exactlyOnce,
+    load: os.loadavg()[0],
+  };
 };
 
 /** A bench:workflows server (`--serve`: uWS + LevelDB in a temp dir, with the `ticker` workflow) of the checkout at `root`. */
@@ -219,14 +228,10 @@ export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTER
     await new Promise((r) => setTimeout(r, 300));
     await rssAfterGc(`${base}/gc`, child.pid!);
     const rssBefore = rssMiB(child.pid!);
-    const { observers, finished, agent } = await openObservers(
-      OBSERVERS,
-      `${base}/sse`,
-      (o, event, seq, data, at) => {
-        o.ids.push(seq);
-        if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
-      },
-    );
+    const { observers, finished, agent } = await openObservers(OBSERVERS, `${base}/sse`, (o, event, seq, data, at) => {
+      o.ids.push(seq);
+      if (event === 'tick') o.latencies.push(at - (JSON.parse(data) as { sentAt: number }).sentAt);
+    });
     // every reader is attached once the server has counted it
     while (Number(await (await fetch(`${base}/count`)).text()) < OBSERVERS) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_000));
@@ -245,4 +250,3 @@ export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTER
     child.kill('SIGKILL');
   }
 }
-

@@ -121,8 +121,7 @@ function ToolCard({ part }) {
   return html`<div class=${`tool-card tool-${part.state}`} data-tool-call-id=${part.toolCallId} data-tool-name=${part.toolName}>
     <div class="tool-head"><span class="dim">tool</span> <strong>${part.toolName}</strong> <span class="dim" data-tool-state>${TOOL_STATE_LABEL[part.state] ?? 'calling…'}</span></div>
     <${JsonView} label="Arguments" value=${part.input} />
-    ${part.state === 'done' ? html`<${JsonView} label="Result" value=${part.output} />` : null}
-    ${part.error ? html`<div class="error">${part.error}</div>` : null}
+    ${part.state === 'done' ? html`<${JsonView} label="Result" value=${part.output} />` : null} ${part.error ? html`<div class="error">${part.error}</div>` : null}
   </div>`;
 }
 
@@ -190,10 +189,17 @@ function Chat({ agent, p, onReplied }) {
     if (conv && conv === own.current && messages.length === 0) rememberOpeningText(conv, text);
     const options = userId ? { memory: { userId, conversationId: conv } } : {};
     // with memory the server holds the history; without it the client sends the conversation so far
-    const input = userId ? user.parts[0].text : history.map((m) => ({ role: m.role, parts: m.parts.filter((x) => x.type === 'text').map((x) => ({ type: 'text', text: x.text })) })).filter((m) => m.parts.length);
+    const input = userId
+      ? user.parts[0].text
+      : history.map((m) => ({ role: m.role, parts: m.parts.filter((x) => x.type === 'text').map((x) => ({ type: 'text', text: x.text })) })).filter((m) => m.parts.length);
     abort.current = new AbortController();
     try {
-      const res = await fetch(`/agents/${enc(agent.id)}/chat`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authHeaders() }, body: JSON.stringify({ input, options }), signal: abort.current.signal });
+      const res = await fetch(`/agents/${enc(agent.id)}/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...authHeaders() },
+        body: JSON.stringify({ input, options }),
+        signal: abort.current.signal,
+      });
       if (!res.ok) {
         const body = await res.json().catch(() => ({}));
         assistant.error = body.error ?? `${res.status}`;
@@ -228,15 +234,24 @@ function Chat({ agent, p, onReplied }) {
   return html`<div class="chat panel">
     <form class="memory-pick" onSubmit=${(e) => e.preventDefault()}>
       <label>User <input name="user" value=${userId} placeholder="no memory" onChange=${(e) => patchParams({ user: e.currentTarget.value }, { push: false })} /></label>
-      <label>Conversation <input name="conv" value=${conversationId} placeholder=${userId ? 'new conversation' : '—'} disabled=${!userId} onChange=${(e) => patchParams({ conv: e.currentTarget.value }, { push: false })} /></label>
+      <label
+        >Conversation
+        <input
+          name="conv"
+          value=${conversationId}
+          placeholder=${userId ? 'new conversation' : '—'}
+          disabled=${!userId}
+          onChange=${(e) => patchParams({ conv: e.currentTarget.value }, { push: false })}
+      /></label>
       ${agent.memory ? null : html`<span class="dim">this agent has no memory</span>`}
     </form>
     <div class="messages" aria-live="polite" ref=${box} onScroll=${onScroll}>
       ${messages.map(
-        (m, i) => html`<div class=${`msg msg-${m.role}`} key=${i} data-role=${m.role} data-done=${m.done ? 'true' : undefined}>
-          ${m.parts.map((part, j) => (part.type === 'tool' ? html`<${ToolCard} key=${j} part=${part} />` : html`<div class="msg-text" key=${j}>${part.text}</div>`))}
-          ${m.error ? html`<div class="error" role="alert">${m.error}</div>` : null}
-        </div>`,
+        (m, i) =>
+          html`<div class=${`msg msg-${m.role}`} key=${i} data-role=${m.role} data-done=${m.done ? 'true' : undefined}>
+            ${m.parts.map((part, j) => (part.type === 'tool' ? html`<${ToolCard} key=${j} part=${part} />` : html`<div class="msg-text" key=${j}>${part.text}</div>`))}
+            ${m.error ? html`<div class="error" role="alert">${m.error}</div>` : null}
+          </div>`,
       )}
     </div>
     <form class="composer" onSubmit=${send}>
@@ -271,7 +286,16 @@ function WorkingMemory({ agent, userId, conversationId, version }) {
   if (!open) return html`<div class="working-memory"><button type="button" name="working-memory" onClick=${() => setOpen(true)}>Show working memory (${config.scope} scope)</button></div>`;
   return html`<div class="working-memory">
     ${err ? html`<p class="error">${err}</p>` : null}
-    ${wm ? html`<div class="json-label">Working memory (${wm.scope}, ${wm.format})</div><pre class="mono">${wm.content}</pre>` : wm === null ? html`<p class="dim">No working memory for this conversation yet.</p>` : err ? null : html`<p class="empty">Loading…</p>`}
+    ${
+      wm
+        ? html`<div class="json-label">Working memory (${wm.scope}, ${wm.format})</div>
+            <pre class="mono">${wm.content}</pre>`
+        : wm === null
+          ? html`<p class="dim">No working memory for this conversation yet.</p>`
+          : err
+            ? null
+            : html`<p class="empty">Loading…</p>`
+    }
   </div>`;
 }
 
@@ -289,26 +313,50 @@ function MemoryBrowser({ agent, p, version }) {
     setConv(null);
     // a conversation the chat has just named exists once its first message is saved
     if (!agent.memory || !p.conv || !known) return;
-    get(`/api/memory/conversations/${enc(p.conv)}/messages${qs({ agentId: agent.id, userId })}`).then((r) => {
-      rememberFirstUserMessage(p.conv, r.messages, r.messages.length < MESSAGE_PAGE);
-      setConv(r);
-    }, (e) => setErr(e.message));
+    get(`/api/memory/conversations/${enc(p.conv)}/messages${qs({ agentId: agent.id, userId })}`).then(
+      (r) => {
+        rememberFirstUserMessage(p.conv, r.messages, r.messages.length < MESSAGE_PAGE);
+        setConv(r);
+      },
+      (e) => setErr(e.message),
+    );
   }, [agent.id, p.conv, version, known]);
-  if (!agent.memory) return html`<div class="panel memory"><div class="panel-head">Memory</div><p class="empty">${agent.name} has no memory configured.</p></div>`;
+  if (!agent.memory)
+    return html`<div class="panel memory">
+      <div class="panel-head">Memory</div>
+      <p class="empty">${agent.name} has no memory configured.</p>
+    </div>`;
   return html`<div class="panel memory">
     <div class="panel-head">Memory <span class="dim">(read only)</span></div>
     ${err ? html`<p class="error">${err}</p>` : null}
     <ul class="conversations">
       ${(list?.conversations ?? []).map(
-        (c) => html`<li key=${c.id} data-conversation-id=${c.id} class=${p.conv === c.id ? 'selected' : ''}>
-          <a href=${linkTo({ ...p, conv: c.id, user: c.userId })} title=${c.title || c.id}>${conversationTitle(c)}</a> <span class="dim">${c.userId} · ${fmtTime(c.updatedAt)}</span>
-        </li>`,
+        (c) =>
+          html`<li key=${c.id} data-conversation-id=${c.id} class=${p.conv === c.id ? 'selected' : ''}>
+            <a href=${linkTo({ ...p, conv: c.id, user: c.userId })} title=${c.title || c.id}>${conversationTitle(c)}</a> <span class="dim">${c.userId} · ${fmtTime(c.updatedAt)}</span>
+          </li>`,
       )}
       ${list && list.conversations.length === 0 ? html`<li class="empty">No conversations${userId ? ` for ${userId}` : ''}.</li>` : null}
     </ul>
-    ${conv
-      ? html`<div class="conv-messages">${conv.messages.map((m) => html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}><span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) => (part.type === 'text' ? html`<span key=${j}>${part.text}</span>` : html`<div class=${`tool-card${part.type === 'tool-result' && storedOutcome(part.output).state !== 'done' ? ` tool-${storedOutcome(part.output).state}` : ''}`} key=${j}><div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div><${JsonView} value=${part.input ?? part.output ?? part} /></div>`))}</div>`)}</div>`
-      : null}
+    ${
+      conv
+        ? html`<div class="conv-messages">
+            ${conv.messages.map(
+              (m) =>
+                html`<div class=${`msg msg-${m.role}`} key=${m.id} data-message-id=${m.id}>
+                  <span class="role" data-role-label>${m.role}</span> ${(m.parts ?? []).map((part, j) =>
+                    part.type === 'text'
+                      ? html`<span key=${j}>${part.text}</span>`
+                      : html`<div class=${`tool-card${part.type === 'tool-result' && storedOutcome(part.output).state !== 'done' ? ` tool-${storedOutcome(part.output).state}` : ''}`} key=${j}>
+                          <div class="tool-head"><span class="dim">${part.type}</span> <strong>${part.toolName ?? ''}</strong></div>
+                          <${JsonView} value=${part.input ?? part.output ?? part} />
+                        </div>`,
+                  )}
+                </div>`,
+            )}
+          </div>`
+        : null
+    }
     ${p.conv && known ? html`<${WorkingMemory} key=${`${agent.id}/${p.conv}`} agent=${agent} userId=${userId} conversationId=${p.conv} version=${version} />` : null}
   </div>`;
 }
@@ -318,7 +366,8 @@ export function AgentsView({ p, catalog, pending }) {
   const agent = catalog.agents.find((a) => a.id === p.agent) ?? catalog.agents[0];
   if (!agent) return html`<section class="agents"><p class="empty">No agents are registered on this server.</p></section>`;
   return html`<section class="agents">
-    <header class="bar"><h2>Agents</h2>
+    <header class="bar">
+      <h2>Agents</h2>
       <select name="agent" value=${agent.id} onChange=${(e) => patchParams({ agent: e.currentTarget.value, conv: '' })}>
         ${catalog.agents.map((a) => html`<option value=${a.id}>${a.name}</option>`)}
       </select>
@@ -338,11 +387,16 @@ export function AgentRunView({ p }) {
   useEffect(() => {
     if (!working) return;
     let timer;
-    const sock = liveSocket('/ws/observability', { entityType: 'agent', entityId: p.agent }, (msg) => {
-      if (msg.type !== 'OBSERVABILITY_EVENT') return;
-      clearTimeout(timer);
-      timer = setTimeout(() => setPushes((n) => n + 1), 100);
-    }, { console: true });
+    const sock = liveSocket(
+      '/ws/observability',
+      { entityType: 'agent', entityId: p.agent },
+      (msg) => {
+        if (msg.type !== 'OBSERVABILITY_EVENT') return;
+        clearTimeout(timer);
+        timer = setTimeout(() => setPushes((n) => n + 1), 100);
+      },
+      { console: true },
+    );
     return () => {
       clearTimeout(timer);
       sock.close();
@@ -360,15 +414,35 @@ export function AgentRunView({ p }) {
     })().catch((e) => setErr(e.message));
   }, [p.agent, p.agentRun, pushes]);
   return html`<section class="agent-run" data-execution-id=${p.agentRun}>
-    <header class="bar"><a href=${linkTo({})} class="back">← Runs</a><h2>${p.agent} <span class="mono dim">${p.agentRun}</span></h2>
-      ${entry ? html`<span class=${`status status-${entry.status}`} data-run-status=${entry.status}>${entry.status}</span>` : null}</header>
-    ${err ? html`<p class="error">${err}</p>` : null}
-    ${entry === null ? html`<p class="empty">This run is not in the agent's history.</p>` : null}
-    ${entry
-      ? html`<div class="run-meta"><span>${entry.operationType}</span><span>Started ${fmtTime(entry.startTime)}</span>${entry.endTime ? html`<span>took ${fmtDuration(Date.parse(entry.endTime) - Date.parse(entry.startTime))}</span>` : null}${entry.usage ? html`<span>${entry.usage.totalTokens} tokens</span>` : null}${entry.conversationId ? html`<a href=${linkTo({ view: 'agents', agent: p.agent, user: entry.userId, conv: entry.conversationId })}>conversation</a>` : null}</div>
-        <div class="io"><${JsonView} label="Input" value=${entry.input} /><${JsonView} label="Output" value=${entry.output} /></div>
-        <div class="panel"><div class="panel-head">Steps</div>${entry.steps.map((s, i) => (s.type === 'text' ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>` : html`<div class=${`tool-card${s.type === 'tool_result' && isErrorRecord(s.content) ? ' tool-error' : ''}`} key=${i}><div class="tool-head">${s.type === 'tool_call' ? 'tool call' : s.type === 'tool_result' && isErrorRecord(s.content) ? 'tool failed' : 'tool result'} <strong>${s.name}</strong></div><${JsonView} value=${s.arguments ?? s.content} /></div>`))}</div>
-        <${SpansPanel} entityType="agent" entityId=${p.agent} runId=${p.agentRun} version=${entry.status} />`
-      : null}
+    <header class="bar">
+      <a href=${linkTo({})} class="back">← Runs</a>
+      <h2>${p.agent} <span class="mono dim">${p.agentRun}</span></h2>
+      ${entry ? html`<span class=${`status status-${entry.status}`} data-run-status=${entry.status}>${entry.status}</span>` : null}
+    </header>
+    ${err ? html`<p class="error">${err}</p>` : null} ${entry === null ? html`<p class="empty">This run is not in the agent's history.</p>` : null}
+    ${
+      entry
+        ? html`<div class="run-meta">
+              <span>${entry.operationType}</span
+              ><span>Started ${fmtTime(entry.startTime)}</span
+              >${entry.endTime ? html`<span>took ${fmtDuration(Date.parse(entry.endTime) - Date.parse(entry.startTime))}</span>` : null}${entry.usage ? html`<span>${entry.usage.totalTokens} tokens</span>` : null}${entry.conversationId ? html`<a href=${linkTo({ view: 'agents', agent: p.agent, user: entry.userId, conv: entry.conversationId })}>conversation</a>` : null}
+            </div>
+            <div class="io"><${JsonView} label="Input" value=${entry.input} /><${JsonView} label="Output" value=${entry.output} /></div>
+            <div class="panel">
+              <div class="panel-head">Steps</div>
+              ${entry.steps.map((s, i) =>
+                s.type === 'text'
+                  ? html`<div class="msg-text" key=${i}>${typeof s.content === 'string' ? s.content : JSON.stringify(s.content)}</div>`
+                  : html`<div class=${`tool-card${s.type === 'tool_result' && isErrorRecord(s.content) ? ' tool-error' : ''}`} key=${i}>
+                      <div class="tool-head">
+                        ${s.type === 'tool_call' ? 'tool call' : s.type === 'tool_result' && isErrorRecord(s.content) ? 'tool failed' : 'tool result'} <strong>${s.name}</strong>
+                      </div>
+                      <${JsonView} value=${s.arguments ?? s.content} />
+                    </div>`,
+              )}
+            </div>
+            <${SpansPanel} entityType="agent" entityId=${p.agent} runId=${p.agentRun} version=${entry.status} />`
+        : null
+    }
   </section>`;
 }

@@ -107,19 +107,24 @@ function PendingItem({ item, onDecided }) {
     }
   };
   return html`<li class="approval" data-approval-id=${item.approvalId} data-run-id=${item.runId}>
-    <div class="approval-head"><span class="dim">tool</span> <strong data-tool-name>${item.toolName}</strong> <span class="dim">· agent</span> <span data-agent-id=${item.agentId}>${item.agentName}</span> <span class="dim">· run</span> <a class="mono" href=${linkTo({ agent: item.agentId, agentRun: item.runId })}>${item.runId.slice(0, 8)}</a></div>
+    <div class="approval-head">
+      <span class="dim">tool</span> <strong data-tool-name>${item.toolName}</strong> <span class="dim">· agent</span> <span data-agent-id=${item.agentId}>${item.agentName}</span>
+      <span class="dim">· run</span> <a class="mono" href=${linkTo({ agent: item.agentId, agentRun: item.runId })}>${item.runId.slice(0, 8)}</a>
+    </div>
     <${JsonView} label="Arguments" value=${item.args} />
     ${err ? html`<p class="error" role="alert">${err}</p>` : null}
-    ${denying
-      ? html`<form class="row deny-form" onSubmit=${(e) => (e.preventDefault(), answer(false))}>
-          <input name="reason" placeholder="Reason (optional)" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} autocomplete="off" />
-          <button type="submit" name="confirm-deny" class="danger" disabled=${Boolean(sending)}>${sending === 'deny' ? 'Denying…' : 'Deny call'}</button>
-          <button type="button" onClick=${() => setDenying(false)} disabled=${Boolean(sending)}>Cancel</button>
-        </form>`
-      : html`<div class="row">
-          <button type="button" name="approve" class="primary" disabled=${Boolean(sending)} onClick=${() => answer(true)}>${sending === 'approve' ? 'Approving…' : 'Approve'}</button>
-          <button type="button" name="deny" disabled=${Boolean(sending)} onClick=${() => setDenying(true)}>Deny…</button>
-        </div>`}
+    ${
+      denying
+        ? html`<form class="row deny-form" onSubmit=${(e) => (e.preventDefault(), answer(false))}>
+            <input name="reason" placeholder="Reason (optional)" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} autocomplete="off" />
+            <button type="submit" name="confirm-deny" class="danger" disabled=${Boolean(sending)}>${sending === 'deny' ? 'Denying…' : 'Deny call'}</button>
+            <button type="button" onClick=${() => setDenying(false)} disabled=${Boolean(sending)}>Cancel</button>
+          </form>`
+        : html`<div class="row">
+            <button type="button" name="approve" class="primary" disabled=${Boolean(sending)} onClick=${() => answer(true)}>${sending === 'approve' ? 'Approving…' : 'Approve'}</button>
+            <button type="button" name="deny" disabled=${Boolean(sending)} onClick=${() => setDenying(true)}>Deny…</button>
+          </div>`
+    }
   </li>`;
 }
 
@@ -134,16 +139,23 @@ export function ApprovalsPanel({ pending }) {
   return html`<div class="panel approvals">
     <div class="panel-head">Pending approvals <span class="badge" data-count=${pending.items.length}>${pending.items.length}</span></div>
     ${pending.items.length === 0 ? html`<p class="empty">No tool call waits for approval.</p>` : null}
-    <ul class="approval-list">${pending.items.map((item) => html`<${PendingItem} key=${item.approvalId} item=${item} onDecided=${onDecided} />`)}</ul>
-    ${decided.length
-      ? html`<ul class="decided">
-          ${decided.map(
-            (d) => html`<li key=${d.approvalId} data-approval-id=${d.approvalId} data-decision=${d.approved ? 'approved' : 'denied'} data-outcome=${d.status}>
-              <span class=${`status status-${d.approved ? 'completed' : 'error'}`}>${d.approved ? 'approved' : 'denied'}</span> <strong>${d.toolName}</strong> <span class="dim">· agent ${d.agentName} · run</span> <a class="mono" href=${linkTo({ agent: d.agentId, agentRun: d.runId })}>${d.runId.slice(0, 8)}</a>${d.reason ? html` <span class="dim">— ${d.reason}</span>` : null}
-              <div class="outcome"><span class="dim">${d.status === 'error' ? 'not recorded:' : `run ${d.status}:`}</span> <span data-outcome-text>${d.text}</span></div>
-            </li>`,
-          )}
-        </ul>`
-      : null}
+    <ul class="approval-list">
+      ${pending.items.map((item) => html`<${PendingItem} key=${item.approvalId} item=${item} onDecided=${onDecided} />`)}
+    </ul>
+    ${
+      decided.length
+        ? html`<ul class="decided">
+            ${decided.map(
+              (d) =>
+                html`<li key=${d.approvalId} data-approval-id=${d.approvalId} data-decision=${d.approved ? 'approved' : 'denied'} data-outcome=${d.status}>
+                  <span class=${`status status-${d.approved ? 'completed' : 'error'}`}>${d.approved ? 'approved' : 'denied'}</span> <strong>${d.toolName}</strong>
+                  <span class="dim">· agent ${d.agentName} · run</span>
+                  <a class="mono" href=${linkTo({ agent: d.agentId, agentRun: d.runId })}>${d.runId.slice(0, 8)}</a>${d.reason ? html` <span class="dim">— ${d.reason}</span>` : null}
+                  <div class="outcome"><span class="dim">${d.status === 'error' ? 'not recorded:' : `run ${d.status}:`}</span> <span data-outcome-text>${d.text}</span></div>
+                </li>`,
+            )}
+          </ul>`
+        : null
+    }
   </div>`;
 }

@@ -6,7 +6,13 @@ const firstUserText = new Map();
 const AUTO_TITLE = /^New Chat (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))$/;
 const BARE_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)?$/;
 
-const textOf = (m) => (typeof m.content === 'string' && m.content ? m.content : (m.parts ?? []).filter((p) => p.type === 'text').map((p) => p.text).join(' '));
+const textOf = (m) =>
+  typeof m.content === 'string' && m.content
+    ? m.content
+    : (m.parts ?? [])
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text)
+        .join(' ');
 
 /**
  * Notes the first user message of a conversation from a page of its messages (oldest first). `complete`: the page

@@ -22,14 +22,16 @@ function CredentialsDialog({ reason, onClose }) {
     credentials.save(token.trim(), key.trim());
     onClose(true);
   };
-  return html`<div class="overlay"><form class="dialog credentials" name="credentials" onSubmit=${save} role="dialog" aria-label="Credentials">
-    <h3>Sign in to this server</h3>
-    ${reason ? html`<p class="error">${reason}</p>` : null}
-    <p class="dim">Kept in this tab only (sessionStorage) and sent to this server only.</p>
-    <label>Access token (JWT) <input name="token" type="password" autocomplete="off" value=${token} onInput=${(e) => setToken(e.currentTarget.value)} /></label>
-    <label>Console access key <input name="key" type="password" autocomplete="off" value=${key} onInput=${(e) => setKey(e.currentTarget.value)} /></label>
-    <div class="row"><button type="submit" class="primary">Save</button><button type="button" onClick=${() => onClose(false)}>Close</button></div>
-  </form></div>`;
+  return html`<div class="overlay">
+    <form class="dialog credentials" name="credentials" onSubmit=${save} role="dialog" aria-label="Credentials">
+      <h3>Sign in to this server</h3>
+      ${reason ? html`<p class="error">${reason}</p>` : null}
+      <p class="dim">Kept in this tab only (sessionStorage) and sent to this server only.</p>
+      <label>Access token (JWT) <input name="token" type="password" autocomplete="off" value=${token} onInput=${(e) => setToken(e.currentTarget.value)} /></label>
+      <label>Console access key <input name="key" type="password" autocomplete="off" value=${key} onInput=${(e) => setKey(e.currentTarget.value)} /></label>
+      <div class="row"><button type="submit" class="primary">Save</button><button type="button" onClick=${() => onClose(false)}>Close</button></div>
+    </form>
+  </div>`;
 }
 
 function App() {
@@ -53,7 +55,10 @@ function App() {
     );
   }, []);
   useEffect(() => {
-    Promise.all([get('/workflows'), get('/agents')]).then(([workflows, agents]) => setCatalog({ workflows, agents }), (e) => setErr(e.message));
+    Promise.all([get('/workflows'), get('/agents')]).then(
+      ([workflows, agents]) => setCatalog({ workflows, agents }),
+      (e) => setErr(e.message),
+    );
   }, [epoch]);
   // a link with only the run id: find its workflow among the newest executions
   useEffect(() => {
@@ -77,10 +82,22 @@ function App() {
     else body = html`<${RunsList} p=${p} catalog=${catalog} />`;
   }
   const signedIn = Boolean(credentials.token || credentials.key);
-  return html`<div class="app" onClick=${onLink} data-view=${view} key=${epoch} data-auth=${authOn === null ? 'unknown' : authOn ? 'on' : 'off'} data-store-checked=${storeChecked ? 'true' : undefined}>
+  return html`<div
+    class="app"
+    onClick=${onLink}
+    data-view=${view}
+    key=${epoch}
+    data-auth=${authOn === null ? 'unknown' : authOn ? 'on' : 'off'}
+    data-store-checked=${storeChecked ? 'true' : undefined}
+  >
     <header class="top">
       <a class="brand" href=${linkTo({})}>eventloom <span>console</span></a>
-      <nav><a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}>Agents${pending.items.length ? html` <span class="badge" data-pending-approvals title=${`${pending.items.length} tool call${pending.items.length === 1 ? '' : 's'} waiting for approval`}>${pending.items.length}</span>` : null}</a><a href=${linkTo({ view: 'schedules' })} class=${view === 'schedules' ? 'active' : ''}>Schedules</a><a href="/ui" target="_blank" rel="noopener">API explorer</a></nav>
+      <nav>
+        <a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a
+        ><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}
+          >Agents${pending.items.length ? html` <span class="badge" data-pending-approvals title=${`${pending.items.length} tool call${pending.items.length === 1 ? '' : 's'} waiting for approval`}>${pending.items.length}</span>` : null}</a
+        ><a href=${linkTo({ view: 'schedules' })} class=${view === 'schedules' ? 'active' : ''}>Schedules</a><a href="/ui" target="_blank" rel="noopener">API explorer</a>
+      </nav>
       <${StoreHealth} onChecked=${() => setStoreChecked(true)} />
       ${authOn || signedIn ? html`<button type="button" class="link" name="sign-in" onClick=${() => setAuth('')}>${signedIn ? 'Credentials ✓' : 'Sign in'}</button>` : null}
     </header>

@@ -15,11 +15,12 @@ export function EventsPanel({ events, onPick }) {
       items=${events}
       height=${340}
       follow=${true}
-      renderRow=${(e) => html`<div class="event-row" key=${e.seq} data-seq=${e.seq} data-type=${e.type} onClick=${() => onPick(e)}>
-        <span class="seq">${e.seq}</span><span class="time">${fmtClock(e.data?.timestamp)}</span>
-        <span class=${`etype etype-${e.type}`}>${e.type}</span><span class="from">${e.data?.from ?? ''}</span>
-        <span class="status-text">${e.data?.status ?? ''}</span><span class="mono dim">${preview(e.data?.output ?? e.data?.input ?? e.data?.result, 70)}</span>
-      </div>`}
+      renderRow=${(e) =>
+        html`<div class="event-row" key=${e.seq} data-seq=${e.seq} data-type=${e.type} onClick=${() => onPick(e)}>
+          <span class="seq">${e.seq}</span><span class="time">${fmtClock(e.data?.timestamp)}</span> <span class=${`etype etype-${e.type}`}>${e.type}</span
+          ><span class="from">${e.data?.from ?? ''}</span> <span class="status-text">${e.data?.status ?? ''}</span
+          ><span class="mono dim">${preview(e.data?.output ?? e.data?.input ?? e.data?.result, 70)}</span>
+        </div>`}
     />
   </div>`;
 }
@@ -48,10 +49,11 @@ export function LogsPanel({ executionId }) {
       items=${logs}
       height=${300}
       follow=${true}
-      renderRow=${(l, i) => html`<div class="log-row" key=${i} data-log-level=${l.level}>
-        <span class="time">${fmtClock(l.timestamp)}</span><span class=${`level level-${l.level}`}>${l.level}</span>
-        <span class="msg">${l.msg}</span><span class="mono dim">${l.stepId ?? l.component ?? ''}</span>
-      </div>`}
+      renderRow=${(l, i) =>
+        html`<div class="log-row" key=${i} data-log-level=${l.level}>
+          <span class="time">${fmtClock(l.timestamp)}</span><span class=${`level level-${l.level}`}>${l.level}</span> <span class="msg">${l.msg}</span
+          ><span class="mono dim">${l.stepId ?? l.component ?? ''}</span>
+        </div>`}
     />
     ${logs.length === 0 ? html`<p class="empty">No log lines for this run.</p>` : null}
   </div>`;
@@ -86,9 +88,21 @@ export function SpansPanel({ entityType, entityId, runId, traceId, version }) {
       .then((t) => setTrace(t ?? null))
       .catch((e) => setErr(e.message));
   }, [runId, traceId, version]);
-  if (err) return html`<div class="panel spans-panel"><div class="panel-head">Spans</div><p class="error">${err}</p></div>`;
-  if (trace === undefined) return html`<div class="panel spans-panel"><div class="panel-head">Spans</div><p class="empty">Loading…</p></div>`;
-  if (!trace) return html`<div class="panel spans-panel"><div class="panel-head">Spans</div><p class="empty">No spans recorded for this run.</p></div>`;
+  if (err)
+    return html`<div class="panel spans-panel">
+      <div class="panel-head">Spans</div>
+      <p class="error">${err}</p>
+    </div>`;
+  if (trace === undefined)
+    return html`<div class="panel spans-panel">
+      <div class="panel-head">Spans</div>
+      <p class="empty">Loading…</p>
+    </div>`;
+  if (!trace)
+    return html`<div class="panel spans-panel">
+      <div class="panel-head">Spans</div>
+      <p class="empty">No spans recorded for this run.</p>
+    </div>`;
   const spans = flattenTree(trace.tree);
   const t0 = Math.min(...spans.map((s) => Date.parse(s.startTime)));
   const t1 = Math.max(...spans.map((s) => Date.parse(s.endTime ?? s.startTime) || Date.now()), t0 + 1);
@@ -100,7 +114,9 @@ export function SpansPanel({ entityType, entityId, runId, traceId, version }) {
         const b = s.endTime ? Date.parse(s.endTime) : t1;
         return html`<div class="wf-row" key=${s.spanId} data-span-id=${s.spanId}>
           <div class="wf-name" style=${{ paddingLeft: `${(s.depth ?? 0) * 14}px` }} title=${s.name}>${s.name}</div>
-          <div class="wf-track"><div class=${`wf-bar code-${s.status?.code ?? 0}`} style=${{ left: `${((a - t0) / (t1 - t0)) * 100}%`, width: `${Math.max(0.4, ((b - a) / (t1 - t0)) * 100)}%` }}></div></div>
+          <div class="wf-track">
+            <div class=${`wf-bar code-${s.status?.code ?? 0}`} style=${{ left: `${((a - t0) / (t1 - t0)) * 100}%`, width: `${Math.max(0.4, ((b - a) / (t1 - t0)) * 100)}%` }}></div>
+          </div>
           <div class="wf-dur">${fmtDuration(s.duration ?? b - a)}</div>
         </div>`;
       })}

@@ -135,10 +135,17 @@ function ReplayForm({ wf, id, step, input }) {
 function Gantt({ rows, recs, span, selected, status, replayFrom }) {
   const [t0, t1] = span;
   const width = t1 - t0;
-  const replayTop = topLevelOf(rows.filter((r) => r.depth === 0).map((r) => r.def), replayFrom);
+  const replayTop = topLevelOf(
+    rows.filter((r) => r.depth === 0).map((r) => r.def),
+    replayFrom,
+  );
   const replayIndex = replayTop ? rows.findIndex((r) => r.id === replayTop) : -1;
   return html`<div class="gantt" role="table" aria-label="Steps">
-    <div class="g-head"><div>Step</div><div class="g-scale"><span>0</span><span>${fmtDuration(width / 2)}</span><span>${fmtDuration(width)}</span></div><div>Duration</div></div>
+    <div class="g-head">
+      <div>Step</div>
+      <div class="g-scale"><span>0</span><span>${fmtDuration(width / 2)}</span><span>${fmtDuration(width)}</span></div>
+      <div>Duration</div>
+    </div>
     ${rows.map((row, i) => {
       const own = recs.get(row.id);
       // sub-steps report no events of their own: they run within their parent's bar
@@ -151,9 +158,17 @@ function Gantt({ rows, recs, span, selected, status, replayFrom }) {
       const end = rec?.end ?? (rec?.status === 'running' && status === 'running' ? t1 : rec?.start);
       const left = start !== undefined ? ((start - t0) / width) * 100 : 0;
       const w = start !== undefined ? Math.max(0.6, ((end - start) / width) * 100) : 0;
-      return html`<a class=${`g-row depth-${row.depth} ${selected === row.id ? 'selected' : ''}`} key=${row.id} href=${linkTo({ ...Object.fromEntries(new URLSearchParams(location.search)), step: row.id })} data-step-id=${row.id} data-step-status=${st} role="row">
+      return html`<a
+        class=${`g-row depth-${row.depth} ${selected === row.id ? 'selected' : ''}`}
+        key=${row.id}
+        href=${linkTo({ ...Object.fromEntries(new URLSearchParams(location.search)), step: row.id })}
+        data-step-id=${row.id}
+        data-step-status=${st}
+        role="row"
+      >
         <div class="g-name" style=${{ paddingLeft: `${row.depth * 16 + 4}px` }}>
-          <span class=${`dot status-${st}`}></span>${row.name}${row.nest ? html` <span class="tag">${row.nest}</span>` : null}${reused ? html` <span class="tag">reused</span>` : null}${own?.attempts > 1 ? html` <span class="tag">${own.attempts} runs</span>` : null}
+          <span class=${`dot status-${st}`}></span
+          >${row.name}${row.nest ? html` <span class="tag">${row.nest}</span>` : null}${reused ? html` <span class="tag">reused</span>` : null}${own?.attempts > 1 ? html` <span class="tag">${own.attempts} runs</span>` : null}
         </div>
         <div class="g-track">${start !== undefined ? html`<div class=${`g-bar status-${st} ${own ? '' : 'ghost'}`} style=${{ left: `${left}%`, width: `${w}%` }}></div>` : null}</div>
         <div class="g-dur">${own && own.end !== undefined ? fmtDuration(own.end - own.start) : own ? '…' : ''}</div>
@@ -171,9 +186,15 @@ function StepInspector({ wf, id, row, rec, runStatusNow, parentInput, parentOutp
     ${rec ? html`<p class="dim">Started ${fmtTime(rec.start)}${rec.end ? ` · took ${fmtDuration(rec.end - rec.start)}` : ''}${rec.reason ? ` · ${rec.reason}` : ''}</p>` : html`<p class="dim">This step reported no events${row.depth > 0 ? ' (it runs inside its parent step)' : ''}.</p>`}
     <${JsonView} label="Input" value=${rec?.input ?? parentInput} />
     <${JsonView} label="Output" value=${rec?.output ?? parentOutput} />
-    ${rec?.error ? html`<${JsonView} label="Error" value=${rec.error} />` : null}
-    ${rec?.suspendData !== undefined ? html`<${JsonView} label="Suspend data" value=${rec.suspendData} />` : null}
-    ${canReplay ? html`<details class="replay" open=${new URLSearchParams(location.search).get('replay') === row.id}><summary>Replay from this step</summary><${ReplayForm} wf=${wf} id=${id} step=${row} input=${rec?.input ?? parentInput} /></details>` : null}
+    ${rec?.error ? html`<${JsonView} label="Error" value=${rec.error} />` : null} ${rec?.suspendData !== undefined ? html`<${JsonView} label="Suspend data" value=${rec.suspendData} />` : null}
+    ${
+      canReplay
+        ? html`<details class="replay" open=${new URLSearchParams(location.search).get('replay') === row.id}>
+            <summary>Replay from this step</summary>
+            <${ReplayForm} wf=${wf} id=${id} step=${row} input=${rec?.input ?? parentInput} />
+          </details>`
+        : null
+    }
   </div>`;
 }
 
@@ -231,9 +252,13 @@ export function RunView({ p }) {
       <span>Started ${fmtTime(state?.startAt)}</span>
       ${state?.endAt ? html`<span>Ended ${fmtTime(state.endAt)} · ${fmtDuration(Date.parse(state.endAt) - Date.parse(state.startAt))}</span>` : null}
       ${state?.userId ? html`<span>User ${state.userId}</span>` : null}
-      ${state?.replayedFromExecutionId
-        ? html`<span class="lineage" data-replayed-from=${state.replayedFromExecutionId}>Replay of <a href=${linkTo({ run: state.replayedFromExecutionId, wf })}>${state.replayedFromExecutionId}</a> from step <strong>${state.replayFromStepId}</strong></span>`
-        : null}
+      ${
+        state?.replayedFromExecutionId
+          ? html`<span class="lineage" data-replayed-from=${state.replayedFromExecutionId}
+              >Replay of <a href=${linkTo({ run: state.replayedFromExecutionId, wf })}>${state.replayedFromExecutionId}</a> from step <strong>${state.replayFromStepId}</strong></span
+            >`
+          : null
+      }
       ${state?.metadata?.traceId ? html`<span class="mono">trace ${state.metadata.traceId}</span>` : null}
     </div>
     ${suspension ? html`<${ResumePanel} wf=${wf} id=${id} def=${def} defFailed=${defFailed} suspension=${suspension} />` : null}
@@ -246,7 +271,9 @@ export function RunView({ p }) {
       <${JsonView} label="Run input" value=${state?.input} />
       ${state?.output !== undefined ? html`<${JsonView} label="Run output" value=${state.output} />` : null}
     </div>
-    <nav class="tabs">${tabs.map(([k, label]) => html`<button type="button" class=${tab === k ? 'active' : ''} data-tab=${k} onClick=${() => patchParams({ tab: k }, { push: false })}>${label}</button>`)}</nav>
+    <nav class="tabs">
+      ${tabs.map(([k, label]) => html`<button type="button" class=${tab === k ? 'active' : ''} data-tab=${k} onClick=${() => patchParams({ tab: k }, { push: false })}>${label}</button>`)}
+    </nav>
     <div hidden=${tab !== 'events'}><${EventsPanel} events=${events} onPick=${(e) => e.data?.from && rows.some((r) => r.id === e.data.from) && patchParams({ step: e.data.from })} /></div>
     ${tab === 'logs' ? html`<${LogsPanel} executionId=${id} />` : null}
     ${tab === 'spans' ? html`<${SpansPanel} entityType="workflow" entityId=${wf} runId=${id} traceId=${state?.metadata?.traceId} version=${status} />` : null}

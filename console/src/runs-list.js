@@ -57,7 +57,18 @@ async function loadRuns(p, catalog) {
     total += body.total ?? body.data.length;
     for (const r of body.data) {
       const end = r.status === 'running' || r.status === 'suspended' ? undefined : r.updatedAt;
-      rows.push({ kind: 'workflow', id: r.id, name: r.workflowName ?? r.workflowId, owner: r.workflowId, status: r.status, createdAt: r.createdAt, durationMs: end ? Date.parse(end) - Date.parse(r.createdAt) : undefined, input: r.input, replayedFrom: r.replayedFromExecutionId, href: linkTo({ run: r.id, wf: r.workflowId }) });
+      rows.push({
+        kind: 'workflow',
+        id: r.id,
+        name: r.workflowName ?? r.workflowId,
+        owner: r.workflowId,
+        status: r.status,
+        createdAt: r.createdAt,
+        durationMs: end ? Date.parse(end) - Date.parse(r.createdAt) : undefined,
+        input: r.input,
+        replayedFrom: r.replayedFromExecutionId,
+        href: linkTo({ run: r.id, wf: r.workflowId }),
+      });
     }
   }
   if (p.kind !== 'workflow' && !p.workflowId && !p.metadata) {
@@ -70,7 +81,17 @@ async function loadRuns(p, catalog) {
         if (p.status && status !== p.status) continue;
         if (p.from && Date.parse(e.startTime) < Date.parse(p.from)) continue;
         if (p.to && Date.parse(e.startTime) > Date.parse(p.to)) continue;
-        rows.push({ kind: 'agent', id: e.id, name: `${a.name} · ${e.operationType}`, owner: a.id, status, createdAt: e.startTime, durationMs: e.endTime ? Date.parse(e.endTime) - Date.parse(e.startTime) : undefined, input: e.input, href: linkTo({ agentRun: e.id, agent: a.id }) });
+        rows.push({
+          kind: 'agent',
+          id: e.id,
+          name: `${a.name} · ${e.operationType}`,
+          owner: a.id,
+          status,
+          createdAt: e.startTime,
+          durationMs: e.endTime ? Date.parse(e.endTime) - Date.parse(e.startTime) : undefined,
+          input: e.input,
+          href: linkTo({ agentRun: e.id, agent: a.id }),
+        });
       }
     }
   }
@@ -83,18 +104,35 @@ async function loadRuns(p, catalog) {
 function Filters({ p, catalog }) {
   const set = (k) => (e) => patchParams({ [k]: e.currentTarget.value, page: '' }, { push: false });
   return html`<form class="filters" onSubmit=${(e) => e.preventDefault()}>
-    <label>Kind <select name="kind" value=${p.kind ?? ''} onChange=${set('kind')}>
-      <option value="">all</option><option value="workflow">workflows</option><option value="agent">agents</option>
-    </select></label>
-    <label>Workflow <select name="workflowId" value=${p.workflowId ?? ''} onChange=${set('workflowId')}>
-      <option value="">any</option>${catalog.workflows.map((w) => html`<option value=${w.id}>${w.name}</option>`)}
-    </select></label>
-    <label>Agent <select name="agentId" value=${p.agentId ?? ''} onChange=${set('agentId')}>
-      <option value="">any</option>${catalog.agents.map((a) => html`<option value=${a.id}>${a.name}</option>`)}
-    </select></label>
-    <label>Status <select name="status" value=${p.status ?? ''} onChange=${set('status')}>
-      <option value="">any</option>${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
-    </select></label>
+    <label
+      >Kind
+      <select name="kind" value=${p.kind ?? ''} onChange=${set('kind')}>
+        <option value="">all</option>
+        <option value="workflow">workflows</option>
+        <option value="agent">agents</option>
+      </select></label
+    >
+    <label
+      >Workflow
+      <select name="workflowId" value=${p.workflowId ?? ''} onChange=${set('workflowId')}>
+        <option value="">any</option>
+        ${catalog.workflows.map((w) => html`<option value=${w.id}>${w.name}</option>`)}
+      </select></label
+    >
+    <label
+      >Agent
+      <select name="agentId" value=${p.agentId ?? ''} onChange=${set('agentId')}>
+        <option value="">any</option>
+        ${catalog.agents.map((a) => html`<option value=${a.id}>${a.name}</option>`)}
+      </select></label
+    >
+    <label
+      >Status
+      <select name="status" value=${p.status ?? ''} onChange=${set('status')}>
+        <option value="">any</option>
+        ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+      </select></label
+    >
     <label>From <input type="datetime-local" name="from" value=${p.from ?? ''} onChange=${set('from')} /></label>
     <label>To <input type="datetime-local" name="to" value=${p.to ?? ''} onChange=${set('to')} /></label>
     <label>Metadata <input name="metadata" placeholder="key=value, …" value=${p.metadata ?? ''} onChange=${set('metadata')} /></label>
@@ -169,25 +207,43 @@ export function RunsList({ p, catalog }) {
   return html`<section class="runs">
     <header class="bar">
       <h2>Runs</h2>
-      <span class=${`feed feed-${paused ? 'paused' : feed}`} data-feed=${paused ? 'paused' : feed}>${paused ? `live paused${pending.size ? ` · ${pending.size} ${pending.size === 1 ? 'run' : 'runs'} changed` : ''}` : feed === 'live' ? 'live' : feed}</span>
+      <span class=${`feed feed-${paused ? 'paused' : feed}`} data-feed=${paused ? 'paused' : feed}
+        >${paused ? `live paused${pending.size ? ` · ${pending.size} ${pending.size === 1 ? 'run' : 'runs'} changed` : ''}` : feed === 'live' ? 'live' : feed}</span
+      >
       <button type="button" class="pause" aria-pressed=${paused} onClick=${togglePause}>${paused ? 'Resume live' : 'Pause live'}</button>
     </header>
     <${Filters} p=${p} catalog=${catalog} />
     ${error ? html`<p class="error" role="alert">${error}</p>` : null}
     <table class="runs-table">
-      <thead><tr><th>Status</th><th>Run</th><th>Name</th><th>Started</th><th>Duration</th><th>Input</th></tr></thead>
+      <thead>
+        <tr>
+          <th>Status</th>
+          <th>Run</th>
+          <th>Name</th>
+          <th>Started</th>
+          <th>Duration</th>
+          <th>Input</th>
+        </tr>
+      </thead>
       <tbody>
         ${data.rows.map(
-          (r) => html`<tr key=${r.id} class="run-row" data-execution-id=${r.id} data-status=${r.status} data-kind=${r.kind}>
-            <td><span class=${`status status-${r.status}`}>${r.status}</span></td>
-            <td><a href=${r.href} title=${r.id}>${short(r.id)}</a>${r.replayedFrom ? html` <span class="tag">replay</span>` : null}</td>
-            <td><span class=${`kind kind-${r.kind}`}>${r.kind}</span> ${r.name}</td>
-            <td>${fmtTime(r.createdAt)}</td>
-            <td>${fmtDuration(r.durationMs)}</td>
-            <td class="mono">${preview(r.input, 60)}</td>
-          </tr>`,
+          (r) =>
+            html`<tr key=${r.id} class="run-row" data-execution-id=${r.id} data-status=${r.status} data-kind=${r.kind}>
+              <td><span class=${`status status-${r.status}`}>${r.status}</span></td>
+              <td><a href=${r.href} title=${r.id}>${short(r.id)}</a>${r.replayedFrom ? html` <span class="tag">replay</span>` : null}</td>
+              <td><span class=${`kind kind-${r.kind}`}>${r.kind}</span> ${r.name}</td>
+              <td>${fmtTime(r.createdAt)}</td>
+              <td>${fmtDuration(r.durationMs)}</td>
+              <td class="mono">${preview(r.input, 60)}</td>
+            </tr>`,
         )}
-        ${data.rows.length === 0 ? html`<tr><td colspan="6" class="empty">No runs match.</td></tr>` : null}
+        ${
+          data.rows.length === 0
+            ? html`<tr>
+                <td colspan="6" class="empty">No runs match.</td>
+              </tr>`
+            : null
+        }
       </tbody>
     </table>
     <nav class="pager">

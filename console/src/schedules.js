@@ -35,9 +35,11 @@ function ScheduleRow({ s, onChanged }) {
     <td data-last-run>${last ? html`<a href=${linkTo({ run: last, wf: s.workflow })} title=${last}>${short(last)}</a> <span class="dim">${fmtTime(s.lastRunAt)}</span>` : '—'}</td>
     <td>
       <div class="row">
-        ${s.paused
-          ? html`<button type="button" name="resume" disabled=${Boolean(busy)} onClick=${() => act('resume')}>Resume</button>`
-          : html`<button type="button" name="pause" disabled=${Boolean(busy)} onClick=${() => act('pause')}>Pause</button>`}
+        ${
+          s.paused
+            ? html`<button type="button" name="resume" disabled=${Boolean(busy)} onClick=${() => act('resume')}>Resume</button>`
+            : html`<button type="button" name="pause" disabled=${Boolean(busy)} onClick=${() => act('pause')}>Pause</button>`
+        }
         <button type="button" name="trigger" class="primary" disabled=${Boolean(busy)} onClick=${() => act('trigger')}>${busy === 'trigger' ? 'Starting…' : 'Run now'}</button>
       </div>
       ${note?.executionId ? html`<p class="dim" data-triggered>Started <a href=${linkTo({ run: note.executionId, wf: s.workflow })}>${short(note.executionId)}</a></p>` : null}
@@ -49,7 +51,14 @@ function ScheduleRow({ s, onChanged }) {
 export function SchedulesView() {
   const [list, setList] = useState(null);
   const [err, setErr] = useState('');
-  const refresh = useCallback(() => get('/schedules', { quiet: true }).then((l) => (setList(l), setErr('')), (e) => setErr(e.message)), []);
+  const refresh = useCallback(
+    () =>
+      get('/schedules', { quiet: true }).then(
+        (l) => (setList(l), setErr('')),
+        (e) => setErr(e.message),
+      ),
+    [],
+  );
   useEffect(() => {
     refresh();
     const timer = setInterval(() => {
@@ -61,11 +70,33 @@ export function SchedulesView() {
     <header class="bar"><h2>Schedules</h2></header>
     ${err ? html`<p class="error" role="alert">${err}</p>` : null}
     <table class="schedules-table">
-      <thead><tr><th>Schedule</th><th>Workflow</th><th>Cron</th><th>State</th><th>Next run</th><th>Last run</th><th></th></tr></thead>
+      <thead>
+        <tr>
+          <th>Schedule</th>
+          <th>Workflow</th>
+          <th>Cron</th>
+          <th>State</th>
+          <th>Next run</th>
+          <th>Last run</th>
+          <th></th>
+        </tr>
+      </thead>
       <tbody>
         ${(list ?? []).map((s) => html`<${ScheduleRow} key=${s.id} s=${s} onChanged=${refresh} />`)}
-        ${list && list.length === 0 ? html`<tr><td colspan="7" class="empty">No schedules in the config.</td></tr>` : null}
-        ${list === null && !err ? html`<tr><td colspan="7" class="empty">Loading…</td></tr>` : null}
+        ${
+          list && list.length === 0
+            ? html`<tr>
+                <td colspan="7" class="empty">No schedules in the config.</td>
+              </tr>`
+            : null
+        }
+        ${
+          list === null && !err
+            ? html`<tr>
+                <td colspan="7" class="empty">Loading…</td>
+              </tr>`
+            : null
+        }
       </tbody>
     </table>
   </section>`;

@@ -81,19 +81,27 @@ export function SchemaForm({ schema, initial, submitLabel, onSubmit, name = 'sch
     const id = `${name}-${k}`;
     let input;
     if (kind === 'boolean') input = html`<input id=${id} name=${k} type="checkbox" checked=${values[k]} onChange=${(e) => set(e.currentTarget.checked)} />`;
-    else if (kind === 'enum') input = html`<select id=${id} name=${k} value=${values[k]} onChange=${(e) => set(e.currentTarget.value)}><option value=""></option>${s.enum.map((o) => html`<option value=${o}>${String(o)}</option>`)}</select>`;
+    else if (kind === 'enum')
+      input = html`<select id=${id} name=${k} value=${values[k]} onChange=${(e) => set(e.currentTarget.value)}>
+        <option value=""></option>
+        ${s.enum.map((o) => html`<option value=${o}>${String(o)}</option>`)}
+      </select>`;
     else if (kind === 'number') input = html`<input id=${id} name=${k} type="number" step="any" value=${values[k]} onInput=${(e) => set(e.currentTarget.value)} />`;
     else if (kind === 'string') input = html`<input id=${id} name=${k} type="text" value=${values[k]} onInput=${(e) => set(e.currentTarget.value)} />`;
     else input = html`<textarea id=${id} name=${k} rows="3" class="mono" placeholder="JSON" value=${values[k]} onInput=${(e) => set(e.currentTarget.value)}></textarea>`;
     return html`<div class=${`field ${errors[k] ? 'invalid' : ''}`} data-field=${k}>
       <label for=${id}>${s.title ?? k}${required.has(k) ? html`<span class="req" title="required">*</span>` : null}</label>
-      ${input}
-      ${s.description ? html`<small>${s.description}</small>` : null}
-      ${errors[k] ? html`<div class="field-error" role="alert">${errors[k]}</div>` : null}
+      ${input} ${s.description ? html`<small>${s.description}</small>` : null} ${errors[k] ? html`<div class="field-error" role="alert">${errors[k]}</div>` : null}
     </div>`;
   };
   return html`<form class="schema-form" name=${name} onSubmit=${submit} novalidate>
-    ${props ? html`<div class="mode"><label><input type="checkbox" name="raw-json" checked=${raw} onChange=${(e) => setRaw(e.currentTarget.checked)} /> Raw JSON</label></div>` : null}
+    ${
+      props
+        ? html`<div class="mode">
+            <label><input type="checkbox" name="raw-json" checked=${raw} onChange=${(e) => setRaw(e.currentTarget.checked)} /> Raw JSON</label>
+          </div>`
+        : null
+    }
     ${errors[''] ? html`<div class="form-error" role="alert">${errors['']}</div>` : null}
     ${raw ? html`<textarea name="raw" class="mono" rows="6" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>` : Object.entries(props).map(field)}
     <button type="submit" class="primary" disabled=${busy}>${busy ? 'Sending…' : submitLabel}</button>

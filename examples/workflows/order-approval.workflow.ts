@@ -16,7 +16,16 @@ export const orderApprovalWorkflow = createWorkflow(
     name: 'Order Approval',
     purpose: 'Approve orders, asking a manager when the total is over 100',
     // an order over 100, so the execution suspends for a manager (examples show in the API explorer)
-    input: z.object({ items: z.array(z.object({ price: z.number(), qty: z.number() })) }).meta({ examples: [{ items: [{ price: 60, qty: 2 }, { price: 4.5, qty: 3 }] }] }),
+    input: z.object({ items: z.array(z.object({ price: z.number(), qty: z.number() })) }).meta({
+      examples: [
+        {
+          items: [
+            { price: 60, qty: 2 },
+            { price: 4.5, qty: 3 },
+          ],
+        },
+      ],
+    }),
     result: z.object({ status: z.string(), total: z.number() }),
     suspendSchema: z.object({ total: z.number() }),
     resumeSchema: z.object({ approved: z.boolean() }).meta({ examples: [{ approved: true }] }),

@@ -24,6 +24,6 @@ export const weatherBriefWorkflow = createWorkflow(
     agent: 'assistant',
     prompt: ({ city }: z.infer<typeof City>) => `What is the weather in ${city}?`,
     // without `schema` the agent's output is its text; `schema: z.object(...)` would ask for a typed object instead
-    map: (text: string, { data }) => ({ city: (data).city, brief: text }),
+    map: (text: string, { data }) => ({ city: data.city, brief: text }),
   }),
 );

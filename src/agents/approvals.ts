@@ -85,7 +85,11 @@ export async function answerApproval(runs: AgentRuns, a: AnswerArgs): Promise<Te
   // a workflow step's run: the decision is the step's resume data, so the workflow and the run move together
   if (origin && runs.workflowApprovals) return runs.workflowApprovals.resume({ ...origin, agentId: a.agent.id, runId: a.runId, approvalId: a.approvalId, answer: a.answer });
   const decision = decisionOf(a.approvalId, a.answer);
-  const result = await continuePausedRun(runs, { agent: a.agent, runId: a.runId, paused, decisions: [decision], headers: a.headers, signal: a.signal }, `Approval ${a.approvalId} of run ${a.runId} was already answered`);
+  const result = await continuePausedRun(
+    runs,
+    { agent: a.agent, runId: a.runId, paused, decisions: [decision], headers: a.headers, signal: a.signal },
+    `Approval ${a.approvalId} of run ${a.runId} was already answered`,
+  );
   return result ?? stillPending(paused, a.runId, a.approvalId);
 }
 

@@ -18,7 +18,11 @@ import { runSubAgentStream } from './ops-stream.js';
 
 export function installSubAgentRunner(runs: AgentRuns): void {
   runs.subAgentRunner = async (sub, task, parent, signal) => {
-    const memory = { ...(parent.userId !== undefined ? { userId: parent.userId } : {}), ...(parent.conversationId !== undefined ? { conversationId: parent.conversationId } : {}), options: { readOnly: true } };
+    const memory = {
+      ...(parent.userId !== undefined ? { userId: parent.userId } : {}),
+      ...(parent.conversationId !== undefined ? { conversationId: parent.conversationId } : {}),
+      options: { readOnly: true },
+    };
     const options = resolveCallOptions({ context: parent.context, memory }, sub);
     const prepared = await runs.prepare({ agent: sub, input: task, options, headers: parent.headers, runId: newRunId(), parentPath: parent.agentPath, signal });
     if (parent.forward) return runSubAgentStream(runs, prepared, task, parent, signal);

@@ -22,7 +22,10 @@ export class MemoryWriter {
   /** a final save was made: later saves (none expected) are written at once too, never debounced */
   private closed = false;
 
-  private constructor(private readonly prepared: PreparedCall & { memory: NonNullable<PreparedCall['memory']> }, private readonly logger: Logger) {}
+  private constructor(
+    private readonly prepared: PreparedCall & { memory: NonNullable<PreparedCall['memory']> },
+    private readonly logger: Logger,
+  ) {}
 
   static for(prepared: PreparedCall, logger: Logger): MemoryWriter | undefined {
     if (!prepared.memory || prepared.options.memory.readOnly) return undefined;

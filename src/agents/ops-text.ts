@@ -37,8 +37,7 @@ export interface TextRunOptions {
 }
 
 type ToolResultEntry =
-  | { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown }
-  | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string };
+  { type: 'tool-result'; toolCallId: string; toolName: string; input: unknown; output: unknown } | { type: 'tool-error'; toolCallId: string; toolName: string; input: unknown; error: string };
 
 type AnyResult = GenerateTextResult<ToolSet, any>;
 
@@ -97,7 +96,14 @@ export async function runText(runs: AgentRuns, prepared: PreparedCall, input: un
 }
 
 /** Records decisions of a paused run (all in one append); when they were the last, continues the run and answers as `/text` would. Null while others are pending. */
-export async function continueText(run: AgentRun, prepared: PreparedCall, decisions: ApprovalDecision[], continuation: Continuation, output: TextRunOptions['output'], signal: AbortSignal | undefined): Promise<TextOutcome | null> {
+export async function continueText(
+  run: AgentRun,
+  prepared: PreparedCall,
+  decisions: ApprovalDecision[],
+  continuation: Continuation,
+  output: TextRunOptions['output'],
+  signal: AbortSignal | undefined,
+): Promise<TextOutcome | null> {
   const unbind = signal ? bindAbort(signal, run, prepared) : noop;
   try {
     return await run.resume(decisions, textExecutor(prepared, output, continuation));

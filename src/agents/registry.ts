@@ -22,7 +22,11 @@ export class AgentRegistry {
   private readonly namedModels = new Map<string, ModelChoice>();
   private readonly added = new WeakMap<Agent, { tools: Tool[]; all: readonly Tool[] }>();
 
-  constructor(agents: unknown, private readonly env: Env, private readonly providers?: ProvidersConfig) {
+  constructor(
+    agents: unknown,
+    private readonly env: Env,
+    private readonly providers?: ProvidersConfig,
+  ) {
     const list = agents === undefined ? [] : Array.isArray(agents) ? agents : Object.values(agents as Record<string, unknown>);
     for (const a of list) {
       if (!isAgent(a)) throw new TypeError('config.agents must contain agents created with createAgent()');

@@ -12,7 +12,10 @@ const requiredOr = (message: string) => (iss: { input: unknown }) => (iss.input 
 const str = () => z.string({ error: requiredOr('must be a string') });
 const bool = () => z.boolean({ error: requiredOr('must be a boolean') });
 const num = () => z.number({ error: requiredOr('must be a number') });
-const ranged = (min: number, max: number) => num().min(min, { error: `must be >= ${min}` }).max(max, { error: `must be <= ${max}` });
+const ranged = (min: number, max: number) =>
+  num()
+    .min(min, { error: `must be >= ${min}` })
+    .max(max, { error: `must be <= ${max}` });
 const int = () => num().int({ error: 'must be an integer' });
 const intMin = (min: number) => int().min(min, { error: `must be >= ${min}` });
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` });
@@ -46,23 +49,26 @@ const MemoryEnvelope = obj({
 const OUTPUT_RULE = 'must be {"type":"text"} or {"type":"object","schema":<JSON Schema with top-level type "object">}';
 
 /** `options.output`: `{type: "text"}` or `{type: "object", schema}` with a top-level object schema. */
-const OutputOption = z.unknown().superRefine((value, ctx) => {
-  const v = value as { type?: unknown; schema?: unknown } | null;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return void ctx.addIssue({ code: 'custom', message: OUTPUT_RULE });
-  if (v.type === 'text') return;
-  if (v.type === 'object') {
-    const s = v.schema as { type?: unknown } | null | undefined;
-    if (s && typeof s === 'object' && !Array.isArray(s) && s.type === 'object') return;
-    return void ctx.addIssue({ code: 'custom', path: ['schema'], message: 'must be a JSON Schema with top-level type "object"' });
-  }
-  ctx.addIssue({ code: 'custom', path: ['type'], message: 'must be one of text, object' });
-}).meta({
-  description: 'Structured output with tool calling',
-  anyOf: [
-    { type: 'object', properties: { type: { const: 'text' } }, required: ['type'] },
-    { type: 'object', properties: { type: { const: 'object' }, schema: { type: 'object' } }, required: ['type', 'schema'] },
-  ],
-}) as z.ZodType<{ type: 'text' } | { type: 'object'; schema: Record<string, unknown> }>;
+const OutputOption = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const v = value as { type?: unknown; schema?: unknown } | null;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return void ctx.addIssue({ code: 'custom', message: OUTPUT_RULE });
+    if (v.type === 'text') return;
+    if (v.type === 'object') {
+      const s = v.schema as { type?: unknown } | null | undefined;
+      if (s && typeof s === 'object' && !Array.isArray(s) && s.type === 'object') return;
+      return void ctx.addIssue({ code: 'custom', path: ['schema'], message: 'must be a JSON Schema with top-level type "object"' });
+    }
+    ctx.addIssue({ code: 'custom', path: ['type'], message: 'must be one of text, object' });
+  })
+  .meta({
+    description: 'Structured output with tool calling',
+    anyOf: [
+      { type: 'object', properties: { type: { const: 'text' } }, required: ['type'] },
+      { type: 'object', properties: { type: { const: 'object' }, schema: { type: 'object' } }, required: ['type', 'schema'] },
+    ],
+  }) as z.ZodType<{ type: 'text' } | { type: 'object'; schema: Record<string, unknown> }>;
 
 export const TextOptions = obj({
   memory: MemoryEnvelope.optional(),
@@ -116,32 +122,47 @@ function checkPart(p: unknown, path: PropertyKey[], issues: Issue[], ui: boolean
 }
 
 /** A string prompt, UI messages (`role` + `parts`) or model messages (`role` + `content`). */
-const AgentInput = z.unknown().superRefine((value, ctx) => {
-  if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
-  if (typeof value === 'string') {
-    if (value.length === 0) ctx.addIssue({ code: 'custom', message: INPUT_RULE });
-    return;
-  }
-  if (!Array.isArray(value) || value.length === 0) return void ctx.addIssue({ code: 'custom', message: INPUT_RULE });
-  const issues: Issue[] = [];
-  value.forEach((m, i) => checkMessage(m, i, issues));
-  for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-}).meta({
-  description: 'The prompt: a string, UI messages (role + parts) or model messages (role + content)',
-  anyOf: [
-    { type: 'string', minLength: 1 },
-    {
-      type: 'array',
-      minItems: 1,
-      items: {
-        anyOf: [
-          { type: 'object', properties: { id: { type: 'string' }, role: { enum: ['system', 'user', 'assistant'] }, parts: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] } } }, required: ['role', 'parts'] },
-          { type: 'object', properties: { role: { enum: ['system', 'user', 'assistant', 'tool'] }, content: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] } }, required: ['role', 'content'] },
-        ],
+const AgentInput = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
+    if (typeof value === 'string') {
+      if (value.length === 0) ctx.addIssue({ code: 'custom', message: INPUT_RULE });
+      return;
+    }
+    if (!Array.isArray(value) || value.length === 0) return void ctx.addIssue({ code: 'custom', message: INPUT_RULE });
+    const issues: Issue[] = [];
+    value.forEach((m, i) => checkMessage(m, i, issues));
+    for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  })
+  .meta({
+    description: 'The prompt: a string, UI messages (role + parts) or model messages (role + content)',
+    anyOf: [
+      { type: 'string', minLength: 1 },
+      {
+        type: 'array',
+        minItems: 1,
+        items: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: {
+                id: { type: 'string' },
+                role: { enum: ['system', 'user', 'assistant'] },
+                parts: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' } }, required: ['type'] } },
+              },
+              required: ['role', 'parts'],
+            },
+            {
+              type: 'object',
+              properties: { role: { enum: ['system', 'user', 'assistant', 'tool'] }, content: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] } },
+              required: ['role', 'content'],
+            },
+          ],
+        },
       },
-    },
-  ],
-}) as z.ZodType<string | Array<Record<string, unknown>>>;
+    ],
+  }) as z.ZodType<string | Array<Record<string, unknown>>>;
 
 export const TextRequest = obj({ input: AgentInput, options: TextOptions.optional() });
 export type TextRequest = z.infer<typeof TextRequest>;
@@ -177,10 +198,13 @@ export function chatAsTextRequest(body: ChatRequest, keepsHistory: (options: Tex
 }
 
 /** Any JSON Schema object (arrays, scalars and objects alike); `true`/`false` schemas are not useful here. */
-const JsonSchemaValue = z.unknown().superRefine((value, ctx) => {
-  if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object' });
-}).meta({ description: 'JSON Schema of the result (any root type, arrays included)', type: 'object' }) as z.ZodType<Record<string, unknown>>;
+const JsonSchemaValue = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'Required' });
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object' });
+  })
+  .meta({ description: 'JSON Schema of the result (any root type, arrays included)', type: 'object' }) as z.ZodType<Record<string, unknown>>;
 
 export const ObjectRequest = obj({ input: AgentInput, schema: JsonSchemaValue, options: TextOptions.optional() });
 export type ObjectRequest = z.infer<typeof ObjectRequest>;

@@ -17,7 +17,11 @@ export class ChatBuffer {
   private readonly readers = new Map<SseSink, number>();
   done = false;
 
-  constructor(readonly key: string, readonly abort: (reason: string) => void, private readonly onEnd: (b: ChatBuffer) => void) {}
+  constructor(
+    readonly key: string,
+    readonly abort: (reason: string) => void,
+    private readonly onEnd: (b: ChatBuffer) => void,
+  ) {}
 
   /** Frame number n (1-based, the `id:` of the frame) is `frames[n - 1]`. */
   push(frame: Uint8Array): void {

@@ -39,7 +39,13 @@ function findAgent(deps: AgentRouteDeps, id: string): Agent {
   return agent;
 }
 
-async function prepare(deps: AgentRouteDeps, ctx: RequestContext, agent: Agent, body: { input: TextRequest['input']; options?: TextRequest['options'] }, runId: string = newRunId()): Promise<PreparedCall> {
+async function prepare(
+  deps: AgentRouteDeps,
+  ctx: RequestContext,
+  agent: Agent,
+  body: { input: TextRequest['input']; options?: TextRequest['options'] },
+  runId: string = newRunId(),
+): Promise<PreparedCall> {
   const options = resolveCallOptions(body.options, agent);
   if (options.resumableStream) {
     if (options.memory.userId === undefined) throw new AppError('BAD_REQUEST', 'userId is required for resumable streams');

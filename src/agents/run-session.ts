@@ -182,21 +182,23 @@ export class AgentRun implements RunEffect {
       return event;
     });
     // all decisions in one append: either every one is accepted, or none is written
-    this.deps.host.send(this.deps.kind, this.stream, () => events).then(
-      (res) => {
-        written();
-        if (this.actor) return; // the effect began: the executor settles the result
-        this.deps.sessions.delete(this.stream);
-        this.settle?.resolve(res.snapshot.value === 'awaitingApproval' ? null : undefined);
-      },
-      (err: unknown) => {
-        written(err ?? new Error('the decisions could not be recorded'));
-        this.deps.sessions.delete(this.stream);
-        // an effect that began settles the result with this error (it never ran the executor)
-        if (this.actor) return;
-        this.settle?.reject(err);
-      },
-    );
+    this.deps.host
+      .send(this.deps.kind, this.stream, () => events)
+      .then(
+        (res) => {
+          written();
+          if (this.actor) return; // the effect began: the executor settles the result
+          this.deps.sessions.delete(this.stream);
+          this.settle?.resolve(res.snapshot.value === 'awaitingApproval' ? null : undefined);
+        },
+        (err: unknown) => {
+          written(err ?? new Error('the decisions could not be recorded'));
+          this.deps.sessions.delete(this.stream);
+          // an effect that began settles the result with this error (it never ran the executor)
+          if (this.actor) return;
+          this.settle?.reject(err);
+        },
+      );
     return result;
   }
 

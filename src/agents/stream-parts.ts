@@ -83,6 +83,18 @@ export function toRawPart(part: Part): Json {
 
 /** Parts of a sub-agent that are forwarded into the parent's stream (lifecycle parts stay inside). */
 export const FORWARDED_SUB_AGENT_PARTS: ReadonlySet<string> = new Set([
-  'text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end',
-  'tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-call', 'tool-result', 'tool-error', 'source', 'file',
+  'text-start',
+  'text-delta',
+  'text-end',
+  'reasoning-start',
+  'reasoning-delta',
+  'reasoning-end',
+  'tool-input-start',
+  'tool-input-delta',
+  'tool-input-end',
+  'tool-call',
+  'tool-result',
+  'tool-error',
+  'source',
+  'file',
 ]);

@@ -56,9 +56,7 @@ function toAiTool(t: Tool): AiTool {
     ...(needsApproval !== undefined
       ? {
           needsApproval:
-            typeof needsApproval === 'boolean'
-              ? needsApproval
-              : (input: unknown, opts: { toolCallId: string; experimental_context?: unknown }) => needsApproval(input, executeOptions(input, opts)),
+            typeof needsApproval === 'boolean' ? needsApproval : (input: unknown, opts: { toolCallId: string; experimental_context?: unknown }) => needsApproval(input, executeOptions(input, opts)),
         }
       : {}),
     ...(exec

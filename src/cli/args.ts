@@ -81,7 +81,12 @@ export function parseArgs(argv: string[]): CliArgs {
       }
       case '--allowed-hosts':
         // repeated flags add up, as the names add to server.allowedHosts
-        (args.allowedHosts ??= []).push(...value().split(',').map((h) => h.trim()).filter((h) => h !== ''));
+        (args.allowedHosts ??= []).push(
+          ...value()
+            .split(',')
+            .map((h) => h.trim())
+            .filter((h) => h !== ''),
+        );
         break;
       case '--access-log':
         args.accessLog = true;
@@ -100,4 +105,3 @@ export function parseArgs(argv: string[]): CliArgs {
   }
   return args;
 }
-

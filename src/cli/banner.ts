@@ -51,7 +51,11 @@ export function summarize(server: EventloomServer, extra: Pick<ServerSummary, 'v
     console: server.routes.some((r) => r.method === 'GET' && r.path === '/console'),
     agents: agents?.registry.list().map((a) => ({ id: a.id, model: agents.registry.modelLabel(a) })) ?? [],
     workflows: workflows ? [...workflows.engine.workflows.keys()] : [],
-    tools: tools?.catalog().executable().map((e) => e.tool.name) ?? [],
+    tools:
+      tools
+        ?.catalog()
+        .executable()
+        .map((e) => e.tool.name) ?? [],
   };
 }
 

@@ -50,7 +50,8 @@ function parseHistory(text: string, file: string): History {
     }
     if (!header) {
       if (!isObject(value) || value.format !== HISTORY_FORMAT) throw new CliError(`${where}: not an eventloom history (the first line must be the header {"format":"${HISTORY_FORMAT}",...})`);
-      if (value.formatVersion !== HISTORY_FORMAT_VERSION) throw new CliError(`${where}: history format version ${String(value.formatVersion)} is not supported (this build reads version ${HISTORY_FORMAT_VERSION})`);
+      if (value.formatVersion !== HISTORY_FORMAT_VERSION)
+        throw new CliError(`${where}: history format version ${String(value.formatVersion)} is not supported (this build reads version ${HISTORY_FORMAT_VERSION})`);
       header = value as unknown as HistoryHeader;
       continue;
     }

@@ -24,7 +24,10 @@ export const IMPORT_USAGE = `usage: eventloom import <file.jsonl>... --data <dir
 
 /** The machines whose streams a history may hold, by the kind@version their first record names. */
 const KINDS: ReadonlyMap<string, ActorKind> = new Map<string, ActorKind>([
-  [`${WORKFLOW_EXECUTION_KIND}@${WORKFLOW_EXECUTION_VERSION}`, { kind: WORKFLOW_EXECUTION_KIND, version: WORKFLOW_EXECUTION_VERSION, logic: workflowExecutionMachine, createdType: 'execution.started' }],
+  [
+    `${WORKFLOW_EXECUTION_KIND}@${WORKFLOW_EXECUTION_VERSION}`,
+    { kind: WORKFLOW_EXECUTION_KIND, version: WORKFLOW_EXECUTION_VERSION, logic: workflowExecutionMachine, createdType: 'execution.started' },
+  ],
   [`${AGENT_RUN_KIND}@${AGENT_RUN_VERSION}`, { kind: AGENT_RUN_KIND, version: AGENT_RUN_VERSION, logic: agentRunMachine, createdType: AGENT_RUN_STARTED }],
 ]);
 

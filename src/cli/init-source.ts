@@ -19,11 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type InstallSource =
-  | { kind: 'tarball' | 'directory'; path: string }
-  | { kind: 'registry' }
-  | { kind: 'url'; url: string }
-  | { kind: 'unknown' };
+export type InstallSource = { kind: 'tarball' | 'directory'; path: string } | { kind: 'registry' } | { kind: 'url'; url: string } | { kind: 'unknown' };
 
 interface LockEntry {
   resolved?: unknown;

@@ -34,7 +34,8 @@ const inside = (child: string, dir: string) => {
 /** Throws (exit code 2) when `out` is inside `dataDir` or inside any directory holding an eventloom log. */
 export function refuseOutInsideData(out: string, dataDir: string | undefined): void {
   const target = resolveExisting(out);
-  const refuse = (dir: string) => new CliError(`--out ${out} is inside the data directory ${dir}: export never writes into a data directory (it could overwrite the event log); write the file elsewhere`);
+  const refuse = (dir: string) =>
+    new CliError(`--out ${out} is inside the data directory ${dir}: export never writes into a data directory (it could overwrite the event log); write the file elsewhere`);
   if (dataDir !== undefined) {
     const data = resolveExisting(dataDir);
     if (inside(target, data)) throw refuse(data);

@@ -56,7 +56,11 @@ export function checkStreamAgreement(stream: string, records: readonly LogRecord
     const parent = start.parentExecutionId;
     const child = id.includes('/');
     if (child !== (parent !== undefined)) {
-      throw fail(child ? `${where(first)}: ${quoted(id)} is a sub-workflow id but the record names no parentExecutionId` : `${where(first)}: names parent execution ${quoted(parent)} but ${quoted(id)} is not a sub-workflow id`);
+      throw fail(
+        child
+          ? `${where(first)}: ${quoted(id)} is a sub-workflow id but the record names no parentExecutionId`
+          : `${where(first)}: names parent execution ${quoted(parent)} but ${quoted(id)} is not a sub-workflow id`,
+      );
     }
     if (child) {
       const base = `${String(parent)}/${String(start.parentStepId)}`;

@@ -5,7 +5,6 @@
 import { CliError } from './cli-error.js';
 import type { ToolEnv } from './tool-env.js';
 
-
 interface Command {
   run(argv: string[], env: ToolEnv): Promise<number>;
   usage: string;

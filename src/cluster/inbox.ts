@@ -103,7 +103,10 @@ export class CommandInbox {
       const row = await this.pool.query<{ response: string | null }>('DELETE FROM el_inbox WHERE id = $1 RETURNING response', [id]);
       const response = row.rows[0]?.response;
       if (response) return JSON.parse(response) as ForwardedResponse;
-      return { status: 503, body: { success: false, error: `Node ${target} runs this stream and did not answer within ${this.timeoutMs} ms; retry (a stopped node's work is taken over after its lease)` } };
+      return {
+        status: 503,
+        body: { success: false, error: `Node ${target} runs this stream and did not answer within ${this.timeoutMs} ms; retry (a stopped node's work is taken over after its lease)` },
+      };
     } finally {
       this.waiting.delete(id);
     }
@@ -141,10 +144,7 @@ export class CommandInbox {
     } catch (err) {
       response = { status: 500, body: { success: false, error: `The owner node failed to run the command: ${(err as Error)?.message ?? String(err)}` } };
     }
-    await this.pool.query(
-      `WITH u AS (UPDATE el_inbox SET response = $2 WHERE id = $1 RETURNING id) SELECT pg_notify('${ANSWERS}', id::text) FROM u`,
-      [id, JSON.stringify(response)],
-    );
+    await this.pool.query(`WITH u AS (UPDATE el_inbox SET response = $2 WHERE id = $1 RETURNING id) SELECT pg_notify('${ANSWERS}', id::text) FROM u`, [id, JSON.stringify(response)]);
   }
 
   private async listen(): Promise<void> {

@@ -68,16 +68,7 @@ export function isOwnedStream(stream: string): boolean {
  * A run waiting for tool approvals is parked (its state is only in the log), so whichever node
  * receives the decision claims the run in the commit of that decision and continues it there.
  */
-const RELEASING_TYPES = new Set([
-  'execution.suspended',
-  'run.approval-requested',
-  'execution.completed',
-  'execution.failed',
-  'execution.cancelled',
-  'run.finished',
-  'run.failed',
-  'run.aborted',
-]);
+const RELEASING_TYPES = new Set(['execution.suspended', 'run.approval-requested', 'execution.completed', 'execution.failed', 'execution.cancelled', 'run.finished', 'run.failed', 'run.aborted']);
 
 export function releasesOwnership(type: string): boolean {
   return RELEASING_TYPES.has(type);

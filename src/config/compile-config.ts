@@ -136,9 +136,10 @@ async function bundle(file: string, moduleFile: string): Promise<{ text: string;
   });
   // the files bundled, and the tsconfig.json that steered the compiler (its `paths`, its JSX settings)
   const tsconfig = fileAbove(path.dirname(file), 'tsconfig.json');
-  const inputs = [...Object.keys(result.metafile.inputs).map((rel) => path.resolve(path.dirname(file), rel)), ...(tsconfig ? [tsconfig] : [])].map(
-    (abs): [string, number] => [abs, statSync(abs).mtimeMs],
-  );
+  const inputs = [...Object.keys(result.metafile.inputs).map((rel) => path.resolve(path.dirname(file), rel)), ...(tsconfig ? [tsconfig] : [])].map((abs): [string, number] => [
+    abs,
+    statSync(abs).mtimeMs,
+  ]);
   return { text: result.outputFiles[0].text, inputs };
 }
 

@@ -151,7 +151,7 @@ export function toCustomRouteDef(route: CustomRoute): RouteDef {
     tags: ['Custom Endpoints'],
     handler: async (ctx) => {
       const value = await route.handler({ ...ctx, authenticatedUser: ctx.user });
-      if (value && typeof value === 'object' && 'kind' in (value)) return value as RouteResult;
+      if (value && typeof value === 'object' && 'kind' in value) return value as RouteResult;
       return { kind: 'json', data: value ?? null };
     },
   };

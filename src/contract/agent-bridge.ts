@@ -62,7 +62,11 @@ export interface ToolApprovalSuspension {
 
 /** Thrown by the runner when the run paused on tool calls needing approval. */
 export class ToolApprovalPendingError extends Error {
-  constructor(readonly agentId: string, readonly runId: string, readonly approvals: PendingToolCall[]) {
+  constructor(
+    readonly agentId: string,
+    readonly runId: string,
+    readonly approvals: PendingToolCall[],
+  ) {
     super(`Agent ${agentId} is waiting for approval of ${approvals.map((a) => a.toolName).join(', ')} (run ${runId})`);
     this.name = 'ToolApprovalPendingError';
   }
@@ -96,4 +100,3 @@ export class AgentRunnerMissingError extends Error {
     this.name = 'AgentRunnerMissingError';
   }
 }
-

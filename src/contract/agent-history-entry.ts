@@ -44,7 +44,6 @@ export interface StoredHistoryEntry {
   entry: HistoryEntry;
 }
 
-
 /**
  * A recorded step as history steps: its text, its tool calls, then each call's outcome in call order, a tool
  * that threw as a `tool_result` whose content is `{error: <message>}` (the SDK's tool-error part, as a result).

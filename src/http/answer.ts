@@ -8,10 +8,23 @@ import type { RouteResult } from '../contract/routes.js';
 import { AppError, toFailure } from '../errors.js';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 408: '408 Request Timeout', 409: '409 Conflict', 413: '413 Payload Too Large',
-  414: '414 URI Too Long', 415: '415 Unsupported Media Type', 431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error',
-  501: '501 Not Implemented', 503: '503 Service Unavailable', 507: '507 Insufficient Storage',
+  200: '200 OK',
+  201: '201 Created',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  408: '408 Request Timeout',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  414: '414 URI Too Long',
+  415: '415 Unsupported Media Type',
+  431: '431 Request Header Fields Too Large',
+  500: '500 Internal Server Error',
+  501: '501 Not Implemented',
+  503: '503 Service Unavailable',
+  507: '507 Insufficient Storage',
 };
 export const statusLine = (s: number): string => STATUS_TEXT[s] ?? `${s} Status`;
 

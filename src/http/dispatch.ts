@@ -131,7 +131,10 @@ export function handleRequest(edge: DispatchEdge, res: HttpResponse, req: HttpRe
 async function dispatch(request: DispatchRequest): Promise<void> {
   const { edge, res, raw, route, state, respond, fail } = request;
   if (refusesForeignOrigin(route) && !originAllowed(raw.headers.origin, raw.headers.host, edge.cors)) {
-    throw new AppError('CROSS_ORIGIN_REFUSED', `Cross-origin request refused: origin '${raw.headers.origin}' may not call ${route.method} ${raw.path}; it changes the host and only accepts the server's own origin or one named in cors.origin`);
+    throw new AppError(
+      'CROSS_ORIGIN_REFUSED',
+      `Cross-origin request refused: origin '${raw.headers.origin}' may not call ${route.method} ${raw.path}; it changes the host and only accepts the server's own origin or one named in cors.origin`,
+    );
   }
   let body = parseJsonBody(request.bodyBytes, raw.headers['content-type']);
   const rawQuery = new URLSearchParams(raw.rawQuery);

@@ -148,7 +148,9 @@ export function mountFastRoutes(app: TemplatedApp, edge: FastRouteEdge): void {
     const fast: FastRoute = {
       route,
       authInfo: { method: 'GET', path: route.path, auth: route.auth },
-      paramNames: splitPath(route.path).filter((s) => s.startsWith(':')).map((s) => s.slice(1)),
+      paramNames: splitPath(route.path)
+        .filter((s) => s.startsWith(':'))
+        .map((s) => s.slice(1)),
       shadows: shadowsOf(route, edge.routes),
     };
     app.get(route.path, (res, req) => answerFast(edge, fast, res, req));

@@ -95,7 +95,7 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: OpenApiOptions):
     };
     (paths[p] ??= {})[r.method.toLowerCase()] = op;
   }
-  const usedTags = new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => ((op as { tags?: string[] }).tags ?? []))));
+  const usedTags = new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op as { tags?: string[] }).tags ?? [])));
   return {
     openapi: '3.1.0',
     info: { title: API_TITLE, version: opts.version, description: 'eventloom: AI agents and durable workflows over HTTP, SSE and WebSocket.' },

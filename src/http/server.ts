@@ -17,9 +17,9 @@ import { mountWebSockets, type WsUserData } from './ws-upgrade.js';
 import { DEFAULT_MAX_BODY_BYTES, MAX_URL_BYTES } from './request-limits.js';
 import type { ServerOptions } from './edge-options.js';
 
-export type { AccessEntry,  Authenticator, ServerOptions } from './edge-options.js';
+export type { AccessEntry, Authenticator, ServerOptions } from './edge-options.js';
 export { listen, type RunningServer } from './listen.js';
-export {    isJsonMediaType,  } from './request-limits.js';
+export { isJsonMediaType } from './request-limits.js';
 
 /** how soon after a publish the WebSockets' buffers are counted against the output budget */
 const WS_BUDGET_CHECK_MS = 100;

@@ -101,7 +101,10 @@ function upgrade(edge: WsEdge, res: HttpResponse, req: HttpRequest, context: us_
   const reject = (status: number, error: string) => {
     if (aborted) return;
     res.cork(() => {
-      res.writeStatus(statusLine(status)).writeHeader('Content-Type', 'application/json').end(JSON.stringify({ success: false, error }), true);
+      res
+        .writeStatus(statusLine(status))
+        .writeHeader('Content-Type', 'application/json')
+        .end(JSON.stringify({ success: false, error }), true);
     });
   };
   if (edge.hosts && !edge.hosts.allows(raw.headers.host)) return reject(403, hostNotAllowed(raw.headers.host).message);

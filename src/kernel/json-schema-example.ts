@@ -16,7 +16,7 @@ export function exampleFromJsonSchema(schema: unknown): unknown {
   if (named && (s.type === 'string' || s.type === undefined)) return named;
   if (s.type === 'object' && s.properties && typeof s.properties === 'object') {
     const base = sampleFromJsonSchema(schema);
-    const out: Record<string, unknown> = base && typeof base === 'object' && !Array.isArray(base) ? { ...(base) } : {};
+    const out: Record<string, unknown> = base && typeof base === 'object' && !Array.isArray(base) ? { ...base } : {};
     for (const [k, sub] of Object.entries(s.properties as Record<string, unknown>)) if (k in out) out[k] = exampleFromJsonSchema(sub);
     return out;
   }

@@ -14,12 +14,7 @@ const JSON_SCHEMA_KEYWORDS = ['$schema', '$ref', '$defs', 'type', 'properties', 
 
 /** A zod 4 schema: the `_zod` internals (what `z.toJSONSchema` reads) and the `safeParse` method. */
 export function isZodSchema(value: unknown): value is ZodType {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { safeParse?: unknown }).safeParse === 'function' &&
-    typeof (value as { _zod?: unknown })._zod === 'object'
-  );
+  return typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function' && typeof (value as { _zod?: unknown })._zod === 'object';
 }
 
 /** What a value that is not a zod schema is, with the fix when there is an obvious one. */
@@ -29,10 +24,10 @@ function describeNonSchema(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (typeof value !== 'object') return `a ${typeof value}`;
   if (typeof (value as { safeParse?: unknown }).safeParse === 'function') return "a schema of another zod version (eventloom needs zod 4: import { z } from 'zod')";
-  if ('_zod' in (value)) return "a zod mini schema (eventloom needs zod's classic API: import { z } from 'zod')";
+  if ('_zod' in value) return "a zod mini schema (eventloom needs zod's classic API: import { z } from 'zod')";
   const values = Object.values(value);
   if (values.length > 0 && values.some(isZodSchema)) return 'an object of zod schemas (a shape: wrap it in z.object({...}))';
-  if (JSON_SCHEMA_KEYWORDS.some((k) => k in (value))) return 'a plain object that looks like a JSON Schema (JSON Schema is not accepted here: convert it with z.fromJSONSchema(...))';
+  if (JSON_SCHEMA_KEYWORDS.some((k) => k in value)) return 'a plain object that looks like a JSON Schema (JSON Schema is not accepted here: convert it with z.fromJSONSchema(...))';
   return 'a plain object';
 }
 

@@ -57,7 +57,10 @@ export interface OwnershipCapability {
 export class StreamFencedError extends AppError {
   /** the node that owns the stream, when another live node does */
   readonly owner: string | undefined;
-  constructor(readonly stream: string, readonly reason: string) {
+  constructor(
+    readonly stream: string,
+    readonly reason: string,
+  ) {
     super('CONFLICT', `Stream ${stream} cannot be appended by this node: ${reason}`);
     this.name = 'StreamFencedError';
     this.owner = reason.startsWith(OWNED_BY) ? reason.slice(OWNED_BY.length) : undefined;

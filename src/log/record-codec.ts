@@ -64,9 +64,7 @@ export function makeRecord(r: NewRecord, seq: number, stream: string, streamSeq:
 
 /** The stored JSON of a record; `streamJson` is `JSON.stringify(rec.stream)`, computed once per append. */
 export function encodeRecord(rec: LogRecord, streamJson: string, dataJson: string): string {
-  let s =
-    '{"seq":' + rec.seq + ',"stream":' + streamJson + ',"streamSeq":' + rec.streamSeq + ',"type":' + typeJson(rec.type) +
-    ',"data":' + dataJson + ',"at":' + rec.at;
+  let s = '{"seq":' + rec.seq + ',"stream":' + streamJson + ',"streamSeq":' + rec.streamSeq + ',"type":' + typeJson(rec.type) + ',"data":' + dataJson + ',"at":' + rec.at;
   if (rec.kind !== undefined) s += ',"kind":' + JSON.stringify(rec.kind);
   if (rec.causation !== undefined) s += ',"causation":' + rec.causation;
   if (rec.correlation !== undefined) s += ',"correlation":' + JSON.stringify(rec.correlation);

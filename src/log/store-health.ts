@@ -37,7 +37,10 @@ export class StoreHealth {
   private current: StoreStatus;
   private readonly listeners = new Set<StoreHealthListener>();
 
-  constructor(readonly kind: StoreKind, private readonly clock: () => number = Date.now) {
+  constructor(
+    readonly kind: StoreKind,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.current = { kind, state: 'ok', since: new Date(clock()).toISOString() };
   }
 

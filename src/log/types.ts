@@ -57,7 +57,11 @@ export interface AppendOptions {
 }
 
 export class StreamConflictError extends Error {
-  constructor(readonly stream: string, readonly expected: number, readonly actual: number) {
+  constructor(
+    readonly stream: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
     super(`Stream ${stream} is at ${actual}, the writer expected ${expected}`);
     this.name = 'StreamConflictError';
   }
@@ -71,7 +75,10 @@ export class LogClosedError extends Error {
 }
 
 export class LogLockedError extends Error {
-  constructor(readonly dir: string, cause?: unknown) {
+  constructor(
+    readonly dir: string,
+    cause?: unknown,
+  ) {
     super(`The data directory ${dir} is in use by another eventloom process (LevelDB lock held)`);
     this.name = 'LogLockedError';
     (this as { cause?: unknown }).cause = cause;

@@ -61,7 +61,12 @@ function ajvIssues(text: string): Issue[] {
   return text.split(/, (?=data[/ ])/).map((part) => {
     const m = /^data((?:\/[^ ]*)?) (.*)$/s.exec(part);
     if (!m) return { path: [], message: part };
-    const path = m[1] ? m[1].slice(1).split('/').map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
+    const path = m[1]
+      ? m[1]
+          .slice(1)
+          .split('/')
+          .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+      : [];
     return { path, message: m[2] };
   });
 }
@@ -115,7 +120,10 @@ export function mcpTools(conn: McpConnection, prefixConfig: string | false | und
   for (const def of conn.tools) {
     const name = eventloomToolName(prefix, def.name);
     if (name === undefined || seen.has(name)) {
-      logger.warn({ mcpServer: conn.id, tool: def.name }, `MCP tool '${def.name}' of server '${conn.id}' is skipped: ${name === undefined ? 'its name is not a valid tool name' : `another of its tools is also named ${name}`}`);
+      logger.warn(
+        { mcpServer: conn.id, tool: def.name },
+        `MCP tool '${def.name}' of server '${conn.id}' is skipped: ${name === undefined ? 'its name is not a valid tool name' : `another of its tools is also named ${name}`}`,
+      );
       continue;
     }
     seen.add(name);

@@ -72,7 +72,10 @@ export class AgentMemory implements AgentMemoryHooks {
     this.services.push(service);
     this.buffers.set(service, new Map());
     // Store reads of a conversation first write what this agent still holds for it.
-    this.unregister.set(service, service.store.addPendingWrites((scope) => this.settle(service, scope)));
+    this.unregister.set(
+      service,
+      service.store.addPendingWrites((scope) => this.settle(service, scope)),
+    );
     describedStateChanged(); // the agents' listings describe the memory of the last attached service
   }
 

@@ -55,7 +55,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** The global section as an object, or undefined when absent or `false`. */
 export function globalMemoryConfig(memory: unknown): MemoryConfig | undefined {
   if (memory === true) return {};
-  return isObject(memory) ? (memory) : undefined;
+  return isObject(memory) ? memory : undefined;
 }
 
 /** Whether `/api/memory` without agentId has a global memory to use. */
@@ -94,7 +94,7 @@ export function createEmbedder(memory: unknown, env: Record<string, string | und
   if (option === false) return undefined;
   if (option === 'builtin') return new LexicalEmbedder();
   if (isEmbedder(option)) return option;
-  const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : (option);
+  const spec = isObject(option) && 'model' in option ? (option as { model: string | EmbeddingModelV3 }).model : option;
   const dims = isObject(option) && 'model' in option ? (option as { dimensions?: number }).dimensions : undefined;
   if (typeof spec === 'string' && !resolveModel) throw new TypeError(`memory.embedder names the model '${spec}', and this server has no model providers to resolve it`);
   const model = typeof spec === 'string' ? resolveModel!(spec, env, providers) : spec;
@@ -132,12 +132,7 @@ interface MemoryConfigDescription {
  * embedder and vector index in use (the memory module passes its own; without it they are
  * derived from the config).
  */
-export function describeAgentMemory(
-  agentId: string,
-  option: AgentMemoryOption,
-  globalMemory: unknown,
-  semantic?: { embedder?: Embedder; index?: VectorIndex },
-): AgentMemoryDescription | null {
+export function describeAgentMemory(agentId: string, option: AgentMemoryOption, globalMemory: unknown, semantic?: { embedder?: Embedder; index?: VectorIndex }): AgentMemoryDescription | null {
   const resolved = resolveAgentMemory(agentId, option, globalMemory);
   if (!resolved) return null;
   const wm = resolved.workingMemory;

@@ -58,12 +58,7 @@ function toIso(value: unknown): string | undefined {
 
 /** The stored form of a message; `generated` is true when the id was made up here. */
 export function normalizeMessage(input: MessageInput, now: string): { message: StoredMessage; generated: boolean } {
-  const parts: MessagePart[] =
-    input.parts !== undefined
-      ? (input.parts)
-      : typeof input.content === 'string'
-        ? [{ type: 'text', text: input.content }]
-        : ((input.content ?? []));
+  const parts: MessagePart[] = input.parts !== undefined ? input.parts : typeof input.content === 'string' ? [{ type: 'text', text: input.content }] : (input.content ?? []);
   const { createdAt: metaCreatedAt, ...metadata } = input.metadata ?? {};
   const createdAt = toIso(input.createdAt) ?? toIso(metaCreatedAt) ?? now;
   const generated = input.id === undefined;

@@ -84,7 +84,12 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
     const asked = Math.max(limit, this.tails?.size ?? 0);
     const rows = await this.log.kv.range<StoredMessage>({ ...messageRange(cid), reverse: true, limit: asked });
     rows.reverse();
-    this.tails?.fill(cid, stamp, rows.map(([k, m]) => [ordOfMessageKey(k), m]), asked);
+    this.tails?.fill(
+      cid,
+      stamp,
+      rows.map(([k, m]) => [ordOfMessageKey(k), m]),
+      asked,
+    );
     return rows.slice(Math.max(0, rows.length - limit)).map(([, m]) => m);
   }
 

@@ -29,7 +29,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
   const tokenUser = (ctx: RequestContext): string | undefined => (service.enforceTokenUser && ctx.user ? userIdentity(ctx.user) : undefined);
   /** A client-given userId, replaced by the token's identity when there is one. */
   const actingUser = (ctx: RequestContext, given: string | undefined): string | undefined => tokenUser(ctx) ?? (present(given) ? given : undefined);
-  const resolve = (ctx: RequestContext, agentId?: string) => service.resolve(present(agentId) ? agentId : present(ctx.query.agentId) ? (ctx.query.agentId) : undefined);
+  const resolve = (ctx: RequestContext, agentId?: string) => service.resolve(present(agentId) ? agentId : present(ctx.query.agentId) ? ctx.query.agentId : undefined);
 
   /** The conversation, 404 when missing or (acting as `user`) someone else's. */
   async function conversationFor(cid: string, user: string | undefined): Promise<Conversation> {
@@ -50,7 +50,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
       async handler(ctx) {
         const q = ctx.query as import('zod').infer<typeof S.listConversationsQuery>;
         const mem = resolve(ctx);
-        const orderDirection: OrderDirection = (q.orderDirection) ?? (q.orderBy ? 'ASC' : 'DESC');
+        const orderDirection: OrderDirection = q.orderDirection ?? (q.orderBy ? 'ASC' : 'DESC');
         return ok(
           await store.listConversations({
             resourceId: present(q.resourceId) ? q.resourceId : mem.resourceId,
@@ -102,7 +102,7 @@ export function memoryRoutes(service: MemoryService): RouteDef[] {
         const b = ctx.body as import('zod').infer<typeof S.updateConversationBody>;
         resolve(ctx, b.agentId);
         const cid = ctx.params.conversationId;
-        const changes = { title: b.title, metadata: b.metadata, userId: b.userId !== undefined ? actingUser(ctx, b.userId) ?? b.userId : undefined, resourceId: b.resourceId };
+        const changes = { title: b.title, metadata: b.metadata, userId: b.userId !== undefined ? (actingUser(ctx, b.userId) ?? b.userId) : undefined, resourceId: b.resourceId };
         if (Object.values(changes).every((v) => v === undefined)) throw badRequest('No updates provided');
         await conversationFor(cid, tokenUser(ctx));
         return ok({ conversation: await store.updateConversation(cid, changes) });

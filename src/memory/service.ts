@@ -9,7 +9,17 @@ import { badRequest, notFound } from '../errors.js';
 import type { EventLog } from '../log/types.js';
 import { MemoryProjection } from './projection.js';
 import { AgentMemory } from './agent-memory.js';
-import { type EmbeddingModelResolver, createEmbedder, createVectorIndex, describeAgentMemory, globalMemoryConfig, resolveAgentMemory, resolveGlobalMemory, type AgentMemoryDescription, type ResolvedMemory } from './config.js';
+import {
+  type EmbeddingModelResolver,
+  createEmbedder,
+  createVectorIndex,
+  describeAgentMemory,
+  globalMemoryConfig,
+  resolveAgentMemory,
+  resolveGlobalMemory,
+  type AgentMemoryDescription,
+  type ResolvedMemory,
+} from './config.js';
 import type { Embedder } from './embedder.js';
 import { SemanticIndexer } from './semantic-index.js';
 import { MemoryStore } from './store.js';

@@ -147,7 +147,11 @@ export class MemoryStore {
   private async append(stream: string, records: NewRecord[]): Promise<number> {
     const at = this.clock();
     const head = await this.log.streamHead(stream);
-    const res = await this.log.append(stream, records.map((r) => ({ at, ...r })), { expectedStreamSeq: head });
+    const res = await this.log.append(
+      stream,
+      records.map((r) => ({ at, ...r })),
+      { expectedStreamSeq: head },
+    );
     await this.projection.waitFor(res.lastSeq);
     return res.lastSeq;
   }
@@ -276,7 +280,11 @@ export class MemoryStore {
     const out: Message[] = new Array(entries.length);
     await Promise.all(
       [...byConv].map(async ([cid, list]) => {
-        const saved = await this.appendMessages(cid, list[0].userId, list.map((e) => e.input));
+        const saved = await this.appendMessages(
+          cid,
+          list[0].userId,
+          list.map((e) => e.input),
+        );
         list.forEach((e, i) => (out[e.index] = saved[i]));
       }),
     );
@@ -393,4 +401,3 @@ export class MemoryStore {
     return searchMessages(this.log.kv, this.semantic, query, opts);
   }
 }
-

@@ -113,7 +113,11 @@ export function deepMerge(base: unknown, patch: unknown): unknown {
 /** JSON with object keys sorted, so equal values compare equal whatever their key order. */
 function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(',')}}`;
+  if (isObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -121,9 +125,5 @@ function stableJson(v: unknown): string {
 export function workingMemorySection(content: string | undefined, wm: ResolvedWorkingMemory): string {
   const body = content ?? wm.template ?? '';
   const kind = wm.format === 'json' ? 'JSON document' : 'markdown document';
-  return [
-    '## Working memory',
-    `What you remember about this ${wm.scope === 'user' ? 'user' : 'conversation'} (a ${kind}; keep it in mind when answering):`,
-    body === '' ? '(empty)' : body,
-  ].join('\n');
+  return ['## Working memory', `What you remember about this ${wm.scope === 'user' ? 'user' : 'conversation'} (a ${kind}; keep it in mind when answering):`, body === '' ? '(empty)' : body].join('\n');
 }

@@ -143,7 +143,10 @@ export function liveRunsProjection(store: LiveRunsStore): ProjectionDefinition {
 
 /** What the status route shows: counts and the oldest few in flight. */
 export function describeLiveRuns(ctx: LiveRunsContext, show = 20) {
-  const oldest = (m: Readonly<Record<string, LiveRun>>) => Object.values(m).sort((a, b) => a.since - b.since).slice(0, show);
+  const oldest = (m: Readonly<Record<string, LiveRun>>) =>
+    Object.values(m)
+      .sort((a, b) => a.since - b.since)
+      .slice(0, show);
   return {
     executions: { count: Object.keys(ctx.executions).length, oldest: oldest(ctx.executions) },
     agentRuns: { count: Object.keys(ctx.agentRuns).length, oldest: oldest(ctx.agentRuns) },

@@ -31,7 +31,7 @@ function causeText(cause: unknown): string {
     return typeof code === 'string' && !cause.message.includes(code) ? `${code} ${cause.message}` : cause.message;
   }
   try {
-    return typeof cause === 'string' ? cause : JSON.stringify(cause) ?? String(cause);
+    return typeof cause === 'string' ? cause : (JSON.stringify(cause) ?? String(cause));
   } catch {
     return String(cause);
   }

@@ -46,7 +46,8 @@ function targetOf(log: CapturedLog): Target | undefined {
   const stepId = str(e.stepId);
   // tool spans are made when the step that called them is recorded (ids are known in advance): no waiting
   if (runId) return toolCallId ? { stream: `run:${runId}`, key: `tool|${toolCallId}`, orLast: true, waitFor: 'none' } : { stream: `run:${runId}`, key: 'llm', orLast: false, waitFor: 'root' };
-  if (executionId) return stepId ? { stream: `exec:${executionId}`, key: `step|${stepId}`, orLast: true, waitFor: 'key' } : { stream: `exec:${executionId}`, key: 'root', orLast: false, waitFor: 'root' };
+  if (executionId)
+    return stepId ? { stream: `exec:${executionId}`, key: `step|${stepId}`, orLast: true, waitFor: 'key' } : { stream: `exec:${executionId}`, key: 'root', orLast: false, waitFor: 'root' };
   return undefined;
 }
 

@@ -108,7 +108,7 @@ export class LogRecordStore {
 
   /** The most recent `limit` matches, oldest first. */
   query(f: LogRecordFilter, limit: number): ObsLogRecord[] {
-    const source = f.spanId !== undefined ? this.bySpan.get(f.spanId) ?? [] : f.traceId !== undefined ? this.byTrace.get(f.traceId) ?? [] : undefined;
+    const source = f.spanId !== undefined ? (this.bySpan.get(f.spanId) ?? []) : f.traceId !== undefined ? (this.byTrace.get(f.traceId) ?? []) : undefined;
     const keep = (s: StoredLog) =>
       (f.traceId === undefined || s.record.traceId === f.traceId) &&
       (f.spanId === undefined || s.record.spanId === f.spanId) &&

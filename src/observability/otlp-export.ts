@@ -17,11 +17,9 @@ export { resolveOtlpConfig, type OtlpConfig } from './otlp-config.js';
 type ReadableSpan = Parameters<OTLPTraceExporter['export']>[0][number];
 type HrTime = [number, number];
 
-
 const BATCH = 512;
 const MAX_QUEUE = 2048;
 const FLUSH_MS = 1000;
-
 
 const hr = (iso: string): HrTime => {
   const ms = Date.parse(iso);

@@ -75,7 +75,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
   const routes: RouteDef[] = [
     route({
       path: '/observability/status',
-      summary: 'Observability status: storage, counts, WebSocket availability, the event store\'s health, the event log (head, LevelDB memory, table files) and process memory',
+      summary: "Observability status: storage, counts, WebSocket availability, the event store's health, the event log (head, LevelDB memory, table files) and process memory",
       handler: async () => ({
         kind: 'json',
         data: {
@@ -84,8 +84,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           storageAdapter: 'InMemoryObservabilityStore',
           storagePersistent: false,
           storageDisplayName: 'In-memory (rebuilt from the event log)',
-          storageDescription:
-            'Spans are a projection of the durable event log, rebuilt on boot (last 10,000 spans); log records are the last 50,000 server log entries, kept in memory.',
+          storageDescription: 'Spans are a projection of the durable event log, rebuilt on boot (last 10,000 spans); log records are the last 50,000 server log entries, kept in memory.',
           websocket: true,
           traceCount: store.traceCount,
           spanCount: store.spanCount,
@@ -93,11 +92,18 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           resumableStream: { enabled: true, store: 'event-log', storeDisplayName: STORE_NAMES[deps.node.store] },
           store: deps.storeStatus(),
           // what this node owns is read from the store: unknown while the store is failed
-          node: { id: deps.node.nodeId, store: deps.node.store, ...(deps.node.owns ? await deps.node.owns().then((owns) => ({ owns }), () => ({})) : {}) },
+          node: {
+            id: deps.node.nodeId,
+            store: deps.node.store,
+            ...(deps.node.owns
+              ? await deps.node.owns().then(
+                  (owns) => ({ owns }),
+                  () => ({}),
+                )
+              : {}),
+          },
           ...runtimeStatus(deps),
-          message: deps.exportTarget
-            ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}`
-            : 'Observability is enabled with local storage',
+          message: deps.exportTarget ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}` : 'Observability is enabled with local storage',
         },
       }),
     }),
@@ -181,10 +187,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
         type: 'CONNECTION_SUCCESS',
         success: true,
         data: {
-          message:
-            entityId !== undefined
-              ? `Connected to observability stream (filtered by ${entityType ?? 'entity'}: ${entityId})`
-              : 'Connected to observability stream',
+          message: entityId !== undefined ? `Connected to observability stream (filtered by ${entityType ?? 'entity'}: ${entityId})` : 'Connected to observability stream',
           ...(entityId !== undefined ? { entityId } : {}),
           ...(entityType !== undefined ? { entityType } : {}),
           timestamp: Date.now(),

@@ -170,8 +170,7 @@ const executionFailed: SpanHandler = (o) => {
   o.closeAll({ code: 2, message, event: exception });
 };
 
-const executionCancelled: SpanHandler = (o) =>
-  o.closeAll({ code: 0, event: { name: 'cancelled', attributes: clean({ reason: str(pick(o.data, 'reason')) }) } });
+const executionCancelled: SpanHandler = (o) => o.closeAll({ code: 0, event: { name: 'cancelled', attributes: clean({ reason: str(pick(o.data, 'reason')) }) } });
 
 // ---------------------------------------------------------------- agent runs
 // Records (machines/agent-run.machine.ts): `run.started` {agentId, operationType, input, model, userId?,

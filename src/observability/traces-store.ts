@@ -93,9 +93,7 @@ export class TraceStore {
 
   /** Traces newest first, optionally those whose root entity matches. */
   listTraces(filter: { entityType?: string; entityId?: string }, limit: number): TraceInfo[] {
-    const all = [...this.traces.values()].filter(
-      (t) => (filter.entityType === undefined || t.entityType === filter.entityType) && (filter.entityId === undefined || t.entityId === filter.entityId),
-    );
+    const all = [...this.traces.values()].filter((t) => (filter.entityType === undefined || t.entityType === filter.entityType) && (filter.entityId === undefined || t.entityId === filter.entityId));
     all.sort((a, b) => b.startedAt - a.startedAt || b.order - a.order);
     return all.slice(0, limit);
   }

@@ -73,9 +73,9 @@ export function trackedPackages(packageJson: string): TrackedPackage[] {
   const out: TrackedPackage[] = [];
   for (const section of ['dependencies', 'devDependencies'] as const) {
     for (const [name, range] of Object.entries(pkg[section] ?? {})) {
-      if (/^(file:|link:|workspace:|git\+|git:|github:|https?:|portal:)/.test(range) || range.includes('/') && !range.startsWith('npm:')) continue;
+      if (/^(file:|link:|workspace:|git\+|git:|github:|https?:|portal:)/.test(range) || (range.includes('/') && !range.startsWith('npm:'))) continue;
       const alias = /^npm:((?:@[^/@]+\/)?[^@]+)(?:@(.*))?$/.exec(range);
-      out.push({ name, registryName: alias ? alias[1] : name, section, range: alias ? alias[2] ?? '' : range });
+      out.push({ name, registryName: alias ? alias[1] : name, section, range: alias ? (alias[2] ?? '') : range });
     }
   }
   return out;

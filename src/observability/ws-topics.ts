@@ -62,9 +62,7 @@ export class ObservabilityFeed {
   }
 
   span(type: SpanEventType, span: Span, entity: Entity): number {
-    return this.send(this.topicsOf(entity, false), () =>
-      JSON.stringify({ type: 'OBSERVABILITY_EVENT', success: true, data: { type, span, timestamp: new Date().toISOString() } }),
-    );
+    return this.send(this.topicsOf(entity, false), () => JSON.stringify({ type: 'OBSERVABILITY_EVENT', success: true, data: { type, span, timestamp: new Date().toISOString() } }));
   }
 
   log(record: ObsLogRecord, entity: Entity): number {

@@ -34,14 +34,22 @@ import { Mailbox } from './mailbox.js';
 import { DEFAULT_SNAPSHOT_EVERY, loadStreamSnapshot, persistStreamSnapshot, restoreStreamSnapshot, saveStreamSnapshot, type StoredStreamSnapshot } from './stream-snapshots.js';
 
 export class EventRejectedError extends Error {
-  constructor(readonly stream: string, readonly eventType: string, readonly state: unknown) {
+  constructor(
+    readonly stream: string,
+    readonly eventType: string,
+    readonly state: unknown,
+  ) {
     super(`Event ${eventType} is not accepted by ${stream} in state ${JSON.stringify(state)}`);
     this.name = 'EventRejectedError';
   }
 }
 
 export class MachineVersionError extends Error {
-  constructor(readonly stream: string, recorded: string, current: string) {
+  constructor(
+    readonly stream: string,
+    recorded: string,
+    current: string,
+  ) {
     super(`Stream ${stream} was recorded by ${recorded}; this server runs ${current} and cannot replay it`);
     this.name = 'MachineVersionError';
   }
@@ -114,7 +122,13 @@ export class Actor<TLogic extends AnyStateMachine = AnyStateMachine> {
   /** arbitrary per-actor memory for effect runners (abort controllers, waiters); never persisted */
   readonly scratch: Record<string, unknown> = {};
 
-  constructor(readonly host: ActorHost, readonly kind: ActorKind<TLogic>, readonly stream: string, snapshot: SnapshotFrom<TLogic>, streamSeq: number) {
+  constructor(
+    readonly host: ActorHost,
+    readonly kind: ActorKind<TLogic>,
+    readonly stream: string,
+    snapshot: SnapshotFrom<TLogic>,
+    streamSeq: number,
+  ) {
     this.snapshot = snapshot;
     this.streamSeq = streamSeq;
   }
@@ -150,7 +164,10 @@ export class ActorHost {
   /** the last rehydration's outcome */
   lastRehydration: RehydrationInfo | undefined;
 
-  constructor(readonly log: EventLog, options: ActorHostOptions = {}) {
+  constructor(
+    readonly log: EventLog,
+    options: ActorHostOptions = {},
+  ) {
     this.clock = options.clock ?? Date.now;
     this.snapshotEvery = Math.max(0, Math.floor(options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY));
   }

@@ -147,7 +147,17 @@ function compile(logic: AnyStateMachine): Compiled | null {
     const impl = (logic as unknown as { implementations: { guards: Record<string, unknown>; actions: Record<string, unknown> } }).implementations;
     const guards = impl.guards ?? {};
     const actions = impl.actions ?? {};
-    const ok = root.type === 'compound' && root.entry.length === 0 && root.exit.length === 0 && root.transitions.size === 0 && !root.always && root.invoke.length === 0 && root.after.length === 0 && root.output === undefined && (root.initial?.actions.length ?? 1) === 0 && root.initial!.target.length === 1;
+    const ok =
+      root.type === 'compound' &&
+      root.entry.length === 0 &&
+      root.exit.length === 0 &&
+      root.transitions.size === 0 &&
+      !root.always &&
+      root.invoke.length === 0 &&
+      root.after.length === 0 &&
+      root.output === undefined &&
+      (root.initial?.actions.length ?? 1) === 0 &&
+      root.initial!.target.length === 1;
     if (ok) {
       const states = new Map<XStateNode, FlatState>();
       let flat = true;
@@ -183,7 +193,7 @@ function runActions(list: unknown[], context: Record<string, unknown>, event: An
       out.push({ type: namedAction(a)!, params: undefined });
       continue;
     }
-    const assignment = (a).assignment;
+    const assignment = a.assignment;
     const args = { context, event, spawn: noSpawn, self: scope.self, system: scope.system };
     let partial: Record<string, unknown>;
     if (typeof assignment === 'function') {

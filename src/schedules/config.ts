@@ -80,6 +80,15 @@ export function resolveSchedules(section: unknown, check: WorkflowCheck): Resolv
     if (catchUp !== 'none' && catchUp !== 'latest') fail(`catchUp must be "none" or "latest", not ${JSON.stringify(s.catchUp)}`);
     const problem = check.inputProblem?.(s.workflow as string, s.input);
     if (problem) fail(`input does not fit workflow '${String(s.workflow)}': ${problem}; fix the schedule's input`);
-    return { id, workflow: s.workflow as string, cron: s.cron as string, timezone: timezone as string, input: s.input, overlap: overlap as 'skip' | 'allow', catchUp: catchUp as 'none' | 'latest', pattern };
+    return {
+      id,
+      workflow: s.workflow as string,
+      cron: s.cron as string,
+      timezone: timezone as string,
+      input: s.input,
+      overlap: overlap as 'skip' | 'allow',
+      catchUp: catchUp as 'none' | 'latest',
+      pattern,
+    };
   });
 }

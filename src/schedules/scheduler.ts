@@ -50,7 +50,10 @@ export class Scheduler {
   private readonly slots = new Map<string, Slot>();
   private stopped = false;
 
-  constructor(schedules: readonly ResolvedSchedule[], private readonly deps: SchedulerDeps) {
+  constructor(
+    schedules: readonly ResolvedSchedule[],
+    private readonly deps: SchedulerDeps,
+  ) {
     for (const def of schedules) this.slots.set(def.id, { def, state: initialScheduleState(), chain: Promise.resolve() });
   }
 

@@ -29,7 +29,10 @@ function standIn(id: string): Agent {
  */
 export function testAgentRegistry(workflows: readonly WorkflowDefinition[], agents: readonly Agent[] | undefined): AgentRegistry | undefined {
   if (agents !== undefined) {
-    checkAgentReferences(workflows, agents.map((a) => a.id));
+    checkAgentReferences(
+      workflows,
+      agents.map((a) => a.id),
+    );
     return new AgentRegistry([...agents], process.env);
   }
   const named = agentIdsNamed(workflows);

@@ -15,7 +15,10 @@ export interface WorkflowCommand {
 const show = (v: unknown) => (v === undefined ? '' : JSON.stringify(v));
 
 function command(name: WorkflowCommand['name'], args: unknown[], run: (h: Harness) => Promise<void>): WorkflowCommand {
-  const text = `${name}(${args.filter((a) => a !== undefined).map(show).join(', ')})`;
+  const text = `${name}(${args
+    .filter((a) => a !== undefined)
+    .map(show)
+    .join(', ')})`;
   return { name, run, toString: () => text, [fc.toStringMethod]: () => text } as WorkflowCommand;
 }
 

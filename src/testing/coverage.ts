@@ -96,7 +96,11 @@ export function formatCoverage(c: WorkflowCoverage): string {
     `testWorkflow '${c.workflowId}': ${c.runs} run(s), ${c.executions} execution(s)`,
     `  ${'step'.padEnd(width)}  runs reaching it  executions  passed`,
     ...c.steps.map((s) => `  ${s.stepId.padEnd(width)}  ${String(s.runs).padStart(16)}  ${String(s.executions).padStart(10)}  ${String(s.passed).padStart(6)}`),
-    `  ended: ${STATUSES.filter((s) => c.statuses[s] > 0).map((s) => `${s} ${c.statuses[s]}`).join(', ') || 'nothing'}`,
+    `  ended: ${
+      STATUSES.filter((s) => c.statuses[s] > 0)
+        .map((s) => `${s} ${c.statuses[s]}`)
+        .join(', ') || 'nothing'
+    }`,
     ...c.errors.slice(0, 3).map((e) => `  error: ${errorLine(e)}`),
   ];
   return lines.join('\n');

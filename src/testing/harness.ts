@@ -52,7 +52,10 @@ export interface WorkflowHistory {
 }
 
 export class InvariantViolation extends Error {
-  constructor(readonly invariant: string, message: string) {
+  constructor(
+    readonly invariant: string,
+    message: string,
+  ) {
     super(`${invariant}: ${message}`);
     this.name = 'InvariantViolation';
   }
@@ -286,7 +289,8 @@ export class Harness {
     for (const [key, json] of this.acked) {
       const [stream, seq] = [key.slice(0, key.lastIndexOf('#')), Number(key.slice(key.lastIndexOf('#') + 1))];
       const [found] = await this.log.readStream(stream, seq, seq);
-      if (!found || JSON.stringify(found) !== json) throw new InvariantViolation(INVARIANTS.acknowledged, `${key} was acknowledged but after the crash reads ${found ? JSON.stringify(found) : 'nothing'}`);
+      if (!found || JSON.stringify(found) !== json)
+        throw new InvariantViolation(INVARIANTS.acknowledged, `${key} was acknowledged but after the crash reads ${found ? JSON.stringify(found) : 'nothing'}`);
     }
     this.gen = this.generation();
     const running: string[] = [];

@@ -16,7 +16,6 @@ import type { WorkflowDefinition } from '../workflows/types.js';
 import { INVARIANTS } from './invariant-names.js';
 import { Harness, InvariantViolation, type ExecutionHistory, type HarnessOptions, type WorkflowHistory } from './harness.js';
 
-
 const LEGAL = new Set(['running>suspended', 'running>completed', 'running>error', 'running>cancelled', 'suspended>running', 'suspended>cancelled']);
 
 const isExternalSuspend = (r: LogRecord) => r.type === 'execution.suspended' && (r.data as { attempt?: number }).attempt === undefined;
@@ -85,7 +84,10 @@ export async function checkRehydration(h: WorkflowHistory, def: WorkflowDefiniti
     const want = { status: reference.status, result: mask(reference.result, reference.executionId), steps: stepOutcomes(reference.records, reference.executionId) };
     if (JSON.stringify(got) !== JSON.stringify(want)) {
       const steps = Object.keys({ ...want.steps, ...got.steps }).filter((id) => want.steps[id] !== got.steps[id]);
-      const detail = steps.length > 0 ? steps.map((id) => `step '${id}': uninterrupted ${want.steps[id] ?? 'never ran'}, after the crash ${got.steps[id] ?? 'never ran'}`).join('; ') : `status/result: uninterrupted ${want.status} ${want.result}, after the crash ${got.status} ${got.result}`;
+      const detail =
+        steps.length > 0
+          ? steps.map((id) => `step '${id}': uninterrupted ${want.steps[id] ?? 'never ran'}, after the crash ${got.steps[id] ?? 'never ran'}`).join('; ')
+          : `status/result: uninterrupted ${want.status} ${want.result}, after the crash ${got.status} ${got.result}`;
       throw new InvariantViolation(INVARIANTS.rehydration, `execution ${e.executionId} was recovered after a crash and ended differently from the same run without one: ${detail}`);
     }
   }
@@ -135,7 +137,12 @@ export function checkReplays(h: WorkflowHistory, def: WorkflowDefinition, nondet
     if (e.records.some(isInterference) || def.steps.slice(k).some((s) => nondeterministic.has(s.id))) continue;
     // steps from k on that the source ran itself (a source that is a replay restored earlier ones without running them)
     const sourceSteps = stepOutcomes(source.records, source.executionId);
-    const later = new Set(def.steps.slice(k).map((s) => s.id).filter((id) => id in sourceSteps));
+    const later = new Set(
+      def.steps
+        .slice(k)
+        .map((s) => s.id)
+        .filter((id) => id in sourceSteps),
+    );
     const pick = (x: ExecutionHistory) => {
       const outcomes = stepOutcomes(x.records, x.executionId);
       return Object.fromEntries([...later].map((id) => [id, outcomes[id] ?? 'never ran']));
@@ -143,7 +150,10 @@ export function checkReplays(h: WorkflowHistory, def: WorkflowDefinition, nondet
     const got = { status: e.status, result: mask(e.result, e.executionId), steps: pick(e) };
     const want = { status: source.status, result: mask(source.result, source.executionId), steps: pick(source) };
     if (JSON.stringify(got) !== JSON.stringify(want)) {
-      throw new InvariantViolation(INVARIANTS.replay, `execution ${e.executionId} replays ${source.executionId} from step '${e.replayOf.stepId}'${top !== e.replayOf.stepId ? ` (top-level '${top}')` : ''} and differs: source ${JSON.stringify(want)}, replay ${JSON.stringify(got)}`);
+      throw new InvariantViolation(
+        INVARIANTS.replay,
+        `execution ${e.executionId} replays ${source.executionId} from step '${e.replayOf.stepId}'${top !== e.replayOf.stepId ? ` (top-level '${top}')` : ''} and differs: source ${JSON.stringify(want)}, replay ${JSON.stringify(got)}`,
+      );
     }
   }
 }

@@ -151,13 +151,7 @@ const camel = (id: string) => id.replace(/[^a-zA-Z0-9]+(.)?/g, (_, c: string | u
 /** The failing sequence as code that reproduces it. */
 export function formatSnippet(workflowName: string, commands: readonly WorkflowCommand[]): string {
   const used = [...new Set(commands.map((c) => c.name))].sort();
-  return [
-    `import { runCommands, ${used.join(', ')} } from 'eventloom/testing';`,
-    '',
-    `await runCommands(${workflowName}, [`,
-    ...commands.map((c) => `  ${c.toString()},`),
-    ']);',
-  ].join('\n');
+  return [`import { runCommands, ${used.join(', ')} } from 'eventloom/testing';`, '', `await runCommands(${workflowName}, [`, ...commands.map((c) => `  ${c.toString()},`), ']);'].join('\n');
 }
 
 /** The generator of command sequences for `workflow`. */
@@ -204,7 +198,7 @@ export async function testWorkflow(workflow: WorkflowDefinition, options: Workfl
     if (reason) throw new WorkflowNotExercised(`${reason}\n\n${formatCoverage(coverage)}`, coverage);
     return coverage;
   }
-  const commands = (details.counterexample?.[0] ?? []);
+  const commands = details.counterexample?.[0] ?? [];
   const snippet = formatSnippet(options.snippetName ?? `${camel(workflow.id)}Workflow`, commands);
   const cause = details.errorInstance;
   const reason = cause instanceof Error ? cause.message : String(cause);

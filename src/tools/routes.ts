@@ -101,6 +101,12 @@ export function toolDocs(catalog: ToolCatalog): ModuleDocs {
   const tools = catalog.executable().map((e) => ({ name: e.tool.name, parameters: toolParametersJsonSchema(e.tool) }));
   return {
     pathParams: [{ prefix: '/tools/', param: 'name', values: tools.map((t) => t.name) }],
-    requestExamples: { 'POST /tools/:name/execute': examplesPer(tools, (t) => t.name, (t) => ({ input: exampleFromJsonSchema(t.parameters) })) },
+    requestExamples: {
+      'POST /tools/:name/execute': examplesPer(
+        tools,
+        (t) => t.name,
+        (t) => ({ input: exampleFromJsonSchema(t.parameters) }),
+      ),
+    },
   };
 }

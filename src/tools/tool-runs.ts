@@ -102,7 +102,12 @@ export async function runToolDirect(deps: ToolRunDeps, tool: Tool, call: DirectT
     output = asJson(await execute(call.input, options));
   } catch (err) {
     failure = errorText(err) || `Tool ${tool.name} failed`;
-    const ids = { toolName: tool.name, toolRunId: runId, ...(call.userId !== undefined ? { userId: call.userId } : {}), ...(call.conversationId !== undefined ? { conversationId: call.conversationId } : {}) };
+    const ids = {
+      toolName: tool.name,
+      toolRunId: runId,
+      ...(call.userId !== undefined ? { userId: call.userId } : {}),
+      ...(call.conversationId !== undefined ? { conversationId: call.conversationId } : {}),
+    };
     deps.logger?.warn({ ...ids, err: err instanceof Error ? err : { type: 'Error', message: failure } }, 'tool failed');
   }
   const durationMs = Math.max(0, now() - t0);

@@ -112,7 +112,11 @@ export async function startExecution(engine: WorkflowEngine, workflowId: string,
   const { context, workflowState, userId, conversationId, metadata, idempotency } = options;
   // the trace id set here (the last key, as the engine would add it) spares the engine a copy of the input
   const traceId = traceIdFor(executionStream(executionId));
-  return create(engine, newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId, idempotency }), options.executionId !== undefined);
+  return create(
+    engine,
+    newExecutionInput(def, executionId, { input, context, workflowState, userId, conversationId, metadata, createdAt: engine.host.clock(), traceId, idempotency }),
+    options.executionId !== undefined,
+  );
 }
 
 /** The ExecutionResult of a settling record; a failed run is the 500 of docs/api-reference.md "Execution results". */
@@ -206,10 +210,12 @@ export async function resumeExecution(engine: WorkflowEngine, workflowId: string
   // a suspension a kind owns (a step waiting for tool approvals) is resumed with what it waits for, whatever schema the step declares
   const suspension = snap.context.suspension!;
   const owned = index === suspension.stepIndex ? suspensionResumeSchema(def.steps[index], suspension) : undefined;
-  const schema = owned ?? await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
-    engine.host.release(actor.stream);
-    throw err;
-  });
+  const schema =
+    owned ??
+    (await resumeSchemaAt(engine, def, executionId, def.steps[index]).catch((err) => {
+      engine.host.release(actor.stream);
+      throw err;
+    }));
   let data = resumeData;
   if (schema) {
     const r = schema.safeParse(resumeData);
@@ -261,14 +267,16 @@ export async function cancelExecution(engine: WorkflowEngine, workflowId: string
     const at = last && last.type === 'execution.cancelled' ? last.at : Date.now();
     return { executionId, status: 'cancelled', cancelledAt: iso(at), reason: actor.snapshot.context.cancelReason ?? reason };
   };
-  const res = await actor.send((s) => {
-    const status = statusOf(s);
-    if (status === 'completed' || status === 'error') throw new AppError('CONFLICT', `Execution ${executionId} cannot be cancelled in '${status}' status`);
-    return cancelEvents(s, reason, def);
-  }).catch((err) => {
-    if (err instanceof AppError) engine.host.release(actor.stream);
-    throw err;
-  });
+  const res = await actor
+    .send((s) => {
+      const status = statusOf(s);
+      if (status === 'completed' || status === 'error') throw new AppError('CONFLICT', `Execution ${executionId} cannot be cancelled in '${status}' status`);
+      return cancelEvents(s, reason, def);
+    })
+    .catch((err) => {
+      if (err instanceof AppError) engine.host.release(actor.stream);
+      throw err;
+    });
   if (res.records.length === 0) return stored();
   // a run cancelled while suspended in a sub-workflow takes its suspended child with it
   if (res.records.length === 1) {
@@ -293,11 +301,19 @@ export async function replayExecution(engine: WorkflowEngine, workflowId: string
   const plan = planReplay(def, { context: source.context, records }, req, now);
   const c = source.context;
   try {
-    const fields = { input: c.input, context: c.context, workflowState: plan.workflowState, userId: c.userId, conversationId: c.conversationId, metadata: c.metadata, createdAt: now, replay: plan.seed };
+    const fields = {
+      input: c.input,
+      context: c.context,
+      workflowState: plan.workflowState,
+      userId: c.userId,
+      conversationId: c.conversationId,
+      metadata: c.metadata,
+      createdAt: now,
+      replay: plan.seed,
+    };
     return await create(engine, newExecutionInput(def, engine.newId(), fields), false);
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw new AppError('INTERNAL', 'Failed to replay workflow');
   }
 }
-

@@ -120,7 +120,11 @@ class StepEnv implements StepRunEnv {
   readonly now: StepRunEnv['now'];
   readonly wait: StepRunEnv['wait'];
 
-  constructor(def: WorkflowDefinition, c: ExecutionContext, private readonly hooks: StepEnvHooks) {
+  constructor(
+    def: WorkflowDefinition,
+    c: ExecutionContext,
+    private readonly hooks: StepEnvHooks,
+  ) {
     const cur = c.current!;
     const isResume = c.resume !== null && c.resume.stepIndex === cur.index;
     this.executionId = c.executionId;

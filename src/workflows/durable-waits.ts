@@ -66,7 +66,10 @@ export class DurableWaits {
   private readonly waiters = new Map<string, Waiter>();
   private stopped = false;
 
-  constructor(private readonly host: WaitsHost, readonly clock: Clock) {
+  constructor(
+    private readonly host: WaitsHost,
+    readonly clock: Clock,
+  ) {
     this.timers = new WaitTimers(clock);
   }
 
@@ -199,10 +202,12 @@ export class DurableWaits {
         }
       }
       // a broadcast is kept only for an execution suspended at a wait that would take it
-      const suspendedAtIt = snap.value === 'suspended' && open.some(([waitId, w]) => {
-        const step = waitStepOf(def, w.topStepId, waitId);
-        return !step || acceptsEvent(step, ev.data).ok;
-      });
+      const suspendedAtIt =
+        snap.value === 'suspended' &&
+        open.some(([waitId, w]) => {
+          const step = waitStepOf(def, w.topStepId, waitId);
+          return !step || acceptsEvent(step, ev.data).ok;
+        });
       if (keep === 'always' || suspendedAtIt) {
         out = { delivery: 'kept', duplicate: false };
         return { type: 'execution.event.received', eventId: ev.eventId, name: ev.name, data: ev.data };

@@ -49,7 +49,10 @@ export type ExecSnapshot = ExecActor['snapshot'];
 
 /** Why a step's signal was aborted. */
 class StepAbort extends Error {
-  constructor(readonly kind: 'suspend' | 'cancel' | 'race', message: string) {
+  constructor(
+    readonly kind: 'suspend' | 'cancel' | 'race',
+    message: string,
+  ) {
     super(message);
     this.name = 'StepAbort';
   }
@@ -312,7 +315,14 @@ export class WorkflowEngine {
             if (status === 'suspended' && req.isResume) {
               resolve(this.fanout.waitForSettle(stream, streamSeq + 1));
               const s = snap.context.suspension!;
-              return { type: 'execution.resumed', stepIndex: s.stepIndex, stepId: s.stepId, ...(req.resumeData !== undefined ? { resumeData: req.resumeData } : {}), input: snap.context.input, workflowName: snap.context.workflowName };
+              return {
+                type: 'execution.resumed',
+                stepIndex: s.stepIndex,
+                stepId: s.stepId,
+                ...(req.resumeData !== undefined ? { resumeData: req.resumeData } : {}),
+                input: snap.context.input,
+                workflowName: snap.context.workflowName,
+              };
             }
             resolve(snap);
             return [];

@@ -24,7 +24,9 @@ import type { WorkflowDefinition } from './types.js';
 const TAGS = ['Workflows'];
 
 const eventBody = z.object({
-  name: z.string({ error: (iss) => (iss.input === undefined ? 'Required' : 'must be a string') }).regex(EVENT_NAME_PATTERN, 'must be 1 to 128 letters, digits or . _ : / - (starting with a letter or digit)'),
+  name: z
+    .string({ error: (iss) => (iss.input === undefined ? 'Required' : 'must be a string') })
+    .regex(EVENT_NAME_PATTERN, 'must be 1 to 128 letters, digits or . _ : / - (starting with a letter or digit)'),
   data: z.unknown().optional(),
   id: z.string().min(1, 'must be 1 to 128 characters').max(128, 'must be 1 to 128 characters').optional().describe('an event id: the same id is delivered once however often it is sent'),
 });

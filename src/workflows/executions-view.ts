@@ -64,7 +64,6 @@ export interface ExecutionRecordView {
   endAt: string | null;
 }
 
-
 const EVENT_STATUS: Record<string, string> = {
   'workflow-start': 'running',
   'step-start': 'running',

@@ -135,8 +135,7 @@ function isOutcomeOf(r: LogRecord | undefined, attempt: number): boolean {
   return (r.type === 'step.completed' || r.type === 'step.skipped' || r.type === 'execution.suspended' || r.type === 'execution.failed') && d.attempt === attempt;
 }
 
-const describeOutcome = (o: StepOutcome) =>
-  o.kind === 'completed' ? 'ran' : o.kind === 'skipped' ? 'skipped' : o.kind === 'suspended' ? `suspended (${o.reason})` : `failed (${o.error.message})`;
+const describeOutcome = (o: StepOutcome) => (o.kind === 'completed' ? 'ran' : o.kind === 'skipped' ? 'skipped' : o.kind === 'suspended' ? `suspended (${o.reason})` : `failed (${o.error.message})`);
 
 /** Steps whose effect lives in another stream (their kind says so, or a nested step's does): live mode feeds them. */
 function hasForeignEffect(step: WorkflowStep): boolean {
@@ -223,9 +222,22 @@ class Walk {
     if (def.input) {
       const parsed = def.input.safeParse(s.input);
       if (!parsed.success) {
-        diverge({ kind: 'input', streamSeq: 1, message: `the recorded input no longer passes the workflow's input schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, expected: s.input, actual: parsed.error.issues });
+        diverge({
+          kind: 'input',
+          streamSeq: 1,
+          message: `the recorded input no longer passes the workflow's input schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+          expected: s.input,
+          actual: parsed.error.issues,
+        });
       } else if (!sameValue(s.input, parsed.data)) {
-        diverge({ kind: 'input', streamSeq: 1, message: `the workflow's input schema now turns the recorded input into another value`, expected: s.input, actual: parsed.data, differences: diffValues(s.input, parsed.data) });
+        diverge({
+          kind: 'input',
+          streamSeq: 1,
+          message: `the workflow's input schema now turns the recorded input into another value`,
+          expected: s.input,
+          actual: parsed.data,
+          differences: diffValues(s.input, parsed.data),
+        });
       }
     }
     const stepIds = def.steps.map((st) => st.id);
@@ -245,13 +257,28 @@ class Walk {
     // the replay was asked from `fromStepId`, maybe a nested step (or path): it started at the top-level step holding it
     const point = resolveReplayPoint(this.def, seed.fromStepId);
     if (!point.ok) {
-      diverge({ kind: 'step-gone', stepId: seed.fromStepId, streamSeq: 1, message: `step '${seed.fromStepId}' (where this replay run starts) is ${point.reason === 'ambiguous' ? 'ambiguous' : 'gone'} in the current code`, expected: seed.fromStepId, actual: stepIds });
+      diverge({
+        kind: 'step-gone',
+        stepId: seed.fromStepId,
+        streamSeq: 1,
+        message: `step '${seed.fromStepId}' (where this replay run starts) is ${point.reason === 'ambiguous' ? 'ambiguous' : 'gone'} in the current code`,
+        expected: seed.fromStepId,
+        actual: stepIds,
+      });
     }
     const startIndex = point.ok ? point.point.topIndex : -1;
     // every step before the start must be one the replay restored: a new one there would never run
     const missing = stepIds.slice(0, startIndex).find((id) => !(id in steps));
     if (missing !== undefined) {
-      diverge({ kind: 'step-new', stepId: missing, stepIndex: stepIds.indexOf(missing), streamSeq: 1, message: `step '${missing}' is new: the current code has it before '${seed.fromStepId}', where this replay run starts, and no recorded output for it`, expected: Object.keys(seed.steps), actual: stepIds.slice(0, startIndex) });
+      diverge({
+        kind: 'step-new',
+        stepId: missing,
+        stepIndex: stepIds.indexOf(missing),
+        streamSeq: 1,
+        message: `step '${missing}' is new: the current code has it before '${seed.fromStepId}', where this replay run starts, and no recorded output for it`,
+        expected: Object.keys(seed.steps),
+        actual: stepIds.slice(0, startIndex),
+      });
     }
     return { ...seed, startIndex, steps };
   }
@@ -259,7 +286,14 @@ class Walk {
   private apply(ev: ExecutionEvent, r: LogRecord, kind: DivergenceKind, stepId?: string): void {
     const snap = this.snap as unknown as { can(e: unknown): boolean; value: unknown };
     if (!snap.can(ev)) {
-      diverge({ kind, stepId, streamSeq: r.streamSeq, message: `the recorded ${r.type} does not fit the current code's run (state ${JSON.stringify(snap.value)})`, expected: eventOf(r), actual: null });
+      diverge({
+        kind,
+        stepId,
+        streamSeq: r.streamSeq,
+        message: `the recorded ${r.type} does not fit the current code's run (state ${JSON.stringify(snap.value)})`,
+        expected: eventOf(r),
+        actual: null,
+      });
     }
     [this.snap] = pureTransition(workflowExecutionMachine, this.snap, ev);
   }
@@ -269,13 +303,34 @@ class Walk {
     const actual = nextStepEvent(this.def, this.snap.context);
     const rec = eventOf(r);
     if (actual.type === 'step.started') {
-      diverge({ kind: 'step-new', stepId: actual.stepId, stepIndex: actual.stepIndex, streamSeq: r.streamSeq, message: `step '${actual.stepId}' is new: the current code runs it at index ${actual.stepIndex}, where the recording ${r.type === 'execution.completed' ? 'completed' : 'failed'} the run`, expected: rec, actual });
+      diverge({
+        kind: 'step-new',
+        stepId: actual.stepId,
+        stepIndex: actual.stepIndex,
+        streamSeq: r.streamSeq,
+        message: `step '${actual.stepId}' is new: the current code runs it at index ${actual.stepIndex}, where the recording ${r.type === 'execution.completed' ? 'completed' : 'failed'} the run`,
+        expected: rec,
+        actual,
+      });
     }
     if (actual.type !== rec.type) {
-      diverge({ kind: 'outcome', streamSeq: r.streamSeq, message: `the recording ${r.type === 'execution.failed' ? `failed (${rec.error?.message})` : 'completed'} where the current code records ${actual.type}`, expected: rec, actual });
+      diverge({
+        kind: 'outcome',
+        streamSeq: r.streamSeq,
+        message: `the recording ${r.type === 'execution.failed' ? `failed (${rec.error?.message})` : 'completed'} where the current code records ${actual.type}`,
+        expected: rec,
+        actual,
+      });
     }
     if (actual.type === 'execution.completed' && !sameValue(rec.result, actual.result)) {
-      diverge({ kind: 'result', streamSeq: r.streamSeq, message: 'the run completes with another result', expected: rec.result, actual: actual.result, differences: diffValues(rec.result, actual.result) });
+      diverge({
+        kind: 'result',
+        streamSeq: r.streamSeq,
+        message: 'the run completes with another result',
+        expected: rec.result,
+        actual: actual.result,
+        differences: diffValues(rec.result, actual.result),
+      });
     }
     this.apply(actual, r, 'record-rejected');
   }
@@ -285,14 +340,30 @@ class Walk {
     const ev = eventOf(r);
     const steps = this.def.steps;
     if (typeof ev.stepIndex === 'number' && steps[ev.stepIndex]?.id !== ev.stepId) {
-      diverge({ kind: 'suspend-point', stepId: ev.stepId, stepIndex: ev.stepIndex, streamSeq: r.streamSeq, message: `the recorded ${r.type} at step '${ev.stepId}' (index ${ev.stepIndex}) finds ${steps[ev.stepIndex] ? `step '${steps[ev.stepIndex].id}'` : 'no step'} there in the current code`, expected: ev.stepId, actual: steps[ev.stepIndex]?.id ?? null });
+      diverge({
+        kind: 'suspend-point',
+        stepId: ev.stepId,
+        stepIndex: ev.stepIndex,
+        streamSeq: r.streamSeq,
+        message: `the recorded ${r.type} at step '${ev.stepId}' (index ${ev.stepIndex}) finds ${steps[ev.stepIndex] ? `step '${steps[ev.stepIndex].id}'` : 'no step'} there in the current code`,
+        expected: ev.stepId,
+        actual: steps[ev.stepIndex]?.id ?? null,
+      });
     }
     // a sub-workflow's resume comes through its parent's step unchecked (the API checks the parent's schema only)
     if (r.type === 'execution.resumed' && !this.started.parentExecutionId) {
       const schema = resumeSchemaOf(this.def, steps[ev.stepIndex]);
       const parsed = schema?.safeParse(ev.resumeData);
       if (parsed && !parsed.success) {
-        diverge({ kind: 'resume-data', stepId: ev.stepId, stepIndex: ev.stepIndex, streamSeq: r.streamSeq, message: `the recorded resume data of step '${ev.stepId}' no longer passes its resume schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, expected: ev.resumeData, actual: parsed.error.issues });
+        diverge({
+          kind: 'resume-data',
+          stepId: ev.stepId,
+          stepIndex: ev.stepIndex,
+          streamSeq: r.streamSeq,
+          message: `the recorded resume data of step '${ev.stepId}' no longer passes its resume schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+          expected: ev.resumeData,
+          actual: parsed.error.issues,
+        });
       }
     }
     this.apply(ev, r, r.type === 'execution.suspended' || r.type === 'execution.resumed' ? 'suspend-point' : 'record-rejected', ev.stepId);
@@ -323,7 +394,13 @@ class Walk {
   private compareStart(r: LogRecord, rec: Extract<ExecutionEvent, { type: 'step.started' }>, actual: ExecutionEvent): void {
     const at = { streamSeq: r.streamSeq, stepId: rec.stepId, stepIndex: rec.stepIndex };
     if (actual.type !== 'step.started') {
-      diverge({ ...at, kind: 'step-gone', message: `step '${rec.stepId}' (index ${rec.stepIndex}) is gone: the current code ${actual.type === 'execution.completed' ? `completes the run after ${this.def.steps.length} step(s)` : `records ${actual.type}`} instead`, expected: rec, actual });
+      diverge({
+        ...at,
+        kind: 'step-gone',
+        message: `step '${rec.stepId}' (index ${rec.stepIndex}) is gone: the current code ${actual.type === 'execution.completed' ? `completes the run after ${this.def.steps.length} step(s)` : `records ${actual.type}`} instead`,
+        expected: rec,
+        actual,
+      });
       return;
     }
     const current = this.def.steps.map((s) => s.id);
@@ -332,15 +409,41 @@ class Walk {
       const laterInCurrent = current.indexOf(rec.stepId) > actual.stepIndex;
       const inRecorded = recorded.includes(actual.stepId);
       if (laterInCurrent && !inRecorded) {
-        diverge({ ...at, kind: 'step-new', stepId: actual.stepId, stepIndex: actual.stepIndex, message: `step '${actual.stepId}' is new: the current code runs it at index ${actual.stepIndex}, before the recorded '${rec.stepId}'`, expected: rec.stepId, actual: actual.stepId });
+        diverge({
+          ...at,
+          kind: 'step-new',
+          stepId: actual.stepId,
+          stepIndex: actual.stepIndex,
+          message: `step '${actual.stepId}' is new: the current code runs it at index ${actual.stepIndex}, before the recorded '${rec.stepId}'`,
+          expected: rec.stepId,
+          actual: actual.stepId,
+        });
       }
       if (!current.includes(rec.stepId) && inRecorded) {
-        diverge({ ...at, kind: 'step-gone', message: `step '${rec.stepId}' (index ${rec.stepIndex}) is gone: the current code runs '${actual.stepId}' there`, expected: rec.stepId, actual: actual.stepId });
+        diverge({
+          ...at,
+          kind: 'step-gone',
+          message: `step '${rec.stepId}' (index ${rec.stepIndex}) is gone: the current code runs '${actual.stepId}' there`,
+          expected: rec.stepId,
+          actual: actual.stepId,
+        });
       }
       if (!current.includes(rec.stepId)) {
-        diverge({ ...at, kind: 'step-renamed', message: `step ${rec.stepIndex} was '${rec.stepId}' when recorded and is '${actual.stepId}' in the current code (renamed or replaced)`, expected: rec.stepId, actual: actual.stepId });
+        diverge({
+          ...at,
+          kind: 'step-renamed',
+          message: `step ${rec.stepIndex} was '${rec.stepId}' when recorded and is '${actual.stepId}' in the current code (renamed or replaced)`,
+          expected: rec.stepId,
+          actual: actual.stepId,
+        });
       }
-      diverge({ ...at, kind: 'step-order', message: `the recording runs '${rec.stepId}' at index ${rec.stepIndex}; the current code runs '${actual.stepId}' there (steps reordered)`, expected: rec.stepId, actual: actual.stepId });
+      diverge({
+        ...at,
+        kind: 'step-order',
+        message: `the recording runs '${rec.stepId}' at index ${rec.stepIndex}; the current code runs '${actual.stepId}' there (steps reordered)`,
+        expected: rec.stepId,
+        actual: actual.stepId,
+      });
     }
     if (!sameValue(rec.input, actual.input)) {
       diverge({ ...at, kind: 'step-input', message: `step '${rec.stepId}' gets another input`, expected: rec.input, actual: actual.input, differences: diffValues(rec.input, actual.input) });
@@ -409,14 +512,34 @@ class Walk {
     }
     if (expected.kind === 'completed' && got.kind === 'completed') {
       if (!sameValue(expected.output, got.output ?? null)) {
-        this.valueDiffers({ ...at, kind: 'output', message: `step '${step.id}' returns another output`, expected: expected.output, actual: got.output, differences: diffValues(expected.output, got.output ?? null) });
+        this.valueDiffers({
+          ...at,
+          kind: 'output',
+          message: `step '${step.id}' returns another output`,
+          expected: expected.output,
+          actual: got.output,
+          differences: diffValues(expected.output, got.output ?? null),
+        });
       }
       if (!sameValue(expected.workflowState, got.workflowState)) {
-        this.valueDiffers({ ...at, kind: 'output', message: `step '${step.id}' leaves another workflowState`, expected: expected.workflowState, actual: got.workflowState, differences: diffValues(expected.workflowState, got.workflowState) });
+        this.valueDiffers({
+          ...at,
+          kind: 'output',
+          message: `step '${step.id}' leaves another workflowState`,
+          expected: expected.workflowState,
+          actual: got.workflowState,
+          differences: diffValues(expected.workflowState, got.workflowState),
+        });
       }
     }
     if (expected.kind === 'suspended' && got.kind === 'suspended' && (expected.reason !== got.reason || !sameValue(expected.suspendData, got.suspendData))) {
-      this.valueDiffers({ ...at, kind: 'suspend-point', message: `step '${step.id}' suspends with another reason or data`, expected: { reason: expected.reason, suspendData: expected.suspendData }, actual: { reason: got.reason, suspendData: got.suspendData } });
+      this.valueDiffers({
+        ...at,
+        kind: 'suspend-point',
+        message: `step '${step.id}' suspends with another reason or data`,
+        expected: { reason: expected.reason, suspendData: expected.suspendData },
+        actual: { reason: got.reason, suspendData: got.suspendData },
+      });
     }
     if (expected.kind === 'failed' && got.kind === 'failed' && expected.error.message !== got.error.message) {
       this.valueDiffers({ ...at, kind: 'outcome', message: `step '${step.id}' fails with another error`, expected: expected.error.message, actual: got.error.message });

@@ -123,4 +123,3 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     docs: () => workflowDocs(engine),
   };
 }
-

@@ -25,7 +25,7 @@ export interface ReplayPlan {
 
 /** The source's workflowState when the step `stepId` last started (undefined if it never did). */
 function workflowStateAtStart(records: readonly LogRecord[], stepId: string): Record<string, unknown> | undefined {
-  let state = ((records[0]?.data as { workflowState?: Record<string, unknown> })?.workflowState ?? {});
+  let state = (records[0]?.data as { workflowState?: Record<string, unknown> })?.workflowState ?? {};
   let suspendedState: Record<string, unknown> | undefined;
   let found: Record<string, unknown> | undefined;
   for (const r of records) {
@@ -60,12 +60,7 @@ export function replayPointOf(def: WorkflowDefinition, recorded: ExecutionContex
   throw refuse(`Cannot replay from step '${stepId}': it did not run in this execution (its branch '${problem.skippedBranch}' was skipped); replayable steps: ${list}`);
 }
 
-export function planReplay(
-  def: WorkflowDefinition,
-  source: { context: ExecutionContext; records: readonly LogRecord[] },
-  req: ReplayRequest,
-  replayedAt: number,
-): ReplayPlan {
+export function planReplay(def: WorkflowDefinition, source: { context: ExecutionContext; records: readonly LogRecord[] }, req: ReplayRequest, replayedAt: number): ReplayPlan {
   const recorded = source.context.steps;
   const point = replayPointOf(def, recorded, req.stepId);
   const index = point.topIndex;

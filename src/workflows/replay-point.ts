@@ -24,10 +24,7 @@ export interface StepLocation {
   type: WorkflowStep['type'];
 }
 
-export type ReplayPointResolution =
-  | { ok: true; point: StepLocation }
-  | { ok: false; reason: 'unknown' }
-  | { ok: false; reason: 'ambiguous'; candidates: StepLocation[] };
+export type ReplayPointResolution = { ok: true; point: StepLocation } | { ok: false; reason: 'unknown' } | { ok: false; reason: 'ambiguous'; candidates: StepLocation[] };
 
 /** Every step of a definition, depth-first in declaration order; a sub-workflow's steps sit under its andWorkflow step. */
 export function locateSteps(def: WorkflowDefinition): StepLocation[] {
@@ -64,9 +61,7 @@ function stepLabel(location: StepLocation, all: readonly StepLocation[]): string
 }
 
 /** Why a replay point cannot start a replay of a given source. */
-export type ReplayPointProblem =
-  | { kind: 'missing-outputs'; stepIds: string[] }
-  | { kind: 'not-run'; skippedBranch: string };
+export type ReplayPointProblem = { kind: 'missing-outputs'; stepIds: string[] } | { kind: 'not-run'; skippedBranch: string };
 
 /** Why a resolved replay point cannot start a replay of a source with these recorded steps (undefined: it can). */
 export function replayPointProblem(def: WorkflowDefinition, recorded: Readonly<Record<string, { status: StepStatus }>>, point: StepLocation): ReplayPointProblem | undefined {

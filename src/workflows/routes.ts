@@ -13,17 +13,7 @@ import { exampleFromJsonSchema } from '../kernel/json-schema-example.js';
 import { toJsonSchema } from '../kernel/json-schema.js';
 import type { WorkflowEngine } from './engine.js';
 import { describeWorkflowDetail, describeWorkflowSummary } from './describe.js';
-import {
-  cancelExecution,
-  executionResult,
-  readExecution,
-  replayExecution,
-  requireWorkflow,
-  resumeExecution,
-  startExecution,
-  suspendExecution,
-  type StartedRun,
-} from './commands.js';
+import { cancelExecution, executionResult, readExecution, replayExecution, requireWorkflow, resumeExecution, startExecution, suspendExecution, type StartedRun } from './commands.js';
 import { executionStream } from './events.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, startIdempotent } from './idempotent-start.js';
 import type { LogRecord } from '../log/types.js';
@@ -58,20 +48,16 @@ const executeBody = z.object({
 const reasonBody = z.object({ reason: z.string().optional() });
 const resumeBody = z.object({ resumeData: z.unknown().optional(), options: z.object({ stepId: z.string().min(1).optional() }).optional() });
 const replayBody = z.object({
-  stepId: z
-    .string(required('a string'))
-    .min(1, 'Required')
-    .meta({ description: "Any step of the workflow, nested ones included (a nested step replays from the top-level step holding it); an id used at several places is named by its path, e.g. 'approval-gate/manager-approval'" }),
+  stepId: z.string(required('a string')).min(1, 'Required').meta({
+    description:
+      "Any step of the workflow, nested ones included (a nested step replays from the top-level step holding it); an id used at several places is named by its path, e.g. 'approval-gate/manager-approval'",
+  }),
   inputData: z.unknown().optional(),
   resumeData: z.unknown().optional(),
   workflowStateOverride: record.optional(),
 });
 const attachQuery = z.object({
-  fromSequence: z
-    .string()
-    .regex(/^\d+$/, 'must be an integer >= 0')
-    .transform(Number)
-    .optional(),
+  fromSequence: z.string().regex(/^\d+$/, 'must be an integer >= 0').transform(Number).optional(),
 });
 
 /** The envelope fields beside `data` of the executions list. */
@@ -114,7 +100,12 @@ const executionsQuery = z.object({
       return z.NEVER;
     })
     .optional(),
-  limit: z.string().regex(/^\d+$/, 'must be an integer >= 1').transform(Number).refine((n) => n >= 1, 'must be an integer >= 1').optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'must be an integer >= 1')
+    .transform(Number)
+    .refine((n) => n >= 1, 'must be an integer >= 1')
+    .optional(),
   offset: z.string().regex(/^\d+$/, 'must be an integer >= 0').transform(Number).optional(),
   include: z.enum(['events'], { message: "must be 'events'" }).optional(),
 });
@@ -187,10 +178,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         await index.waitFor(engine.log.head());
         const page = await index.query(filter, limit, offset, q.cursor);
         // summary rows come from the index alone; every event means reading each row's stream
-        const views =
-          q.include === 'events'
-            ? await Promise.all(page.docs.map(async (d) => (await readExecutionView(engine.log, executionStream(d.id)))!))
-            : await index.summaries(page.docs);
+        const views = q.include === 'events' ? await Promise.all(page.docs.map(async (d) => (await readExecutionView(engine.log, executionStream(d.id)))!)) : await index.summaries(page.docs);
         return ok(views.map(toExecutionRecord), 200, { total: page.total, limit, offset, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
       },
     },
@@ -316,7 +304,11 @@ function checkExecutionHead(first: LogRecord | undefined, workflowId: string, ex
 export function workflowDocs(engine: WorkflowEngine): ModuleDocs {
   const schema = (s: Parameters<typeof toJsonSchema>[0] | undefined) => (s ? toJsonSchema(s, { io: 'input' }) : undefined);
   const workflows = [...engine.workflows.values()].map((w) => ({ id: w.id, input: schema(w.input), resume: schema(w.resumeSchema) }));
-  const inputs = examplesPer(workflows, (w) => w.id, (w) => ({ input: exampleFromJsonSchema(w.input ?? { type: 'object' }) }));
+  const inputs = examplesPer(
+    workflows,
+    (w) => w.id,
+    (w) => ({ input: exampleFromJsonSchema(w.input ?? { type: 'object' }) }),
+  );
   return {
     pathParams: [{ prefix: '/workflows/', param: 'id', values: workflows.map((w) => w.id) }],
     requestExamples: {

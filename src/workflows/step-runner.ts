@@ -19,7 +19,7 @@ import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type 
 import type { WaitFiring } from '../../machines/workflow-execution.machine.js';
 import { kindOf } from './steps/registry.js';
 
-export { SuspendSignal,  type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
+export { SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
 
 /** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
 export class SubWorkflowFailedError extends Error {

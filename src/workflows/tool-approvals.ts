@@ -47,5 +47,12 @@ export async function resumeForApproval(engine: WorkflowEngine, a: StepApprovalA
     throw err;
   });
   const rec = await run.settled;
-  return { runId: a.runId, approvalId: a.approvalId, approved: a.answer.approved, workflowId: root.workflowId, executionId: root.executionId, execution: executionResult(rec, run.executionId, run.createdAt) };
+  return {
+    runId: a.runId,
+    approvalId: a.approvalId,
+    approved: a.answer.approved,
+    workflowId: root.workflowId,
+    executionId: root.executionId,
+    execution: executionResult(rec, run.executionId, run.createdAt),
+  };
 }

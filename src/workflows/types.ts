@@ -6,7 +6,6 @@
 import type { ZodType } from 'zod';
 import type { Logger } from 'pino';
 
-
 /** A custom event a step writes to the execution's stream (SSE `event:` = its `type`). */
 export interface StepCustomEvent {
   type: string;

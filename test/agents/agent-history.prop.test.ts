@@ -12,7 +12,15 @@ import type { EventLog, NewRecord } from '../../src/log/types.js';
 import { AgentHistoryProjection } from '../../src/agents/history.js';
 
 const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3, cachedInputTokens: 0, reasoningTokens: 0 };
-const step = (n: number) => ({ stepNumber: n, text: `t${n}`, toolCalls: [{ toolCallId: `c${n}`, toolName: 'tool', input: { n } }], toolResults: [{ toolCallId: `c${n}`, toolName: 'tool', input: { n }, output: n }], toolErrors: [], finishReason: 'tool-calls', usage });
+const step = (n: number) => ({
+  stepNumber: n,
+  text: `t${n}`,
+  toolCalls: [{ toolCallId: `c${n}`, toolName: 'tool', input: { n } }],
+  toolResults: [{ toolCallId: `c${n}`, toolName: 'tool', input: { n }, output: n }],
+  toolErrors: [],
+  finishReason: 'tool-calls',
+  usage,
+});
 
 interface RunPlan {
   agent: 'a' | 'b';
@@ -81,7 +89,14 @@ function model(plans: RunPlan[], order: Array<{ run: number }>) {
       total: runs.length,
     };
   };
-  return { a: page('a'), b: page('b'), working: plans.map((p, i) => (p.end === 'none' ? `r${i}` : '')).filter(Boolean).sort() };
+  return {
+    a: page('a'),
+    b: page('b'),
+    working: plans
+      .map((p, i) => (p.end === 'none' ? `r${i}` : ''))
+      .filter(Boolean)
+      .sort(),
+  };
 }
 
 const view = (page: Awaited<ReturnType<AgentHistoryProjection['page']>>) => ({

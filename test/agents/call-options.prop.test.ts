@@ -21,10 +21,7 @@ const semantic = fc.record(
   },
   { requiredKeys: [] },
 );
-const persistence = fc.record(
-  { mode: maybe(fc.constantFrom('step', 'finish')), debounceMs: maybe(fc.integer({ min: 0, max: 5000 })), flushOnToolResult: maybe(fc.boolean()) },
-  { requiredKeys: [] },
-);
+const persistence = fc.record({ mode: maybe(fc.constantFrom('step', 'finish')), debounceMs: maybe(fc.integer({ min: 0, max: 5000 })), flushOnToolResult: maybe(fc.boolean()) }, { requiredKeys: [] });
 const legacy = fc.record(
   {
     userId: maybe(fc.string({ minLength: 1, maxLength: 8 })),

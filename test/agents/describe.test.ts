@@ -80,7 +80,12 @@ describe('agent registry and shapes', () => {
 
   it('builds the agent card with one skill per tool and the A2A endpoint under the given origin', () => {
     const card = agentCard(described, '9.9.9', 'https://agents.example');
-    expect(card).toMatchObject({ name: 'described', version: '9.9.9', capabilities: { streaming: true, pushNotifications: false }, skills: [{ id: 'lookup', name: 'lookup', description: 'Looks things up', tags: ['tool'] }] });
+    expect(card).toMatchObject({
+      name: 'described',
+      version: '9.9.9',
+      capabilities: { streaming: true, pushNotifications: false },
+      skills: [{ id: 'lookup', name: 'lookup', description: 'Looks things up', tags: ['tool'] }],
+    });
     expect(card.url).toBe('https://agents.example/a2a/described');
     expect(card.supportedInterfaces).toEqual([{ url: 'https://agents.example/a2a/described', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }]);
   });

@@ -14,7 +14,11 @@ function sink() {
 
 describe('resumable chat buffer', () => {
   it('sends a reader that resumes ahead of the buffer only the frames after its Last-Event-ID, live', () => {
-    const buffer = new ChatBuffer('k', () => undefined, () => undefined);
+    const buffer = new ChatBuffer(
+      'k',
+      () => undefined,
+      () => undefined,
+    );
     const reader = sink();
     buffer.attach(reader.s, 2); // the client had frames 1 and 2 from an earlier connection
     for (let n = 1; n <= 4; n++) buffer.push(frame(n));
@@ -22,7 +26,11 @@ describe('resumable chat buffer', () => {
   });
 
   it('replays the buffered frames after Last-Event-ID, then follows live without repeating one', () => {
-    const buffer = new ChatBuffer('k', () => undefined, () => undefined);
+    const buffer = new ChatBuffer(
+      'k',
+      () => undefined,
+      () => undefined,
+    );
     for (let n = 1; n <= 3; n++) buffer.push(frame(n));
     const reader = sink();
     buffer.attach(reader.s, 1);

@@ -30,7 +30,11 @@ const textParts = (text: string): LanguageModelV3StreamPart[] => [
 ];
 const stream = (parts: LanguageModelV3StreamPart[]) => ({ stream: convertArrayToReadableStream(parts) });
 const lastRole = (o: LanguageModelV3CallOptions) => o.prompt[o.prompt.length - 1]?.role;
-const systemOf = (o: LanguageModelV3CallOptions) => o.prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+const systemOf = (o: LanguageModelV3CallOptions) =>
+  o.prompt
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n');
 
 const explodingModel = new MockLanguageModelV3({
   doGenerate: async () => {
@@ -76,7 +80,12 @@ const fakeMemory: AgentMemoryHooks = {
   describe: (agentId) => ({ type: 'LibSQLMemory', resourceId: agentId, storage: { adapter: 'eventloom-log' }, workingMemory: null, vectorDB: null, embeddingModel: null }),
   loadContext: async (args) => {
     memoryCalls.load.push(args);
-    return { messages: [{ role: 'user', content: 'earlier question' }, { role: 'assistant', content: 'earlier answer' }] };
+    return {
+      messages: [
+        { role: 'user', content: 'earlier question' },
+        { role: 'assistant', content: 'earlier answer' },
+      ],
+    };
   },
   saveMessages: async (args) => {
     memoryCalls.save.push(args);
@@ -86,7 +95,15 @@ const fakeMemory: AgentMemoryHooks = {
 /** Answers every object request with a value that breaks the usual person schema. */
 const wrongObjectModel = new MockLanguageModelV3({
   doGenerate: async () => ({ content: [{ type: 'text', text: '{"name":5}' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }),
-  doStream: async () => stream([{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: '{"name":' }, { type: 'text-delta', id: 't', delta: '5}' }, { type: 'text-end', id: 't' }, finish()]),
+  doStream: async () =>
+    stream([
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: '{"name":' },
+      { type: 'text-delta', id: 't', delta: '5}' },
+      { type: 'text-end', id: 't' },
+      finish(),
+    ]),
 });
 
 const researcher = createAgent({ id: 'researcher', name: 'Researcher', instructions: 'You research.' });
@@ -252,7 +269,14 @@ describe('memory hooks', () => {
     const r = await post('/agents/remembering/text', { input: 'and now?', options: { memory: { conversationId: 'conv-1', options: { contextLimit: 4 } } } }, auth);
     expect(r.status).toBe(200);
     expect(memoryCalls.load).toHaveLength(1);
-    expect(memoryCalls.load[0]).toMatchObject({ agentId: 'remembering', resourceId: 'remembering', userId: 'u-mem', conversationId: 'conv-1', contextLimit: 4, input: [{ role: 'user', content: 'and now?' }] });
+    expect(memoryCalls.load[0]).toMatchObject({
+      agentId: 'remembering',
+      resourceId: 'remembering',
+      userId: 'u-mem',
+      conversationId: 'conv-1',
+      contextLimit: 4,
+      input: [{ role: 'user', content: 'and now?' }],
+    });
     expect(seen.prompt!.filter((m) => m.role !== 'system').map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     // the response comes after the saves: the last one is final (write what is buffered now)
     expect(memoryCalls.save.map((s) => [s.phase, s.messages.map((m) => m.role), s.final ?? false])).toEqual([

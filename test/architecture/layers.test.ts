@@ -74,10 +74,7 @@ describe('layers', () => {
       put('src/log/integrity.ts', "import { pg } from './pg/pg-log.js';\nexport const check = pg;\n");
       put('src/log/open.ts', "import { pg } from './pg/pg-log.js';\nimport { level } from './level/level-log.js';\nexport const open = [pg, level];\n");
       const violations = cruise(dir, ['src']).summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
-      expect(violations.sort()).toEqual([
-        'log-core-is-store-neutral: src/log/integrity.ts → src/log/pg/pg-log.ts',
-        'stores-side-by-side: src/log/pg/pg-log.ts → src/log/level/level-log.ts',
-      ]);
+      expect(violations.sort()).toEqual(['log-core-is-store-neutral: src/log/integrity.ts → src/log/pg/pg-log.ts', 'stores-side-by-side: src/log/pg/pg-log.ts → src/log/level/level-log.ts']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -10,10 +10,7 @@ describe('public surface', () => {
   it('docs/public-surface.txt lists the current exports of the entry points', () => {
     const current = renderPublicSurface();
     const stored = readFileSync(SURFACE_FILE, 'utf8');
-    expect(
-      stored === current,
-      'docs/public-surface.txt is stale: run `npm run surface`, then review the change to the public API before committing it',
-    ).toBe(true);
+    expect(stored === current, 'docs/public-surface.txt is stale: run `npm run surface`, then review the change to the public API before committing it').toBe(true);
     expect(stored).toBe(current);
   }, 120_000);
 });

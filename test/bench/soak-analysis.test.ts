@@ -13,9 +13,28 @@ function samples(over: Partial<Record<keyof SoakSample, (t: number, i: number) =
   return Array.from({ length: 122 }, (_, i) => {
     const t = i * 5;
     const base: SoakSample = {
-      t, rssBytes: 250 * MiB, heapAfterGcBytes: 70 * MiB, heapTotalBytes: 90 * MiB, externalBytes: 6 * MiB, arrayBuffersBytes: 1 * MiB,
-      activeHandles: 2, activeRequests: 0, loopDelayP50Ms: 1, loopDelayP99Ms: 10, loopDelayMaxMs: 20,
-      fds: 48, pingMs: 2, requests: i * 1000, failures: 0, wsMessages: 0, wsChurned: 0, executions: i * 300, spans: 2000, logRecords: 1000, storageMemoryBytes: 8 * MiB, tableFiles: 10,
+      t,
+      rssBytes: 250 * MiB,
+      heapAfterGcBytes: 70 * MiB,
+      heapTotalBytes: 90 * MiB,
+      externalBytes: 6 * MiB,
+      arrayBuffersBytes: 1 * MiB,
+      activeHandles: 2,
+      activeRequests: 0,
+      loopDelayP50Ms: 1,
+      loopDelayP99Ms: 10,
+      loopDelayMaxMs: 20,
+      fds: 48,
+      pingMs: 2,
+      requests: i * 1000,
+      failures: 0,
+      wsMessages: 0,
+      wsChurned: 0,
+      executions: i * 300,
+      spans: 2000,
+      logRecords: 1000,
+      storageMemoryBytes: 8 * MiB,
+      tableFiles: 10,
     };
     for (const [k, f] of Object.entries(over)) (base as unknown as Record<string, number>)[k] = f(t, i);
     return base;
@@ -74,8 +93,11 @@ function run30(rssMiB: (t: number) => number, quietMiB: (t: number) => number) {
 describe('the memory goals of the default-config soak', () => {
   const idle = 75 * MiB;
 
-  it('gives the RSS curve per minute: mean and highest sample, and the heap of the minute\'s forced collection', () => {
-    const { loaded } = run30((t) => 100 + Math.floor(t / 60), () => 80);
+  it("gives the RSS curve per minute: mean and highest sample, and the heap of the minute's forced collection", () => {
+    const { loaded } = run30(
+      (t) => 100 + Math.floor(t / 60),
+      () => 80,
+    );
     const minutes = rssByMinute(loaded);
     expect(minutes).toHaveLength(30);
     expect(minutes[0]).toEqual({ minute: 1, rssMeanMiB: 100, rssMaxMiB: 100, heapAfterGcMiB: 70 });
@@ -87,7 +109,10 @@ describe('the memory goals of the default-config soak', () => {
   });
 
   it('passes a run that levels off under the ceiling and gives its memory back after the load', () => {
-    const { loaded, quiet } = run30((t) => Math.min(200, 120 + t / 6) + (t % 20 === 0 ? 4 : -4), (t) => (t < 20 ? 150 : 98));
+    const { loaded, quiet } = run30(
+      (t) => Math.min(200, 120 + t / 6) + (t % 20 === 0 ? 4 : -4),
+      (t) => (t < 20 ? 150 : 98),
+    );
     const { reasons, memoryGoals } = judgeMemoryGoals(idle, loaded, quiet);
     expect(reasons).toEqual([]);
     expect(memoryGoals.plateau.middleMinutes).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
@@ -96,7 +121,10 @@ describe('the memory goals of the default-config soak', () => {
 
   it('fails RSS still rising in the last ten minutes, RSS over 250 MB, and RSS that stays up after the load', () => {
     // +5 MiB a minute: minutes 21–30 end 40 % above minutes 11–20, at 254 MiB (266 MB)
-    const { loaded, quiet } = run30((t) => 105 + (t / 60) * 5, () => 121);
+    const { loaded, quiet } = run30(
+      (t) => 105 + (t / 60) * 5,
+      () => 121,
+    );
     const { reasons } = judgeMemoryGoals(idle, loaded, quiet);
     expect(reasons.join('\n')).toMatch(/RSS does not plateau: the last 10 minutes reach [\d.]+ MiB \(per-minute mean\), over 10 % above minutes 11–20/);
     expect(reasons.join('\n')).toMatch(/RSS reached [\d.]+ MiB, over the 250 MB ceiling/);

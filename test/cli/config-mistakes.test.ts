@@ -102,7 +102,10 @@ describe('a start that serves something else than the person meant', () => {
   it('warns when a project without a config is served the bundled example', async () => {
     const project = tmp();
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'my-app', type: 'module' }));
-    const s = await spawnServer(['--port', '0', '--data', path.join(project, '.eventloom'), '--log-format', 'json'], {}, 30_000, ['--import', TSX], { entry: path.join(ROOT, 'src', 'cli', 'index.ts'), cwd: project });
+    const s = await spawnServer(['--port', '0', '--data', path.join(project, '.eventloom'), '--log-format', 'json'], {}, 30_000, ['--import', TSX], {
+      entry: path.join(ROOT, 'src', 'cli', 'index.ts'),
+      cwd: project,
+    });
     spawned.push(s);
     const warning = s
       .output()

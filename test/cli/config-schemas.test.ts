@@ -27,8 +27,6 @@ describe('start-up with a bad schema in the config', () => {
       (err: Error) => err,
     );
     expect(outcome.message).toMatch(/^server exited with 1 before listening/);
-    expect(outcome.message).toContain(
-      "eventloom: Workflow 'approvals' step 'manager-approval' (in 'gate'): resumeSchema must be a zod schema, got a plain object that looks like a JSON Schema",
-    );
+    expect(outcome.message).toContain("eventloom: Workflow 'approvals' step 'manager-approval' (in 'gate'): resumeSchema must be a zod schema, got a plain object that looks like a JSON Schema");
   });
 });

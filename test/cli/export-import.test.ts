@@ -48,7 +48,13 @@ beforeAll(async () => {
   const echo = await exec('echo', { text: 'hi' });
   const cancelled = await exec('order-approval', { items: [{ price: 500, qty: 1 }] });
   await api(`${server.url}/workflows/order-approval/executions/${cancelled.executionId}/cancel`, { method: 'POST', json: { reason: 'changed my mind' } });
-  for (const [wf, r] of [['order-approval', big], ['order-approval', resumed], ['order-approval', small], ['echo', echo], ['order-approval', cancelled]] as const) {
+  for (const [wf, r] of [
+    ['order-approval', big],
+    ['order-approval', resumed],
+    ['order-approval', small],
+    ['echo', echo],
+    ['order-approval', cancelled],
+  ] as const) {
     views[`${wf}/${r.executionId}`] = await stateOf(server.url, wf, r.executionId);
   }
   list = await listOf(server.url);
@@ -113,10 +119,15 @@ describe('eventloom export and import', () => {
   });
 
   it('exports one execution, or the executions a filter selects, as records exactly as logged', async () => {
-    const [id] = Object.keys(views).filter((k) => (views[k] as any).data.status === 'suspended').map((k) => k.split('/')[1]);
+    const [id] = Object.keys(views)
+      .filter((k) => (views[k] as any).data.status === 'suspended')
+      .map((k) => k.split('/')[1]);
     const one = await runCli(['export', '--data', source, '--execution', id]);
     expect(one.code, one.output).toBe(0);
-    const lines = one.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = one.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ format: 'eventloom-history', formatVersion: 1, streams: 1 });
     expect(lines[1]).toMatchObject({ stream: `exec:${id}`, streamSeq: 1, type: 'execution.started', kind: 'workflow-execution@1' });
     expect(lines.slice(1).map((r) => r.streamSeq)).toEqual(lines.slice(1).map((_, i) => i + 1));
@@ -126,17 +137,26 @@ describe('eventloom export and import', () => {
     const completed = await runCli(['export', '--data', source, '--status', 'completed']);
     expect(JSON.parse(completed.stdout.split('\n')[0]).streams).toBe(4); // three executions and the agent run
     const runs = await runCli(['export', '--data', source, '--status', 'completed', '--since', '2000-01-01T00:00:00Z']);
-    const runRecord = runs.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((r) => typeof r.stream === 'string' && r.stream.startsWith('run:'));
+    const runRecord = runs.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((r) => typeof r.stream === 'string' && r.stream.startsWith('run:'));
     expect(runRecord).toMatchObject({ streamSeq: 1, type: 'run.started', kind: 'agent-run@1' });
     const oneRun = await runCli(['export', '--data', source, '--run', runRecord.stream.slice('run:'.length)]);
     expect(oneRun.code, oneRun.output).toBe(0);
-    const runLines = oneRun.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const runLines = oneRun.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(runLines[0].streams).toBe(1);
     expect(runLines.slice(1).every((r) => r.stream === runRecord.stream)).toBe(true);
     expect(runLines.at(-1).type).toBe('run.finished');
     // a reader that closes the pipe early (`| head -1`) ends the export quietly
     const headOnly = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'index.ts'), 'export', '--data', source], { env: { ...process.env, NODE_ENV: 'test' } });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'index.ts'), 'export', '--data', source], {
+        env: { ...process.env, NODE_ENV: 'test' },
+      });
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += d));
       child.stdout.once('data', () => child.stdout.destroy());

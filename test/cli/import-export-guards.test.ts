@@ -23,7 +23,14 @@ type Rec = { seq?: number; stream: string; streamSeq: number; type: string; data
 function execution(id: string, extra: Record<string, unknown> = {}, stream = `exec:${id}`): Rec[] {
   const step = { stepIndex: 0, stepId: 'echo', stepName: 'Echo', stepType: 'andThen', input: { text: 'x' }, attempt: 1 };
   return [
-    { stream, streamSeq: 1, type: 'execution.started', data: { executionId: id, workflowId: 'echo', workflowName: 'Echo', stepIds: ['echo'], input: { text: 'x' }, context: {}, workflowState: {}, metadata: {}, createdAt: 1_000, ...extra }, at: 1_000, kind: 'workflow-execution@1' },
+    {
+      stream,
+      streamSeq: 1,
+      type: 'execution.started',
+      data: { executionId: id, workflowId: 'echo', workflowName: 'Echo', stepIds: ['echo'], input: { text: 'x' }, context: {}, workflowState: {}, metadata: {}, createdAt: 1_000, ...extra },
+      at: 1_000,
+      kind: 'workflow-execution@1',
+    },
     { stream, streamSeq: 2, type: 'step.started', data: step, at: 1_001 },
     { stream, streamSeq: 3, type: 'step.completed', data: { ...step, output: { text: 'x' } }, at: 1_002 },
     { stream, streamSeq: 4, type: 'execution.completed', data: { result: { text: 'x' }, workflowName: 'Echo' }, at: 1_003 },
@@ -52,7 +59,15 @@ function history(...streams: Rec[][]): string {
 async function streamsOf(data: string): Promise<string[]> {
   const out = path.join(tmp, `read-${++files}.jsonl`);
   expect(await exportCommand(['--data', data, '--out', out])).toBe(0);
-  return [...new Set(readFileSync(out, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l).stream as string))].sort();
+  return [
+    ...new Set(
+      readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l).stream as string),
+    ),
+  ].sort();
 }
 
 const imports = (file: string, target: string) => importCommand([file, '--data', target]);
@@ -87,14 +102,14 @@ describe('eventloom import', () => {
     const laterRun = run('r2');
     laterRun[1].data.runId = 'someone-else';
     const cases: Array<[Rec[], string]> = [
-      [execution('inside', {}, 'exec:outside'), "exec:outside: record 1 'execution.started' names execution \"inside\", not \"outside\""],
-      [laterWorkflow, "exec:w1: record 4 'execution.completed' names workflowName \"Other\", the stream's is \"Echo\""],
+      [execution('inside', {}, 'exec:outside'), 'exec:outside: record 1 \'execution.started\' names execution "inside", not "outside"'],
+      [laterWorkflow, 'exec:w1: record 4 \'execution.completed\' names workflowName "Other", the stream\'s is "Echo"'],
       [execution('nowf', { workflowId: '' }), "exec:nowf: record 1 'execution.started' names no workflow (workflowId)"],
       [execution('p/s', {}), '"p/s" is a sub-workflow id but the record names no parentExecutionId'],
       [execution('p/s', { parentExecutionId: 'q', parentStepId: 's' }), '"p/s" is not a sub-workflow of step "s" of execution "q"'],
       [execution('top', { parentExecutionId: 'q', parentStepId: 's' }), 'names parent execution "q" but "top" is not a sub-workflow id'],
-      [run('inside', {}, 'run:outside'), "run:outside: record 1 'run.started' names run \"inside\", not \"outside\""],
-      [laterRun, "run:r2: record 2 'run.finished' names runId \"someone-else\", the stream's is \"r2\""],
+      [run('inside', {}, 'run:outside'), 'run:outside: record 1 \'run.started\' names run "inside", not "outside"'],
+      [laterRun, 'run:r2: record 2 \'run.finished\' names runId "someone-else", the stream\'s is "r2"'],
       [run('noagent', { agentId: 7 }), "run:noagent: record 1 'run.started' names no agent (agentId)"],
     ];
     for (const [records, message] of cases) {
@@ -106,7 +121,12 @@ describe('eventloom import', () => {
 
   it('imports sub-workflow streams that agree with their parent, and runs', async () => {
     const target = dataDir('children');
-    expect(await imports(history(execution('p'), execution('p/step', { parentExecutionId: 'p', parentStepId: 'step' }), execution('p/step/inner', { parentExecutionId: 'p', parentStepId: 'step' }), run('r3')), target)).toBe(0);
+    expect(
+      await imports(
+        history(execution('p'), execution('p/step', { parentExecutionId: 'p', parentStepId: 'step' }), execution('p/step/inner', { parentExecutionId: 'p', parentStepId: 'step' }), run('r3')),
+        target,
+      ),
+    ).toBe(0);
     expect(await streamsOf(target)).toEqual(['exec:p', 'exec:p/step', 'exec:p/step/inner', 'run:r3']);
   });
 
@@ -147,7 +167,10 @@ describe('eventloom export --out', () => {
     }
     // the real command: exit code 2 and the message
     const cli = await runCli(['export', '--data', data, '--out', path.join(data, 'log', 'CURRENT')]);
-    expect({ code: cli.code, stderr: cli.stderr.trim() }).toEqual({ code: 2, stderr: `eventloom export: --out ${path.join(data, 'log', 'CURRENT')} is inside the data directory ${data}: export never writes into a data directory (it could overwrite the event log); write the file elsewhere` });
+    expect({ code: cli.code, stderr: cli.stderr.trim() }).toEqual({
+      code: 2,
+      stderr: `eventloom export: --out ${path.join(data, 'log', 'CURRENT')} is inside the data directory ${data}: export never writes into a data directory (it could overwrite the event log); write the file elsewhere`,
+    });
     expect(readFileSync(path.join(data, 'log', 'CURRENT'), 'utf8')).toBe(current);
     expect(existsSync(path.join(data, 'history.jsonl'))).toBe(false);
     expect(await streamsOf(data)).toEqual(['exec:one']);

@@ -59,7 +59,16 @@ describe('eventloom init', () => {
     expect(pkg.dependencies.zod).toBe('4.2.0');
     expect(pkg.dependencies.eventloom).toBe(checkoutSpec(dir));
     expect(pkg.type).toBe('module');
-    expect(r.added).toEqual(['type', 'scripts.typecheck', 'scripts.test', 'dependencies.eventloom', 'devDependencies.typescript', 'devDependencies.@types/node', 'devDependencies.vitest', 'devDependencies.fast-check']);
+    expect(r.added).toEqual([
+      'type',
+      'scripts.typecheck',
+      'scripts.test',
+      'dependencies.eventloom',
+      'devDependencies.typescript',
+      'devDependencies.@types/node',
+      'devDependencies.vitest',
+      'devDependencies.fast-check',
+    ]);
     expect(r.next).toEqual(['npm install', 'npm start']);
     expect(r.replaced).toEqual([]);
 

@@ -66,7 +66,10 @@ describe('eventloom replay', () => {
   it('catches a changed branch condition on the executions that took the branch only', async () => {
     const r = await runCli(['replay', history, '--config', config('branch'), '--json']);
     expect(r.code, r.output).toBe(1);
-    const reports = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const reports = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const byId = Object.fromEntries(reports.map((rep) => [rep.executionId, rep]));
     expect(byId[ids.small].result).toBe('identical');
     for (const id of [ids.waiting, ids.approved]) {
@@ -95,7 +98,9 @@ describe('eventloom replay', () => {
 
   it('keeps its exit code when the reader closes the pipe early', async () => {
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'index.ts'), 'replay', history, '--config', config('renamed')], { env: { ...process.env, NODE_ENV: 'test' } });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'index.ts'), 'replay', history, '--config', config('renamed')], {
+        env: { ...process.env, NODE_ENV: 'test' },
+      });
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += d));
       child.stdout.once('data', () => child.stdout.destroy());

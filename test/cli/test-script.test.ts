@@ -32,7 +32,9 @@ function runStep(command: string, source: string): number {
 
 describe('npm test', () => {
   it('type-checks the project before running the tests', () => {
-    const steps = testScript().split('&&').map((s) => s.trim());
+    const steps = testScript()
+      .split('&&')
+      .map((s) => s.trim());
     expect(steps.length).toBeGreaterThanOrEqual(2);
     expect(steps.at(-1)).toMatch(/^vitest run\b/);
     const check = steps[0];

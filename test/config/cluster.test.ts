@@ -11,7 +11,13 @@ describe('cluster settings', () => {
   it('selects PostgreSQL from the flag, then the environment, then the config', () => {
     const config = { databaseUrl: 'postgres://c/db', nodeId: 'from-config', leaseMs: 2000 };
     const env = { EVENTLOOM_DATABASE_URL: 'postgresql://e/db' };
-    expect(resolveCluster(config, env, { databaseUrl: 'postgres://f/db', nodeId: 'from-flag' })).toMatchObject({ store: 'postgres', databaseUrl: 'postgres://f/db', nodeId: 'from-flag', stableNodeId: true, leaseMs: 2000 });
+    expect(resolveCluster(config, env, { databaseUrl: 'postgres://f/db', nodeId: 'from-flag' })).toMatchObject({
+      store: 'postgres',
+      databaseUrl: 'postgres://f/db',
+      nodeId: 'from-flag',
+      stableNodeId: true,
+      leaseMs: 2000,
+    });
     expect(resolveCluster(config, env)).toMatchObject({ databaseUrl: 'postgresql://e/db', nodeId: 'from-config' });
     expect(resolveCluster(config, { EVENTLOOM_DATABASE_URL: '' })).toMatchObject({ databaseUrl: 'postgres://c/db' });
   });

@@ -37,10 +37,16 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
     describe('append and read', () => {
       it('assigns gap-free global and per-stream sequences and returns the committed records', async () => {
         const log = await open();
-        const a = await log.append('exec:a', [{ type: 'execution.started', data: { x: 1 } }, { type: 'step.started', data: null }]);
+        const a = await log.append('exec:a', [
+          { type: 'execution.started', data: { x: 1 } },
+          { type: 'step.started', data: null },
+        ]);
         const b = await log.append('exec:b', [{ type: 'execution.started', data: 'b' }]);
         const c = await log.append('exec:a', [{ type: 'step.completed', data: [1, 2] }]);
-        expect(a.records.map((r) => [r.seq, r.streamSeq])).toEqual([[1, 1], [2, 2]]);
+        expect(a.records.map((r) => [r.seq, r.streamSeq])).toEqual([
+          [1, 1],
+          [2, 2],
+        ]);
         expect([a.lastSeq, a.lastStreamSeq]).toEqual([2, 2]);
         expect([b.lastSeq, b.lastStreamSeq]).toEqual([3, 1]);
         expect([c.lastSeq, c.lastStreamSeq]).toEqual([4, 3]);
@@ -115,7 +121,10 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
           await log.append('s', [{ type: 't', data: i }]);
           await log.append('other', [{ type: 't', data: -i }]);
         }
-        await log.append('s', [3, 4, 5, 6].map((i) => ({ type: 'many', data: i + 2 })));
+        await log.append(
+          's',
+          [3, 4, 5, 6].map((i) => ({ type: 'many', data: i + 2 })),
+        );
         const data = async (from?: number, to?: number) => (await log.readStream('s', from, to)).map((r) => r.data);
         expect(await data()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
         expect(await data(2, 4)).toEqual([1, 2, 3]);
@@ -148,7 +157,10 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         const log = await open();
         expect(log.head()).toBe(0);
         expect(await log.streamHead('s')).toBe(0);
-        await log.append('s', [{ type: 't', data: 1 }, { type: 't', data: 2 }]);
+        await log.append('s', [
+          { type: 't', data: 1 },
+          { type: 't', data: 2 },
+        ]);
         await log.append('u', [{ type: 't', data: 3 }]);
         expect(log.head()).toBe(3);
         expect(await log.streamHead('s')).toBe(2);
@@ -158,7 +170,10 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
 
       it('counts an append still in flight in streamHead, readable at that head', async () => {
         const log = await open();
-        const pending = log.append('s', [{ type: 'a', data: 1 }, { type: 'b', data: 2 }]);
+        const pending = log.append('s', [
+          { type: 'a', data: 1 },
+          { type: 'b', data: 2 },
+        ]);
         const head = await log.streamHead('s');
         expect(head).toBe(2);
         expect((await log.readStream('s', head, head)).map((r) => r.type)).toEqual(['b']);
@@ -178,7 +193,12 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
       it('keeps each append atomic and contiguous under concurrent appenders', async () => {
         const log = await open();
         const results = await Promise.all(
-          Array.from({ length: 60 }, (_, i) => log.append(`s${i % 4}`, [{ type: 'a', data: i }, { type: 'b', data: i }])),
+          Array.from({ length: 60 }, (_, i) =>
+            log.append(`s${i % 4}`, [
+              { type: 'a', data: i },
+              { type: 'b', data: i },
+            ]),
+          ),
         );
         for (const r of results) expect(r.records[1].seq).toBe(r.records[0].seq + 1);
         const all = await log.readGlobal(1);
@@ -210,10 +230,7 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
 
       it('lets only one of two writers racing on the same head win', async () => {
         const log = await open();
-        const outcomes = await Promise.allSettled([
-          log.append('s', [{ type: 'first', data: 1 }], { expectedStreamSeq: 0 }),
-          log.append('s', [{ type: 'second', data: 2 }], { expectedStreamSeq: 0 }),
-        ]);
+        const outcomes = await Promise.allSettled([log.append('s', [{ type: 'first', data: 1 }], { expectedStreamSeq: 0 }), log.append('s', [{ type: 'second', data: 2 }], { expectedStreamSeq: 0 })]);
         expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
         expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(StreamConflictError);
         expect((await log.readStream('s')).map((r) => r.type)).toEqual(['first']);
@@ -227,7 +244,13 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         const seen: number[] = [];
         const sub = log.subscribe(0, (r) => seen.push(r.seq));
         await until(() => seen.length === 5, 'catch-up');
-        await Promise.all([log.append('s0', [{ type: 't', data: 5 }]), log.append('s9', [{ type: 't', data: 6 }, { type: 't', data: 7 }])]);
+        await Promise.all([
+          log.append('s0', [{ type: 't', data: 5 }]),
+          log.append('s9', [
+            { type: 't', data: 6 },
+            { type: 't', data: 7 },
+          ]),
+        ]);
         await until(() => seen.length === 8, 'live records');
         expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
         sub.unsubscribe();
@@ -379,8 +402,7 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
       it('ranges over [gte, lt) in key order, reversed and limited on demand', async () => {
         const log = await open();
         for (const k of ['exec:3', 'exec:1', 'exec:2', 'exec;', 'exea', 'exec:10']) await log.kv.put(k, k.toUpperCase());
-        const keys = async (opts: { gte: string; lt: string; reverse?: boolean; limit?: number }) =>
-          (await log.kv.range<string>(opts)).map(([k]) => k);
+        const keys = async (opts: { gte: string; lt: string; reverse?: boolean; limit?: number }) => (await log.kv.range<string>(opts)).map(([k]) => k);
         expect(await keys({ gte: 'exec:', lt: 'exec;' })).toEqual(['exec:1', 'exec:10', 'exec:2', 'exec:3']);
         expect(await keys({ gte: 'exec:', lt: 'exec;', reverse: true })).toEqual(['exec:3', 'exec:2', 'exec:10', 'exec:1']);
         expect(await keys({ gte: 'exec:', lt: 'exec;', limit: 2 })).toEqual(['exec:1', 'exec:10']);
@@ -418,13 +440,19 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
     describe('listStreams', () => {
       it('lists the streams under a prefix with their heads, in id order', async () => {
         const log = await open();
-        await log.append('exec:b', [{ type: 't', data: 1 }, { type: 't', data: 2 }]);
+        await log.append('exec:b', [
+          { type: 't', data: 1 },
+          { type: 't', data: 2 },
+        ]);
         await log.append('exec:a', [{ type: 't', data: 1 }]);
         await log.append('run:x', [{ type: 't', data: 1 }]);
         await log.append('exec:b', [{ type: 't', data: 3 }]);
         await log.append('exec', [{ type: 't', data: 1 }]);
         await log.append('exec:a\u0001', [{ type: 't', data: 1 }]);
-        await log.append('exec:ab', [{ type: 't', data: 1 }, { type: 't', data: 2 }]);
+        await log.append('exec:ab', [
+          { type: 't', data: 1 },
+          { type: 't', data: 2 },
+        ]);
         expect(await log.listStreams('exec:')).toEqual([
           { stream: 'exec:a', head: 1 },
           { stream: 'exec:a\u0001', head: 1 },

@@ -55,13 +55,17 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
     };
 
     it('declares the capability under the node id and epoch the log was opened with', async () => {
-      const { logs: [a] } = await nodes('a');
+      const {
+        logs: [a],
+      } = await nodes('a');
       expect(a.ownership?.nodeId).toBe('a');
       expect(ownershipOf(a).fencing()).toEqual({ nodeId: 'a', epoch: expect.any(Number) });
     });
 
     it('refuses appends to a stream another live node owns, naming the owner, and lets it be claimed once that node stops', async () => {
-      const { logs: [a, b] } = await nodes('a', 'b');
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
       await a.append('exec:x', [{ type: 'execution.started', data: 1 }]);
       const err = await b.append('exec:x', [{ type: 'step.started', data: 2 }]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StreamFencedError);
@@ -75,7 +79,9 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
     });
 
     it('leaves streams that are not fenced open to every node, and a refused append uses up no sequence', async () => {
-      const { logs: [a, b] } = await nodes('a', 'b');
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
       await a.append('exec:x', [{ type: 'execution.started', data: 1 }]);
       await expect(b.append('exec:x', [{ type: 'step.started', data: 2 }])).rejects.toBeInstanceOf(StreamFencedError);
       const shared = await b.append('conv:c', [{ type: 'conversation.created', data: {} }]);
@@ -85,7 +91,9 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
     });
 
     it('claims a free stream for the claiming node, again without complaint, and counts it as owned', async () => {
-      const { logs: [a, b] } = await nodes('a', 'b');
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
       expect(await ownershipOf(b).claim('run:r')).toBeUndefined();
       expect(await ownershipOf(b).claim('run:r')).toBeUndefined();
       expect(await ownershipOf(b).ownedCounts(['exec:', 'run:'])).toEqual([0, 1]);
@@ -112,10 +120,15 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
     });
 
     it('frees a stream for any node once its owner appends a record that ends or parks its actor', async () => {
-      const { logs: [a, b] } = await nodes('a', 'b');
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
       await a.append('exec:p', [{ type: 'execution.started', data: 1 }]);
       await expect(b.append('exec:p', [{ type: 'execution.resumed', data: 2 }])).rejects.toThrow(/owned by node a/);
-      await a.append('exec:p', [{ type: 'step.completed', data: 2 }, { type: 'execution.suspended', data: 3 }]);
+      await a.append('exec:p', [
+        { type: 'step.completed', data: 2 },
+        { type: 'execution.suspended', data: 3 },
+      ]);
       expect(await ownershipOf(a).ownedCounts(['exec:'])).toEqual([0]);
       // resumed on b: b claims it with the append
       await b.append('exec:p', [{ type: 'execution.resumed', data: 4 }], { expectedStreamSeq: 3 });
@@ -124,7 +137,9 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
     });
 
     it("lists the top-level streams of a stopped owner as takeover candidates, not its child streams nor a live owner's", async () => {
-      const { logs: [a, b] } = await nodes('a', 'b');
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
       await a.append('exec:p', [{ type: 't', data: 1 }]);
       await a.append('exec:p/child', [{ type: 't', data: 2 }]);
       await b.append('exec:q', [{ type: 't', data: 3 }]);

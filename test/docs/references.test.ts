@@ -118,8 +118,7 @@ function headingsOf(rel: string): string[] {
 }
 
 /** A heading named by its text, or by its text without a trailing parenthesis (`Agent history`). */
-const hasHeading = (rel: string, name: string) =>
-  headingsOf(rel).some((h) => h === name || h.replace(/\s*\(.*\)$/, '') === name || h.replace(/`/g, '') === name);
+const hasHeading = (rel: string, name: string) => headingsOf(rel).some((h) => h === name || h.replace(/\s*\(.*\)$/, '') === name || h.replace(/`/g, '') === name);
 const hasAnchor = (rel: string, a: string) => headingsOf(rel).some((h) => anchor(h) === a);
 
 const basenames = (() => {

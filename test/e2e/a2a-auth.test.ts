@@ -26,7 +26,16 @@ afterAll(async () => {
 });
 
 const client = (): Promise<Client> => new ClientFactory().createFromUrl(t.url, '/.well-known/echo/agent-card.json');
-const message = (text: string): Message => ({ messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] });
+const message = (text: string): Message => ({
+  messageId: randomUUID(),
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+});
 
 describe('A2A with JWT auth', () => {
   it('refuses a call without a token, as POST /agents/:id/text does', async () => {

@@ -32,7 +32,16 @@ afterAll(async () => {
 const client = (agentId: string): Promise<Client> => new ClientFactory().createFromUrl(t.url, `/.well-known/${agentId}/agent-card.json`);
 
 function userMessage(text: string, contextId = ''): Message {
-  return { messageId: randomUUID(), contextId, taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 const textOf = (parts: Part[] | undefined): string => (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
@@ -96,7 +105,14 @@ describe('A2A server', () => {
 
   it('subscribes to a working task: the task so far, then the rest of its updates until it ends', async () => {
     const a2a = await client('slow');
-    const started = asTask(await a2a.sendMessage({ tenant: '', message: userMessage(Array.from({ length: 20 }, (_, i) => `u${i}`).join(' ')), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true }, metadata: undefined }));
+    const started = asTask(
+      await a2a.sendMessage({
+        tenant: '',
+        message: userMessage(Array.from({ length: 20 }, (_, i) => `u${i}`).join(' ')),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
     const events = await collect(a2a.resubscribeTask({ tenant: '', id: started.id }));
     expect(events[0]?.payload?.$case).toBe('task');
     expect((events[0].payload!.value as Task).id).toBe(started.id);
@@ -123,7 +139,14 @@ describe('A2A server', () => {
 
   it('cancels a working task: the run is aborted and recorded, and a second cancel is refused', async () => {
     const a2a = await client('slow');
-    const started = asTask(await a2a.sendMessage({ tenant: '', message: userMessage(longInput), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true }, metadata: undefined }));
+    const started = asTask(
+      await a2a.sendMessage({
+        tenant: '',
+        message: userMessage(longInput),
+        configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true },
+        metadata: undefined,
+      }),
+    );
     expect(started.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     const cancelled = await a2a.cancelTask({ tenant: '', id: started.id, metadata: undefined });
     expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
@@ -161,10 +184,21 @@ describe('A2A server', () => {
   });
 
   it('answers the wire format of the README example, and streams SSE frames with event and id lines', async () => {
-    const sent = await api(`${t.url}/a2a/echo`, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hello' }] } } } });
+    const sent = await api(`${t.url}/a2a/echo`, {
+      method: 'POST',
+      json: { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hello' }] } } },
+    });
     expect(sent.status).toBe(200);
-    expect(sent.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { task: { status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'response', parts: [{ text: expect.any(String) }] }] } } });
-    const res = await fetch(`${t.url}/a2a/echo`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'Hello again' }] } } }) });
+    expect(sent.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { task: { status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ artifactId: 'response', parts: [{ text: expect.any(String) }] }] } },
+    });
+    const res = await fetch(`${t.url}/a2a/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 's', method: 'SendStreamingMessage', params: { message: { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'Hello again' }] } } }),
+    });
     const frames: SseFrame[] = [];
     for await (const f of readSse(res)) frames.push(f);
     expect(frames[0]).toMatchObject({ event: 'task', id: '1' });

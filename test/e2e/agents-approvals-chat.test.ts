@@ -44,7 +44,10 @@ class MemoryState implements ChatState<UIMessage> {
 }
 
 class TestChat extends AbstractChat<UIMessage> {
-  constructor(readonly memory: MemoryState, url: string) {
+  constructor(
+    readonly memory: MemoryState,
+    url: string,
+  ) {
     super({ state: memory, transport: new DefaultChatTransport({ api: url }), sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
   }
 }

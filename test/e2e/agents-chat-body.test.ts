@@ -14,7 +14,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 async function replyText(stream: ReadableStream<unknown>): Promise<string> {
   let message: UIMessage | undefined;
   for await (const m of readUIMessageStream({ stream: stream as never, terminateOnError: true })) message = m;
-  return (message?.parts ?? []).filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+  return (message?.parts ?? [])
+    .filter((p) => p.type === 'text')
+    .map((p) => (p as { text: string }).text)
+    .join('');
 }
 
 const userMessage = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
@@ -78,7 +81,11 @@ describe('agent routes for client libraries', () => {
   });
 
   it('names the created conversation in a header on /stream, and sends none when no conversation is in use', async () => {
-    const res = await fetch(`${t.url}/agents/assistant/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'hi', options: { memory: { userId: 'u-stream' } } }) });
+    const res = await fetch(`${t.url}/agents/assistant/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'hi', options: { memory: { userId: 'u-stream' } } }),
+    });
     expect(res.headers.get('x-conversation-id')).toMatch(UUID);
     await res.text();
     const plain = await api(`${t.url}/agents/assistant/text`, { method: 'POST', json: { input: 'hi' } });

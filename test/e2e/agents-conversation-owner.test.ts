@@ -39,7 +39,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const messagesOf = async (cid: string, userId: string) => (await api(`${t.url}/api/memory/conversations/${cid}/messages?agentId=keeper&userId=${userId}`)).body.data.messages.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`);
+const messagesOf = async (cid: string, userId: string) =>
+  (await api(`${t.url}/api/memory/conversations/${cid}/messages?agentId=keeper&userId=${userId}`)).body.data.messages.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`);
 
 describe('an agent call on a conversation of another user', () => {
   it('is refused with 404 on every generation route before the model runs, and the conversation is unchanged', async () => {

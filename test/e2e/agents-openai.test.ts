@@ -88,9 +88,17 @@ describe('agents on an OpenAI-compatible provider over HTTP', () => {
     const { frames } = await collectSse(`${t.url}/agents/weather/stream`, { method: 'POST', json: { input: 'weather in Vienna?' } });
     const types = frames.map((f) => f.event);
     expect(types.slice(0, 3)).toEqual(['start', 'start-step', 'tool-input-start']);
-    expect(frames.filter((f) => f.event === 'tool-input-delta').map((f) => f.json.delta).join('')).toBe('{"city":"Vienna"}');
+    expect(
+      frames
+        .filter((f) => f.event === 'tool-input-delta')
+        .map((f) => f.json.delta)
+        .join(''),
+    ).toBe('{"city":"Vienna"}');
     expect(frames.find((f) => f.event === 'tool-result')!.json.output).toEqual({ city: 'Vienna', tempC: 21 });
-    const text = frames.filter((f) => f.event === 'text-delta').map((f) => f.json.text).join('');
+    const text = frames
+      .filter((f) => f.event === 'text-delta')
+      .map((f) => f.json.text)
+      .join('');
     expect(text).toBe('The weather in Vienna is 21°C.');
     expect(frames.at(-1)!.json).toMatchObject({ type: 'finish', finishReason: 'stop' });
   });
@@ -129,7 +137,12 @@ describe('agents on an OpenAI-compatible provider over HTTP', () => {
 
   it('cancels the provider request when the client goes away mid-stream', async () => {
     const controller = new AbortController();
-    const res = await fetch(`${tSlow.url}/agents/weather/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'one two three four five six seven eight nine ten' }), signal: controller.signal });
+    const res = await fetch(`${tSlow.url}/agents/weather/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'one two three four five six seven eight nine ten' }),
+      signal: controller.signal,
+    });
     try {
       for await (const f of readSse(res)) if (f.event === 'text-delta') break;
     } finally {

@@ -26,9 +26,15 @@ describe('agent runs across restarts', () => {
     await t.server.close();
     // what a crash mid-generation leaves: a started run and nothing after it
     const log = await openLevelLog(path.join(t.dataDir, 'log'));
-    await log.append('run:interrupted-1', [{ type: 'run.started', kind: 'agent-run@1', data: { runId: 'interrupted-1', agentId: 'echo', operationType: 'stream', input: 'lost', options: {}, model: 'demo (offline)' } }], { expectedStreamSeq: 0 });
+    await log.append(
+      'run:interrupted-1',
+      [{ type: 'run.started', kind: 'agent-run@1', data: { runId: 'interrupted-1', agentId: 'echo', operationType: 'stream', input: 'lost', options: {}, model: 'demo (offline)' } }],
+      { expectedStreamSeq: 0 },
+    );
     await log.close();
-    t.server = await (await import('../../src/server-assembly.js')).startDefaultServer({
+    t.server = await (
+      await import('../../src/server-assembly.js')
+    ).startDefaultServer({
       config: { agents: [agent] },
       port: 0,
       host: '127.0.0.1',
@@ -38,7 +44,13 @@ describe('agent runs across restarts', () => {
     });
     const { body } = await api(`${t.url}/agents/echo/history`);
     expect(body.data.pagination.total).toBe(2);
-    expect(body.data.entries[0]).toMatchObject({ id: 'interrupted-1', operationType: 'stream', status: 'error', input: 'lost', metadata: { error: 'Interrupted by a server restart before the run finished' } });
+    expect(body.data.entries[0]).toMatchObject({
+      id: 'interrupted-1',
+      operationType: 'stream',
+      status: 'error',
+      input: 'lost',
+      metadata: { error: 'Interrupted by a server restart before the run finished' },
+    });
     expect(body.data.entries[1]).toMatchObject({ status: 'completed', input: 'before the crash' });
     const records = await t.server.log.readStream('run:interrupted-1');
     expect(records.map((r) => r.type)).toEqual(['run.started', 'run.failed']);
@@ -50,7 +62,11 @@ describe('agent runs across restarts', () => {
   it('aborts runs still going at shutdown once the grace period is over, and records why', async () => {
     const slow = createAgent({ id: 'slow', name: 'Slow', instructions: 'x', model: createDemoModel({ tokenDelayMs: 100 }) });
     t2 = await startTestServer({ agents: [slow], server: { shutdownTimeoutMs: 2500 } });
-    const res = await fetch(`${t2.url}/agents/slow/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ') }) });
+    const res = await fetch(`${t2.url}/agents/slow/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ') }),
+    });
     const frames: string[] = [];
     const reading = (async () => {
       for await (const f of readSse(res)) frames.push(f.event ?? '');

@@ -50,7 +50,10 @@ describe('run records', () => {
     const entry = (await api(url('/agents/assistant/history?limit=1'))).body.data.entries[0];
     const records = await t.server.log.readStream(`run:${entry.id}`);
     expect(records.map((r) => r.type)).toEqual(['run.started', 'run.finished']);
-    expect(records[0]).toMatchObject({ kind: 'agent-run@1', data: { agentId: 'assistant', operationType: 'text', input: 'two records', model: 'demo (offline)', options: { temperature: 0.7, maxOutputTokens: 4000 } } });
+    expect(records[0]).toMatchObject({
+      kind: 'agent-run@1',
+      data: { agentId: 'assistant', operationType: 'text', input: 'two records', model: 'demo (offline)', options: { temperature: 0.7, maxOutputTokens: 4000 } },
+    });
   });
 
   it('records each tool-calling step as it finishes', async () => {
@@ -65,7 +68,12 @@ describe('run records', () => {
 describe('client disconnects', () => {
   async function abortAfterFirstDelta(path: string, options: Record<string, unknown> = {}): Promise<void> {
     const controller = new AbortController();
-    const res = await fetch(url(path), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'one two three four five six seven eight', options }), signal: controller.signal });
+    const res = await fetch(url(path), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'one two three four five six seven eight', options }),
+      signal: controller.signal,
+    });
     try {
       for await (const f of readSse(res)) {
         if (f.event === 'text-delta') break;
@@ -108,7 +116,12 @@ describe('resumable chat streams', () => {
 
   it('keeps generating after the client leaves and replays the stream from its first chunk to [DONE]', async () => {
     const controller = new AbortController();
-    const res = await fetch(url('/agents/slow/chat'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('conv-r', 'user-r')), signal: controller.signal });
+    const res = await fetch(url('/agents/slow/chat'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody('conv-r', 'user-r')),
+      signal: controller.signal,
+    });
     for await (const f of readSse(res)) if (f.json?.type === 'text-delta') break;
     controller.abort();
     const resumed = await collectSse(url('/agents/slow/chat/conv-r/stream?userId=user-r'));
@@ -116,7 +129,10 @@ describe('resumable chat streams', () => {
     expect(resumed.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
     expect(resumed.frames[0]).toMatchObject({ event: 'start', id: '1' });
     expect(resumed.frames.at(-1)!.data).toBe('[DONE]');
-    const text = resumed.frames.filter((f) => f.json?.type === 'text-delta').map((f) => f.json.delta).join('');
+    const text = resumed.frames
+      .filter((f) => f.json?.type === 'text-delta')
+      .map((f) => f.json.delta)
+      .join('');
     expect(text).toBe('You said: alpha beta gamma delta epsilon zeta');
     // finished: nothing left to resume
     expect((await api(url('/agents/slow/chat/conv-r/stream?userId=user-r'))).status).toBe(204);

@@ -77,7 +77,10 @@ describe('a tool that throws inside an agent run', () => {
   it('reaches the stream as a tool-error part and the demo model answers the same', async () => {
     const res = await collectSse(`${t.url}/agents/unlucky/stream`, { method: 'POST', json: { input: 'What is the weather in Rome?' } });
     expect(res.frames.find((f) => f.event === 'tool-error')!.json).toMatchObject({ toolName: 'getWeather', error: 'weather service down' });
-    const text = res.frames.filter((f) => f.event === 'text-delta').map((f) => f.json.delta).join('');
+    const text = res.frames
+      .filter((f) => f.event === 'text-delta')
+      .map((f) => f.json.delta)
+      .join('');
     expect(text).toBe('getWeather failed: weather service down.');
     expect((await latestEntry('unlucky')).steps).toContainEqual({ type: 'tool_result', name: 'getWeather', content: { error: 'weather service down' } });
   });

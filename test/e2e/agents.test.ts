@@ -86,7 +86,17 @@ describe('agent listing and detail', () => {
     const l = (await api(url('/agents/lead'))).body.data;
     expect(l.instructions).toBe('Dynamic instructions');
     expect(l.subAgents).toEqual([
-      { id: 'researcher', name: 'Researcher', description: 'You research things.', status: 'idle', model: 'demo (offline)', tools: [], memory: null, instructions: 'You research things.', subAgents: [] },
+      {
+        id: 'researcher',
+        name: 'Researcher',
+        description: 'You research things.',
+        status: 'idle',
+        model: 'demo (offline)',
+        tools: [],
+        memory: null,
+        instructions: 'You research things.',
+        subAgents: [],
+      },
     ]);
   });
 
@@ -214,7 +224,12 @@ describe('POST /agents/:id/stream', () => {
     for (const d of deltas) expect(d.delta).toBe(d.text);
     expect(deltas.map((d) => d.delta).join('')).toBe('You said: Stream this please');
     const finish = frames.at(-1)!.json;
-    expect(finish).toEqual({ type: 'finish', finishReason: 'stop', rawFinishReason: 'stop', totalUsage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number), reasoningTokens: 0, cachedInputTokens: 0 } });
+    expect(finish).toEqual({
+      type: 'finish',
+      finishReason: 'stop',
+      rawFinishReason: 'stop',
+      totalUsage: { inputTokens: expect.any(Number), outputTokens: 5, totalTokens: expect.any(Number), reasoningTokens: 0, cachedInputTokens: 0 },
+    });
     const finishStep = frames.find((f) => f.event === 'finish-step')!.json;
     expect(Object.keys(finishStep.response).sort()).toEqual(['id', 'modelId', 'timestamp']);
   });
@@ -263,7 +278,12 @@ describe('POST /agents/:id/chat', () => {
     expect(chunks[0]).toMatchObject({ type: 'start', messageId: expect.any(String) });
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
     expect(message!.role).toBe('assistant');
-    expect(message!.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('')).toBe('You said: Hi chat');
+    expect(
+      message!.parts
+        .filter((p) => p.type === 'text')
+        .map((p) => (p as { text: string }).text)
+        .join(''),
+    ).toBe('You said: Hi chat');
   });
 
   it('carries tool parts the reader shows as a completed tool call, and ends with exactly data: [DONE]', async () => {
@@ -312,7 +332,12 @@ describe('object routes', () => {
     for (const p of partials) expect(p.json.type).toBe('partial-object');
     const last = frames.at(-1)!;
     expect(last.event).toBe('object');
-    expect(last.json).toEqual({ type: 'object', object: partials.at(-1)!.json.object, usage: expect.objectContaining({ promptTokens: expect.any(Number), totalTokens: expect.any(Number) }), finishReason: 'stop' });
+    expect(last.json).toEqual({
+      type: 'object',
+      object: partials.at(-1)!.json.object,
+      usage: expect.objectContaining({ promptTokens: expect.any(Number), totalTokens: expect.any(Number) }),
+      finishReason: 'stop',
+    });
     expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => String(i + 1)));
   });
 });
@@ -328,7 +353,13 @@ describe('history', () => {
     const [third, second, first] = body.data.entries;
     expect(third).toMatchObject({ operationType: 'stream', status: 'completed', input: 'third', output: 'You said: third', steps: [{ type: 'text', content: 'You said: third' }] });
     expect(second).toMatchObject({ operationType: 'text', input: 'second', userId: 'u-7', conversationId: 'c-7' });
-    expect(first).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), operationType: 'text', status: 'completed', input: 'first', usage: { promptTokens: expect.any(Number), completionTokens: 3, totalTokens: expect.any(Number), cachedInputTokens: 0, reasoningTokens: 0 } });
+    expect(first).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      operationType: 'text',
+      status: 'completed',
+      input: 'first',
+      usage: { promptTokens: expect.any(Number), completionTokens: 3, totalTokens: expect.any(Number), cachedInputTokens: 0, reasoningTokens: 0 },
+    });
     expect(Date.parse(first.endTime)).toBeGreaterThanOrEqual(Date.parse(first.startTime));
   });
 
@@ -353,7 +384,10 @@ describe('history', () => {
   });
 
   it.each(['page=-1', 'limit=0', 'limit=-3'])('rejects %s with the pagination message', async (q) => {
-    expect(await api(url(`/agents/slow/history?${q}`))).toMatchObject({ status: 400, body: { success: false, error: 'Invalid pagination parameters. Page must be >= 0, limit must be between 1 and 100' } });
+    expect(await api(url(`/agents/slow/history?${q}`))).toMatchObject({
+      status: 400,
+      body: { success: false, error: 'Invalid pagination parameters. Page must be >= 0, limit must be between 1 and 100' },
+    });
   });
 
   it('survives a restart', async () => {

@@ -5,16 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import {
-  MATRIX_MODES,
-  MATRIX_TOKEN_KINDS,
-  expectedStatusFor,
-  matrixAuthConfig,
-  matrixProcessEnv,
-  mintMatrixToken,
-  specAuthClass,
-  type MatrixMode,
-} from '../../src/http/auth/matrix.js';
+import { MATRIX_MODES, MATRIX_TOKEN_KINDS, expectedStatusFor, matrixAuthConfig, matrixProcessEnv, mintMatrixToken, specAuthClass, type MatrixMode } from '../../src/http/auth/matrix.js';
 import type { AuthClass } from '../../src/contract/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -50,8 +50,7 @@ async function savedConversation(agentId: string, userId: string, pairs: number,
 }
 
 /** How far the element's scroll position is from its bottom, in pixels, and whether it overflows at all. */
-const scrollGap = (page: Page, selector: string) =>
-  page.$eval(selector, (el: any) => ({ gap: el.scrollHeight - el.clientHeight - el.scrollTop, overflows: el.scrollHeight > el.clientHeight + 10 }));
+const scrollGap = (page: Page, selector: string) => page.$eval(selector, (el: any) => ({ gap: el.scrollHeight - el.clientHeight - el.scrollTop, overflows: el.scrollHeight > el.clientHeight + 10 }));
 
 /** WCAG contrast ratio between an element's text colour and the first opaque background behind it. */
 function contrastOf(el: ElementHandle) {
@@ -93,10 +92,16 @@ describe('the agent chat', () => {
     const w = await openPage(`/console?view=agents&agent=assistant&user=scroller&conv=${conv}`);
     const { page } = w;
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('.chat .msg').length === 40);
-    await page.waitForFunction(() => {
-      const el = (globalThis as any).document.querySelector('.chat .messages');
-      return el.scrollHeight - el.clientHeight - el.scrollTop <= 2;
-    }, undefined, { timeout: 5_000 }).catch(() => undefined);
+    await page
+      .waitForFunction(
+        () => {
+          const el = (globalThis as any).document.querySelector('.chat .messages');
+          return el.scrollHeight - el.clientHeight - el.scrollTop <= 2;
+        },
+        undefined,
+        { timeout: 5_000 },
+      )
+      .catch(() => undefined);
     const opened = await scrollGap(page, '.chat .messages');
     expect(opened.overflows).toBe(true);
     expect(opened.gap).toBeLessThanOrEqual(2);
@@ -132,7 +137,9 @@ describe('conversation titles', () => {
     const { page } = w;
     await page.waitForSelector('.conv-messages [data-message-id]');
     const title = (id: string) => page.textContent(`.conversations [data-conversation-id="${id}"] a`);
-    await page.waitForFunction((id) => (globalThis as any).document.querySelector(`.conversations [data-conversation-id="${id}"] a`)?.textContent.startsWith('Question 0'), selected, { timeout: 5_000 });
+    await page.waitForFunction((id) => (globalThis as any).document.querySelector(`.conversations [data-conversation-id="${id}"] a`)?.textContent.startsWith('Question 0'), selected, {
+      timeout: 5_000,
+    });
     expect(await title(selected)).toBe('Question 0: how does step 0 of the plan work?');
     const dated = (await title(other))!;
     expect(dated).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);

@@ -149,12 +149,12 @@ describe('the runs list', () => {
     const w = await openPage('/console');
     const { page } = w;
     await page.waitForSelector('[data-feed="live"]');
-    await page.evaluate(() => ((window).__sameDocument = true));
+    await page.evaluate(() => (window.__sameDocument = true));
     const started = post('/workflows/ticker/execute', { input: { n: 0 }, options: { executionId: 'list-live-1' } });
     await page.waitForSelector('[data-execution-id="list-live-1"][data-status="running"]', { timeout: 5_000 });
     await started;
     await page.waitForSelector('[data-execution-id="list-live-1"][data-status="completed"]', { timeout: 5_000 });
-    expect(await page.evaluate(() => (window).__sameDocument)).toBe(true);
+    expect(await page.evaluate(() => window.__sameDocument)).toBe(true);
     // paused: pushes are held, the runs they touch counted, until live is resumed
     await page.click('button.pause');
     await page.waitForSelector('[data-feed="paused"]');
@@ -386,8 +386,8 @@ describe('agents', () => {
     await page.fill('input[name="message"]', 'What is the weather in Paris?');
     // every length the reply's text takes on screen before the message is done
     await page.evaluate(() => {
-      const seen: number[] = ((window).__replyLengths = []);
-      new (window).MutationObserver(() => {
+      const seen: number[] = (window.__replyLengths = []);
+      new window.MutationObserver(() => {
         if (document.querySelector('.msg-assistant[data-done="true"]')) return;
         const n = [...document.querySelectorAll('.msg-assistant .msg-text')].map((e: any) => e.textContent).join('').length;
         if (n > 0 && seen[seen.length - 1] !== n) seen.push(n);
@@ -396,7 +396,7 @@ describe('agents', () => {
     await page.click('form.composer button[type="submit"]');
     await page.waitForSelector('.msg-assistant[data-done="true"]', { timeout: 15_000 });
     // the text grew in steps while the reply streamed
-    expect((await page.evaluate(() => (window).__replyLengths)).length).toBeGreaterThan(1);
+    expect((await page.evaluate(() => window.__replyLengths)).length).toBeGreaterThan(1);
     const card = page.locator('.tool-card[data-tool-name="getWeather"]');
     expect(await card.count()).toBe(1);
     expect(await card.textContent()).toContain('Paris');
@@ -452,7 +452,11 @@ describe('with JWT auth and a console key (production)', () => {
     const authed = await startTestServer({ workflows: [pipeline], auth: { secret } }, { env: { ...process.env, NODE_ENV: 'production', SERVICE_CONSOLE_ACCESS_KEY: consoleKey } });
     try {
       const token = await new SignJWT({ sub: 'ops' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('10m').sign(new TextEncoder().encode(secret));
-      const run = await api(`${authed.url}/workflows/pipeline/execute`, { method: 'POST', json: { input: { x: 3 }, options: { executionId: 'authed-1' } }, headers: { authorization: `Bearer ${token}` } });
+      const run = await api(`${authed.url}/workflows/pipeline/execute`, {
+        method: 'POST',
+        json: { input: { x: 3 }, options: { executionId: 'authed-1' } },
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(run.body.data.status).toBe('completed');
       const w = await openPage('/console', authed.url);
       const { page } = w;

@@ -70,7 +70,9 @@ describe('request bodies that do not declare JSON', () => {
     // `[]` is JSON but not an object: a route that got past the media-type check answers the 400 of the body
     // parser, before auth and before its handler, so nothing runs and nothing is installed
     const bodyRoutes = t.server.routes.filter((r) => r.method !== 'GET');
-    expect(bodyRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(['POST /agents/:id/text', 'POST /updates', 'POST /setup-observability', 'DELETE /api/memory/conversations/:conversationId', 'POST /ops/echo']));
+    expect(bodyRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining(['POST /agents/:id/text', 'POST /updates', 'POST /setup-observability', 'DELETE /api/memory/conversations/:conversationId', 'POST /ops/echo']),
+    );
     for (const route of bodyRoutes) {
       const p = route.path.replace(/:[A-Za-z]+/g, 'x');
       const legit = await send(t.url, { method: route.method, path: p, headers: { 'content-type': 'application/json' }, body: '[]' });
@@ -143,9 +145,18 @@ describe('host-changing routes called from a web page', () => {
   }
 
   const refused = (origin: string) => ({
-    setup: { status: 403, error: `Cross-origin request refused: origin '${origin}' may not call POST /setup-observability; it changes the host and only accepts the server's own origin or one named in cors.origin` },
-    'update one': { status: 403, error: `Cross-origin request refused: origin '${origin}' may not call POST /updates/pino; it changes the host and only accepts the server's own origin or one named in cors.origin` },
-    'update all': { status: 403, error: `Cross-origin request refused: origin '${origin}' may not call POST /updates; it changes the host and only accepts the server's own origin or one named in cors.origin` },
+    setup: {
+      status: 403,
+      error: `Cross-origin request refused: origin '${origin}' may not call POST /setup-observability; it changes the host and only accepts the server's own origin or one named in cors.origin`,
+    },
+    'update one': {
+      status: 403,
+      error: `Cross-origin request refused: origin '${origin}' may not call POST /updates/pino; it changes the host and only accepts the server's own origin or one named in cors.origin`,
+    },
+    'update all': {
+      status: 403,
+      error: `Cross-origin request refused: origin '${origin}' may not call POST /updates; it changes the host and only accepts the server's own origin or one named in cors.origin`,
+    },
   });
   const served = { setup: { status: 200 }, 'update one': { status: 200 }, 'update all': { status: 200 } };
 

@@ -41,10 +41,7 @@ const failingChild = createWorkflow(
     },
   }),
 );
-const strict = createWorkflow(
-  { id: 'strict', name: 'Strict', result: z.object({ total: z.number() }) },
-  andThen({ id: 'almost', execute: () => ({ total: 'twelve' }) }),
-);
+const strict = createWorkflow({ id: 'strict', name: 'Strict', result: z.object({ total: z.number() }) }, andThen({ id: 'almost', execute: () => ({ total: 'twelve' }) }));
 
 const nest = createWorkflow({ id: 'nest', name: 'Nest' }, andWorkflow({ id: 'sub', workflow: failingChild }));
 
@@ -119,7 +116,14 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     const executionId = r.body.executionId;
     const found = await warnings(`executionId=${executionId}`);
     expect(found).toEqual([
-      expect.objectContaining({ level: 'warn', msg: 'workflow step failed', workflowId: 'flaky', executionId, stepId: 'explode', error: expect.objectContaining({ type: 'RangeError', message: 'the flux capacitor is off' }) }),
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'workflow step failed',
+        workflowId: 'flaky',
+        executionId,
+        stepId: 'explode',
+        error: expect.objectContaining({ type: 'RangeError', message: 'the flux capacitor is off' }),
+      }),
     ]);
     const live = await feed.waitFor((m) => m.type === 'update' && m.logs.some((l: any) => l.executionId === executionId));
     expect(live.logs.find((l: any) => l.executionId === executionId)).toMatchObject({ msg: 'workflow step failed', stepId: 'explode' });
@@ -131,7 +135,13 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     expect(r.status).toBe(500);
     const executionId = r.body.executionId;
     expect(await warnings(`executionId=${executionId}`)).toEqual([
-      expect.objectContaining({ msg: 'workflow step failed', workflowId: 'failing-child', parentExecutionId: executionId, stepId: 'deep', error: expect.objectContaining({ message: 'deep trouble' }) }),
+      expect.objectContaining({
+        msg: 'workflow step failed',
+        workflowId: 'failing-child',
+        parentExecutionId: executionId,
+        stepId: 'deep',
+        error: expect.objectContaining({ message: 'deep trouble' }),
+      }),
     ]);
   });
 
@@ -178,7 +188,15 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     expect(r.status).toBe(200);
     const found = await warnings('agentId=unlucky');
     expect(found).toEqual([
-      expect.objectContaining({ level: 'warn', msg: 'agent tool failed', agentId: 'unlucky', toolName: 'getWeather', runId: expect.any(String), toolCallId: expect.any(String), error: expect.objectContaining({ message: 'weather service down' }) }),
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'agent tool failed',
+        agentId: 'unlucky',
+        toolName: 'getWeather',
+        runId: expect.any(String),
+        toolCallId: expect.any(String),
+        error: expect.objectContaining({ message: 'weather service down' }),
+      }),
     ]);
     await feed.waitFor((m) => m.type === 'update' && m.logs.some((l: any) => l.msg === 'agent tool failed'));
   });
@@ -187,7 +205,9 @@ describe('failures in the server log, /api/logs and /ws/logs', () => {
     const r = await api(`${t.url}/agents/offline/text`, { method: 'POST', json: { input: 'hello' } });
     expect(r.status).toBe(500);
     const found = await warnings('agentId=offline');
-    expect(found).toEqual([expect.objectContaining({ level: 'warn', msg: 'agent run failed', agentId: 'offline', runId: expect.any(String), error: expect.objectContaining({ message: 'provider is down' }) })]);
+    expect(found).toEqual([
+      expect.objectContaining({ level: 'warn', msg: 'agent run failed', agentId: 'offline', runId: expect.any(String), error: expect.objectContaining({ message: 'provider is down' }) }),
+    ]);
     expect((await api(`${t.url}/api/logs?level=error&agentId=offline`)).body.data).toEqual([]);
     await feed.waitFor((m) => m.type === 'update' && m.logs.some((l: any) => l.msg === 'agent run failed'));
   });

@@ -61,7 +61,14 @@ describe('a server bound to loopback', () => {
   });
 
   it('refuses a foreign Host on fast routes, generic routes, unknown routes and preflights alike', async () => {
-    for (const [method, target] of [['GET', '/agents'], ['GET', '/agents/assistant'], ['HEAD', '/agents'], ['GET', '/workflows/executions'], ['GET', '/nope'], ['OPTIONS', '/agents/assistant/text']] as const) {
+    for (const [method, target] of [
+      ['GET', '/agents'],
+      ['GET', '/agents/assistant'],
+      ['HEAD', '/agents'],
+      ['GET', '/workflows/executions'],
+      ['GET', '/nope'],
+      ['OPTIONS', '/agents/assistant/text'],
+    ] as const) {
       const r = await rawExchange(port, head(method, target, 'evil.example'), { head: method === 'HEAD' });
       expect({ method, target, status: r.status }).toEqual({ method, target, status: 403 });
       if (method !== 'HEAD') expect(errorOf(r)).toBe('Host not allowed: evil.example');
@@ -87,7 +94,12 @@ describe('a server bound to loopback', () => {
 
   it('refuses a WebSocket handshake with a foreign Host and upgrades a local one', async () => {
     const upgrade = (host: string) =>
-      head('GET', '/ws', host, [['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='], ['Sec-WebSocket-Version', '13']]);
+      head('GET', '/ws', host, [
+        ['Upgrade', 'websocket'],
+        ['Connection', 'Upgrade'],
+        ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='],
+        ['Sec-WebSocket-Version', '13'],
+      ]);
     const refused = await rawExchange(port, upgrade(`evil.example:${port}`));
     expect([refused.status, errorOf(refused)]).toEqual([403, `Host not allowed: evil.example:${port}`]);
     const local = await rawExchange(port, upgrade(`localhost:${port}`), { head: true });
@@ -104,7 +116,14 @@ describe('the Host rule for other bind addresses and for the command line', () =
       ['api.example.com', 'server.allowedHosts must be an array of host names, got "api.example.com"'],
     ] as const) {
       await expect(
-        startServer({ config: { server: { allowedHosts: allowedHosts as unknown as string[] } }, port: 0, log: createMemoryLog(), dataDir: tmp('eventloom-host-'), logger: pino({ level: 'silent' }), env: { NODE_ENV: 'test' } }),
+        startServer({
+          config: { server: { allowedHosts: allowedHosts as unknown as string[] } },
+          port: 0,
+          log: createMemoryLog(),
+          dataDir: tmp('eventloom-host-'),
+          logger: pino({ level: 'silent' }),
+          env: { NODE_ENV: 'test' },
+        }),
       ).rejects.toThrow(message);
     }
   });
@@ -118,7 +137,8 @@ describe('the Host rule for other bind addresses and for the command line', () =
     const s = await spawnServer(['--port', '0', '--data', tmp('eventloom-host-cli-'), '--allowed-hosts', 'dev.example,.lan.example']);
     try {
       const port = portOf(s.url);
-      for (const host of ['dev.example', 'box.lan.example:3141', `127.0.0.1:${port}`]) expect({ host, status: (await rawExchange(port, head('GET', '/doc', host))).status }).toEqual({ host, status: 200 });
+      for (const host of ['dev.example', 'box.lan.example:3141', `127.0.0.1:${port}`])
+        expect({ host, status: (await rawExchange(port, head('GET', '/doc', host))).status }).toEqual({ host, status: 200 });
       const r = await rawExchange(port, head('GET', '/doc', 'evil.example'));
       expect([r.status, errorOf(r)]).toEqual([403, 'Host not allowed: evil.example']);
     } finally {
@@ -129,7 +149,15 @@ describe('the Host rule for other bind addresses and for the command line', () =
 
   it('bound to every interface, checks nothing without allowedHosts and only the listed names (and loopback ones) with them', async () => {
     const open = await startServer({ config: {}, host: '0.0.0.0', port: 0, log: createMemoryLog(), dataDir: tmp('eventloom-host-'), logger: pino({ level: 'silent' }), env: { NODE_ENV: 'test' } });
-    const listed = await startServer({ config: { server: { allowedHosts: ['api.example.com'] } }, host: '0.0.0.0', port: 0, log: createMemoryLog(), dataDir: tmp('eventloom-host-'), logger: pino({ level: 'silent' }), env: { NODE_ENV: 'test' } });
+    const listed = await startServer({
+      config: { server: { allowedHosts: ['api.example.com'] } },
+      host: '0.0.0.0',
+      port: 0,
+      log: createMemoryLog(),
+      dataDir: tmp('eventloom-host-'),
+      logger: pino({ level: 'silent' }),
+      env: { NODE_ENV: 'test' },
+    });
     try {
       expect((await rawExchange(open.port, head('GET', '/doc', 'anything.example'))).status).toBe(200);
       expect((await rawExchange(listed.port, head('GET', '/doc', 'api.example.com'))).status).toBe(200);

@@ -31,7 +31,7 @@ describe('GET /api/logs', () => {
     l.debug('below the capture level');
     l.info({ agentId: 'a1', conversationId: 'c1', userId: 'u1' }, 'agent talks');
     // the since/until test needs these two in different milliseconds (timestamps are ms-precise)
-    for (const talked = Date.now(); Date.now() === talked; );
+    for (const talked = Date.now(); Date.now() === talked;);
     l.warn({ agentId: 'a2' }, 'agent two warns');
     l.error({ err: new RangeError('out of range'), workflowId: 'wf-x' }, 'workflow failed');
     l.info({ workflowId: 'nested', executionId: 'child-1', parentExecutionId: 'parent-1' }, 'child execution line');
@@ -159,7 +159,10 @@ describe('WS /ws/logs', () => {
   });
 
   it('rejects invalid query values at the handshake with 400', async () => {
-    expect(await handshake(wsUrl(t.url, '/ws/logs?level=verbose'))).toEqual({ status: 400, body: { success: false, error: 'Invalid request: level: must be one of trace, debug, info, warn, error, fatal' } });
+    expect(await handshake(wsUrl(t.url, '/ws/logs?level=verbose'))).toEqual({
+      status: 400,
+      body: { success: false, error: 'Invalid request: level: must be one of trace, debug, info, warn, error, fatal' },
+    });
     expect((await handshake(wsUrl(t.url, '/ws/logs?limit=-1'))).status).toBe(400);
     expect((await handshake(wsUrl(t.url, '/ws/logs?since=soon'))).status).toBe(400);
     expect((await handshake(wsUrl(t.url, '/ws/logs?limit=3'))).status).toBe(101);

@@ -75,10 +75,19 @@ describe('MCP server', () => {
   it('returns a suspended workflow with its suspension and how to resume it, and the resume works', async () => {
     const r = await client.callTool({ name: 'workflow_order-approval', arguments: { items: [{ price: 60, qty: 2 }] } });
     expect(r.isError).toBeFalsy();
-    const out = r.structuredContent as { status: string; executionId: string; suspension: { stepId: string; suspendData: unknown }; resume: { method: string; path: string; resumeDataSchema: Record<string, unknown> } };
+    const out = r.structuredContent as {
+      status: string;
+      executionId: string;
+      suspension: { stepId: string; suspendData: unknown };
+      resume: { method: string; path: string; resumeDataSchema: Record<string, unknown> };
+    };
     expect(out.status).toBe('suspended');
     expect(out.suspension).toMatchObject({ reason: 'manager approval', suspendData: { total: 120 } });
-    expect(out.resume).toMatchObject({ method: 'POST', path: `/workflows/order-approval/executions/${out.executionId}/resume`, resumeDataSchema: { type: 'object', properties: { approved: { type: 'boolean' } } } });
+    expect(out.resume).toMatchObject({
+      method: 'POST',
+      path: `/workflows/order-approval/executions/${out.executionId}/resume`,
+      resumeDataSchema: { type: 'object', properties: { approved: { type: 'boolean' } } },
+    });
     const resumed = await api(`${t.url}${out.resume.path}`, { method: 'POST', json: { resumeData: { approved: true } } });
     expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
     expect(resumed.body.data).toMatchObject({ status: 'completed', result: { total: 120 } });

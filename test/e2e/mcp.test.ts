@@ -125,7 +125,11 @@ describe('GET /mcp/servers', () => {
       definition: {
         name: 'add',
         description: 'Adds two numbers',
-        inputSchema: expect.objectContaining({ type: 'object', properties: { a: { type: 'number', description: 'first addend' }, b: { type: 'number', description: 'second addend' } }, required: ['a', 'b'] }),
+        inputSchema: expect.objectContaining({
+          type: 'object',
+          properties: { a: { type: 'number', description: 'first addend' }, b: { type: 'number', description: 'second addend' } },
+          required: ['a', 'b'],
+        }),
       },
     });
     expect((await api(url('/mcp/servers/remote/tools'))).body.data.tools.map((x: { name: string }) => x.name)).toEqual(['add', 'shout', 'greet', 'fail', 'sleep']);
@@ -138,9 +142,7 @@ describe('MCP tools as eventloom tools', () => {
   it('lists them in /tools with their JSON Schema and the agents that opted in', async () => {
     const r = await api(url('/tools'));
     const byName = Object.fromEntries(r.body.data.map((x: { name: string }) => [x.name, x]));
-    expect(r.body.data.map((x: { name: string }) => x.name)).toEqual([
-      'math_add', 'math_shout', 'math_greet', 'math_fail', 'math_sleep', 'add', 'shout', 'greet', 'fail', 'sleep',
-    ]);
+    expect(r.body.data.map((x: { name: string }) => x.name)).toEqual(['math_add', 'math_shout', 'math_greet', 'math_fail', 'math_sleep', 'add', 'shout', 'greet', 'fail', 'sleep']);
     expect(byName.math_add).toMatchObject({
       name: 'math_add',
       description: 'Adds two numbers',
@@ -184,7 +186,12 @@ describe('MCP tools as eventloom tools', () => {
   it('cancels the MCP request when the client goes away', async () => {
     const ac = new AbortController();
     const started = Date.now();
-    const pending = fetch(url('/tools/math_sleep/execute'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { ms: 20_000 } }), signal: ac.signal }).catch((e: Error) => e.name);
+    const pending = fetch(url('/tools/math_sleep/execute'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { ms: 20_000 } }),
+      signal: ac.signal,
+    }).catch((e: Error) => e.name);
     setTimeout(() => ac.abort(), 300);
     expect(await pending).toBe('AbortError');
     let failed: unknown;

@@ -76,7 +76,12 @@ describe('the demo assistant', () => {
   it('shows its memory configuration in the agent listing', async () => {
     const r = await api(`${t.url}/agents/assistant`);
     expect(r.body.data.memory).toMatchObject({
-      config: { resourceId: 'assistant', workingMemory: { enabled: true, scope: 'conversation', format: 'markdown', hasTemplate: false, hasSchema: false }, vectorDB: { dimension: 384 }, embeddingModel: { model: 'builtin-lexical', dimension: 384 } },
+      config: {
+        resourceId: 'assistant',
+        workingMemory: { enabled: true, scope: 'conversation', format: 'markdown', hasTemplate: false, hasSchema: false },
+        vectorDB: { dimension: 384 },
+        embeddingModel: { model: 'builtin-lexical', dimension: 384 },
+      },
       resourceId: 'assistant',
       available: true,
       status: 'idle',

@@ -107,7 +107,14 @@ describe('conversations', () => {
 
   it('clones with messages (201, count), without messages, and refuses a taken id or an unknown source', async () => {
     const c = await createConversation({ userId: 'dave', title: 'Source', metadata: { m: 1 } });
-    await post('/save-messages', { userId: 'dave', conversationId: c.id, messages: [{ id: 'x1', role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }] });
+    await post('/save-messages', {
+      userId: 'dave',
+      conversationId: c.id,
+      messages: [
+        { id: 'x1', role: 'user', content: 'one' },
+        { role: 'assistant', content: 'two' },
+      ],
+    });
     const r = await post(`/conversations/${c.id}/clone`, { newConversationId: 'clone-1', title: 'Copy' });
     expect(r.status).toBe(201);
     expect(r.body.data.messageCount).toBe(2);
@@ -181,7 +188,16 @@ describe('messages', () => {
       conversationId: c.id,
       messages: [
         { role: 'user', content: 'Hello there' },
-        { message: { role: 'assistant', parts: [{ type: 'text', text: 'Hi ' }, { type: 'text', text: 'Erin' }], metadata: { source: 'test' } } },
+        {
+          message: {
+            role: 'assistant',
+            parts: [
+              { type: 'text', text: 'Hi ' },
+              { type: 'text', text: 'Erin' },
+            ],
+            metadata: { source: 'test' },
+          },
+        },
         { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'calc', output: { type: 'json', value: 2 } }] },
       ],
     });
@@ -200,7 +216,14 @@ describe('messages', () => {
 
   it('overwrites a message saved again with the same id, keeping its createdAt and position', async () => {
     const c = await createConversation({ userId: 'fay' });
-    await post('/save-messages', { userId: 'fay', conversationId: c.id, messages: [{ id: 'same', role: 'user', content: 'v1' }, { role: 'assistant', content: 'reply' }] });
+    await post('/save-messages', {
+      userId: 'fay',
+      conversationId: c.id,
+      messages: [
+        { id: 'same', role: 'user', content: 'v1' },
+        { role: 'assistant', content: 'reply' },
+      ],
+    });
     const before = (await get(`/conversations/${c.id}/messages`)).body.data.messages;
     await new Promise((r) => setTimeout(r, 5));
     const again = await post('/save-messages', { userId: 'fay', conversationId: c.id, messages: [{ id: 'same', role: 'user', content: 'v2' }] });
@@ -213,7 +236,13 @@ describe('messages', () => {
   it('takes userId and conversationId per entry or from the body, and names what is missing', async () => {
     const a = await createConversation({ userId: 'gus' });
     const b = await createConversation({ userId: 'gus' });
-    const r = await post('/save-messages', { userId: 'gus', messages: [{ conversationId: a.id, role: 'user', content: 'to a' }, { message: { role: 'user', content: 'to b' }, conversationId: b.id }] });
+    const r = await post('/save-messages', {
+      userId: 'gus',
+      messages: [
+        { conversationId: a.id, role: 'user', content: 'to a' },
+        { message: { role: 'user', content: 'to b' }, conversationId: b.id },
+      ],
+    });
     expect(r.body.data).toEqual({ saved: 2 });
     expect((await get(`/conversations/${b.id}/messages`)).body.data.messages[0].content).toBe('to b');
     const noIds = await post('/save-messages', { messages: [{ role: 'user', content: 'x' }] });
@@ -236,7 +265,13 @@ describe('messages', () => {
     const mismatch = await post('/save-messages', { userId: 'mallory', conversationId: c.id, messages: [{ role: 'user', content: 'x' }] });
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error).toBe(`userId does not match conversation ${c.id}`);
-    const unknown = await post('/save-messages', { userId: 'hal', messages: [{ conversationId: c.id, role: 'user', content: 'ok' }, { conversationId: 'ghost', role: 'user', content: 'x' }] });
+    const unknown = await post('/save-messages', {
+      userId: 'hal',
+      messages: [
+        { conversationId: c.id, role: 'user', content: 'ok' },
+        { conversationId: 'ghost', role: 'user', content: 'x' },
+      ],
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('Conversation not found: ghost');
     expect((await get(`/conversations/${c.id}/messages`)).body.data.messages).toEqual([]);
@@ -264,7 +299,14 @@ describe('messages', () => {
 
   it('deletes messages by id, counting only the ids that existed', async () => {
     const c = await createConversation({ userId: 'jo' });
-    await post('/save-messages', { userId: 'jo', conversationId: c.id, messages: [{ id: 'a', role: 'user', content: 'a' }, { id: 'b', role: 'user', content: 'b' }] });
+    await post('/save-messages', {
+      userId: 'jo',
+      conversationId: c.id,
+      messages: [
+        { id: 'a', role: 'user', content: 'a' },
+        { id: 'b', role: 'user', content: 'b' },
+      ],
+    });
     const r = await post('/messages/delete', { userId: 'jo', conversationId: c.id, messageIds: ['a', 'zzz', 'a'] });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ success: true, data: { deleted: 1 } });
@@ -325,7 +367,14 @@ describe('search', () => {
     const a = await createConversation({ userId: 'pat' });
     const b = await createConversation({ userId: 'pat' });
     const other = await createConversation({ userId: 'quinn' });
-    await post('/save-messages', { userId: 'pat', conversationId: a.id, messages: [{ id: 'p1', role: 'user', content: 'My favourite fruit is the mango' }, { id: 'p2', role: 'user', content: 'The train leaves at noon' }] });
+    await post('/save-messages', {
+      userId: 'pat',
+      conversationId: a.id,
+      messages: [
+        { id: 'p1', role: 'user', content: 'My favourite fruit is the mango' },
+        { id: 'p2', role: 'user', content: 'The train leaves at noon' },
+      ],
+    });
     await post('/save-messages', { userId: 'pat', conversationId: b.id, messages: [{ id: 'p3', role: 'user', content: 'Mango smoothies for breakfast' }] });
     await post('/save-messages', { userId: 'quinn', conversationId: other.id, messages: [{ id: 'q1', role: 'user', content: 'mango mango mango' }] });
     const r = await get('/search?searchQuery=favourite%20mango%20fruit&userId=pat');
@@ -335,7 +384,7 @@ describe('search', () => {
     expect(count).toBe(results.length);
     expect(results[0]).toMatchObject({ id: 'p1', content: 'My favourite fruit is the mango', metadata: { conversationId: a.id, userId: 'pat', role: 'user' } });
     expect(results.map((x: { id: string }) => x.id)).not.toContain('q1');
-    for (const x of results) expect(x.score).toBeGreaterThanOrEqual(0), expect(x.score).toBeLessThanOrEqual(1);
+    for (const x of results) (expect(x.score).toBeGreaterThanOrEqual(0), expect(x.score).toBeLessThanOrEqual(1));
     const scores = results.map((x: { score: number }) => x.score);
     expect([...scores].sort((x, y) => y - x)).toEqual(scores);
     const inB = await get(`/search?searchQuery=mango&conversationId=${b.id}`);
@@ -348,9 +397,19 @@ describe('search', () => {
 
   it('scores a message sharing no word with the query 0, so a 0.5 threshold leaves it out', async () => {
     const c = await createConversation({ userId: 'oli' });
-    await post('/save-messages', { userId: 'oli', conversationId: c.id, messages: [{ id: 'o1', role: 'user', content: 'We flew to Oslo in May' }, { id: 'o2', role: 'user', content: 'hello world, slow loss' }] });
+    await post('/save-messages', {
+      userId: 'oli',
+      conversationId: c.id,
+      messages: [
+        { id: 'o1', role: 'user', content: 'We flew to Oslo in May' },
+        { id: 'o2', role: 'user', content: 'hello world, slow loss' },
+      ],
+    });
     const all = await get(`/search?searchQuery=Oslo&conversationId=${c.id}`);
-    expect(all.body.data.results.map((x: { id: string; score: number }) => [x.id, x.score > 0.5 ? 'related' : x.score])).toEqual([['o1', 'related'], ['o2', 0]]);
+    expect(all.body.data.results.map((x: { id: string; score: number }) => [x.id, x.score > 0.5 ? 'related' : x.score])).toEqual([
+      ['o1', 'related'],
+      ['o2', 0],
+    ]);
     const half = await get(`/search?searchQuery=Oslo&conversationId=${c.id}&threshold=0.5`);
     expect(half.body.data.results.map((x: { id: string }) => x.id)).toEqual(['o1']);
   });

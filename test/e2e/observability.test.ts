@@ -38,10 +38,7 @@ const logged = createWorkflow(
   }),
 );
 
-const inner = createWorkflow(
-  { id: 'inner', name: 'Inner', input: z.object({ v: z.number() }) },
-  andThen({ id: 'inc', execute: ({ data }) => ({ v: (data as { v: number }).v + 1 }) }),
-);
+const inner = createWorkflow({ id: 'inner', name: 'Inner', input: z.object({ v: z.number() }) }, andThen({ id: 'inc', execute: ({ data }) => ({ v: (data as { v: number }).v + 1 }) }));
 const outer = createWorkflow(
   { id: 'outer', name: 'Outer', input: z.object({ v: z.number() }) },
   andWorkflow({ id: 'sub', workflow: inner }),
@@ -97,7 +94,13 @@ describe('observability on a running server', () => {
       traceId = rootStart.data.span.traceId;
       expect(rootStart.data.span).toMatchObject({ kind: 0, attributes: { 'entity.id': 'logged', 'entity.type': 'workflow', 'workflow.execution.id': executionId } });
       expect(Date.parse(rootStart.data.timestamp)).not.toBeNaN();
-      expect(stepLog.data).toMatchObject({ traceId, spanId: stepStart.data.span.spanId, severityText: 'INFO', severityNumber: 9, attributes: { workflowId: 'logged', executionId, stepId: 'greet', n: 1 } });
+      expect(stepLog.data).toMatchObject({
+        traceId,
+        spanId: stepStart.data.span.spanId,
+        severityText: 'INFO',
+        severityNumber: 9,
+        attributes: { workflowId: 'logged', executionId, stepId: 'greet', n: 1 },
+      });
       const end = all.messages.find((m) => isSpan(m) && spanLine(m) === 'span:end workflow:Logged');
       expect(end.data.span.status.code).toBe(1);
       expect(end.data.span.duration).toBeGreaterThanOrEqual(0);
@@ -250,7 +253,7 @@ describe('observability on a running server', () => {
     expect((await q('limit=5000')).body.data.filter.limit).toBe(1000);
   });
 
-  it('reports its status with counts, the event log\'s storage figures and the process\'s memory', async () => {
+  it("reports its status with counts, the event log's storage figures and the process's memory", async () => {
     const s = await consoleApi(`${t.url}/observability/status`);
     expect(s.status).toBe(200);
     expect(s.body.data).toMatchObject({ enabled: true, websocket: true, storagePersistent: false, resumableStream: { enabled: true } });

@@ -51,7 +51,14 @@ describe('GET /doc for the explorer', () => {
     expect(text.question.value).toEqual({ input: 'Hello! What can you do?' });
     expect(JSON.stringify(text)).not.toContain('maxOutputTokens');
     const exec = examples('/workflows/{id}/execute');
-    expect(exec['order-approval'].value).toEqual({ input: { items: [{ price: 60, qty: 2 }, { price: 4.5, qty: 3 }] } });
+    expect(exec['order-approval'].value).toEqual({
+      input: {
+        items: [
+          { price: 60, qty: 2 },
+          { price: 4.5, qty: 3 },
+        ],
+      },
+    });
     expect(exec.echo.value).toEqual({ input: { text: 'Hello, eventloom!' } });
     expect(examples('/workflows/{id}/executions/{executionId}/resume')['order-approval'].value).toEqual({ resumeData: { approved: true } });
     expect(examples('/tools/{name}/execute').getWeather.value).toEqual({ input: { city: 'Paris' } });

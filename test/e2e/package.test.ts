@@ -64,10 +64,27 @@ describe('eventloom installed from its tarball into a new project', () => {
     project = path.join(work, 'my-app');
     cpSync(path.join(ROOT, 'test', 'fixtures', 'empty-project'), project, { recursive: true });
     await npm(
-      ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(work, tarball), `zod@${installedVersion('zod')}`, `typescript@${installedVersion('typescript')}`, `@types/node@${installedVersion('@types/node')}`, `fast-check@${installedVersion('fast-check')}`, `vitest@${installedVersion('vitest')}`],
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        path.join(work, tarball),
+        `zod@${installedVersion('zod')}`,
+        `typescript@${installedVersion('typescript')}`,
+        `@types/node@${installedVersion('@types/node')}`,
+        `fast-check@${installedVersion('fast-check')}`,
+        `vitest@${installedVersion('vitest')}`,
+      ],
       project,
     );
-    registry = await startFakeRegistry({ zod: '4.99.0', typescript: installedVersion('typescript'), '@types/node': installedVersion('@types/node'), 'fast-check': installedVersion('fast-check'), vitest: installedVersion('vitest') });
+    registry = await startFakeRegistry({
+      zod: '4.99.0',
+      typescript: installedVersion('typescript'),
+      '@types/node': installedVersion('@types/node'),
+      'fast-check': installedVersion('fast-check'),
+      vitest: installedVersion('vitest'),
+    });
   }, 600_000);
 
   afterAll(async () => {
@@ -187,7 +204,10 @@ describe('eventloom installed from its tarball into a new project', () => {
     mkdirSync(path.join(here, 'eventloom'), { recursive: true });
     cpSync(path.join(work, tarball), path.join(here, 'eventloom', `eventloom-${VERSION}.tgz`));
 
-    const init = await run('npx', ['--yes', `./eventloom/eventloom-${VERSION}.tgz`, 'init', 'my-app'], { cwd: here, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_prefer_offline: 'true' } });
+    const init = await run('npx', ['--yes', `./eventloom/eventloom-${VERSION}.tgz`, 'init', 'my-app'], {
+      cwd: here,
+      env: { ...process.env, npm_config_update_notifier: 'false', npm_config_prefer_offline: 'true' },
+    });
     expect(init.stdout).toContain(`eventloom is not on the npm registry yet: package.json depends on file:../eventloom/eventloom-${VERSION}.tgz, the tarball this eventloom was installed from.`);
     expect(init.stdout).toMatch(/Next:\n {2}cd my-app && npm install\n {2}npm start/);
     const app = path.join(here, 'my-app');
@@ -214,7 +234,9 @@ describe('eventloom installed from its tarball into a new project', () => {
     expect(JSON.parse(readFileSync(path.join(existing, 'package.json'), 'utf8')).scripts.test).toBe('echo "Error: no test specified" && exit 1');
     await npm(['install', '--prefer-offline', '--no-audit', '--no-fund', path.join('..', tarball), `zod@${installedVersion('zod')}`], existing);
     const init = await run('npx', ['eventloom', 'init'], { cwd: existing, env: { ...process.env, npm_config_update_notifier: 'false' } });
-    expect(init.stdout).toContain(`updated  package.json (added scripts.start, scripts.typecheck, devDependencies.typescript, devDependencies.@types/node, devDependencies.vitest, devDependencies.fast-check; replaced npm's placeholder test script with "vitest run")`);
+    expect(init.stdout).toContain(
+      `updated  package.json (added scripts.start, scripts.typecheck, devDependencies.typescript, devDependencies.@types/node, devDependencies.vitest, devDependencies.fast-check; replaced npm's placeholder test script with "vitest run")`,
+    );
     expect(init.stdout).toContain('Then npm test runs the property test of expense-approval (expense-approval.prop.test.mts).');
     await npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], existing);
     expect((await npm(['test'], existing)).stdout).toMatch(/1 passed/);

@@ -40,8 +40,7 @@ async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
   const url = await cluster().createDatabase();
   const round = rounds++;
   refundLog = path.join(dir, `refunds-${round}.txt`);
-  const start = (id: string) =>
-    spawnServer(['--port', '0', '--data', path.join(dir, id), '--database-url', url, '--node-id', id, '--config', CONFIG], { REFUND_LOG: refundLog });
+  const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dir, id), '--database-url', url, '--node-id', id, '--config', CONFIG], { REFUND_LOG: refundLog });
   // one after the other: the first creates the schema, the second finds it
   const a = await start(`a-${round}`);
   servers.push(a);
@@ -78,7 +77,16 @@ async function approveOn(node: SpawnedServer, runId: string, approvalId: string,
 const client = (node: SpawnedServer): Promise<Client> => new ClientFactory().createFromUrl(node.url, '/.well-known/support/agent-card.json');
 
 function userMessage(text: string): Message {
-  return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 const textOf = (parts: Part[] | undefined): string => (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
@@ -123,7 +131,11 @@ describe('agents on any node of a PostgreSQL cluster', () => {
       const answer = (node: SpawnedServer) => api(`${node.url}/agents/support/runs/${runId}/approvals/${approvalId}`, { method: 'POST', json: { approved: true } });
       const answers = await Promise.all([answer(a), answer(b)]);
       expect(answers.map((r) => r.status).sort(), JSON.stringify(answers.map((r) => r.body))).toEqual([200, 409]);
-      expect(refunds().split('\n').filter((line) => line.startsWith(`${orderId} `))).toEqual([`${orderId} 30`]);
+      expect(
+        refunds()
+          .split('\n')
+          .filter((line) => line.startsWith(`${orderId} `)),
+      ).toEqual([`${orderId} 30`]);
       expect(await historyEntry(b, runId)).toMatchObject({ status: 'completed' });
     }
   }, 40_000);

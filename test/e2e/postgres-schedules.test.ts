@@ -50,7 +50,10 @@ async function creations(): Promise<Map<string, number>> {
 /** the ticks recorded in the schedule's stream, in order */
 async function recordedTicks(): Promise<number[]> {
   const r = await db.query<{ body: string }>("SELECT body FROM el_events WHERE stream = 'schedule:pulse' ORDER BY stream_seq");
-  return r.rows.map((row) => JSON.parse(row.body)).filter((rec) => rec.type === 'schedule.ticked').map((rec) => rec.data.tickAt);
+  return r.rows
+    .map((row) => JSON.parse(row.body))
+    .filter((rec) => rec.type === 'schedule.ticked')
+    .map((rec) => rec.data.tickAt);
 }
 
 describe('a schedule on three nodes sharing PostgreSQL', () => {

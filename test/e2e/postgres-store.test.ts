@@ -68,16 +68,7 @@ describe('one node on PostgreSQL', () => {
     const live = attach(a, 'gated', id, '1');
     await new Promise((r) => setTimeout(r, 50));
     release('pg-live');
-    expect(summary((await live).frames)).toEqual([
-      '2:step-start',
-      '3:step-complete',
-      '4:step-start',
-      '5:step-complete',
-      '6:step-start',
-      '7:step-complete',
-      '8:workflow-complete',
-      '9:workflow-result',
-    ]);
+    expect(summary((await live).frames)).toEqual(['2:step-start', '3:step-complete', '4:step-start', '5:step-complete', '6:step-start', '7:step-complete', '8:workflow-complete', '9:workflow-result']);
   });
 
   it('suspends, validates resume data and completes on resume', async () => {
@@ -137,7 +128,7 @@ describe('two nodes on one database', () => {
     expect(messages.map((m: { content: unknown }) => m.content)).toEqual(['from b']);
   });
 
-  it('shows on one node\'s WebSocket observability feed the spans of an execution run on the other', async () => {
+  it("shows on one node's WebSocket observability feed the spans of an execution run on the other", async () => {
     const feed = await openFeed(wsUrl(b.url, '/ws/observability?dev=true&entityType=workflow&entityId=echo'));
     try {
       await post(a, '/workflows/echo/execute', { input: { text: 'watched from b' } });
@@ -215,7 +206,10 @@ describe('offline tools', () => {
     const id = (await post(a, '/workflows/echo/execute', { input: { text: 'exported' } })).body.data.executionId;
     const out = await runCli(['export', '--database-url', url, '--execution', id]);
     expect(out.code, out.output).toBe(0);
-    const lines = out.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ format: 'eventloom-history', streams: 1 });
     expect(lines.slice(1).map((r) => [r.stream, r.streamSeq])).toEqual(lines.slice(1).map((_, i) => [`exec:${id}`, i + 1]));
     expect(lines.at(-1)).toMatchObject({ type: 'execution.completed' });

@@ -56,7 +56,11 @@ const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 20_000) => u
 describe('three server processes on one PostgreSQL store', () => {
   it('serve any request on any node: stream on B, resume, cancel and replay on C, listings and memory on every node at once', async () => {
     const [a, b, c] = nodes;
-    for (const [n, id] of [[a, 'node-a'], [b, 'node-b'], [c, 'node-c']] as const) {
+    for (const [n, id] of [
+      [a, 'node-a'],
+      [b, 'node-b'],
+      [c, 'node-c'],
+    ] as const) {
       const status = await api(`${n.url}/observability/status`, DEV);
       expect(status.body.data.node).toMatchObject({ id, store: 'postgres' });
     }
@@ -123,10 +127,12 @@ describe('three server processes on one PostgreSQL store', () => {
     b.child.kill('SIGKILL');
     const killedAt = Date.now();
     const finished = await Promise.all(
-      slow.map((id) => waitFor(async () => {
-        const recs = await records(`exec:${id}`);
-        return recs.at(-1)?.type === 'execution.completed' ? recs : undefined;
-      }, `${id} to finish on a surviving node`)),
+      slow.map((id) =>
+        waitFor(async () => {
+          const recs = await records(`exec:${id}`);
+          return recs.at(-1)?.type === 'execution.completed' ? recs : undefined;
+        }, `${id} to finish on a surviving node`),
+      ),
     );
     loading = false;
     await load;

@@ -48,6 +48,12 @@ describe('a server on a log handed in', () => {
     expect(s.node.store).toBe('leveldb');
     expect(s.node.owns).toBeUndefined();
     expect(s.store.kind).toBe('level');
-    expect(s.eventLog).toMatchObject({ head: expect.any(Number), cachedStreams: expect.any(Number), storageMemoryBytes: expect.any(Number), tableFiles: expect.any(Number), batches: expect.any(Number) });
+    expect(s.eventLog).toMatchObject({
+      head: expect.any(Number),
+      cachedStreams: expect.any(Number),
+      storageMemoryBytes: expect.any(Number),
+      tableFiles: expect.any(Number),
+      batches: expect.any(Number),
+    });
   });
 });

@@ -56,8 +56,7 @@ async function storeState(node: SpawnedServer): Promise<string | undefined> {
 describe('a PostgreSQL outage under load', () => {
   it('answers 503 while PostgreSQL is down, recovers both nodes without a restart, loses nothing acknowledged and finishes the runs in flight', async () => {
     const url = await cluster().createDatabase();
-    const start = (id: string) =>
-      spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', '3000'], { LOG_LEVEL: 'info' });
+    const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', '3000'], { LOG_LEVEL: 'info' });
     const a = await start('outage-a');
     servers.push(a);
     const b = await start('outage-b');
@@ -101,10 +100,14 @@ describe('a PostgreSQL outage under load', () => {
     }
     // a new write during the outage gets 503 naming the store, on both nodes
     for (const node of nodes) {
-      const r = await until(async () => {
-        const x = await execute(node, `during-${node === a ? 'a' : 'b'}-${Date.now()}`);
-        return x.status === 503 ? x : undefined;
-      }, 'a 503 during the outage', 10_000);
+      const r = await until(
+        async () => {
+          const x = await execute(node, `during-${node === a ? 'a' : 'b'}-${Date.now()}`);
+          return x.status === 503 ? x : undefined;
+        },
+        'a 503 during the outage',
+        10_000,
+      );
       expect(r.body.error).toMatch(/^Event store unavailable: /);
       expect(await storeState(node)).toBe('unavailable');
     }
@@ -129,11 +132,11 @@ describe('a PostgreSQL outage under load', () => {
       // the executions running at the time finish, on whichever node claims them
       await until(async () => (await Promise.all(slowIds.map(lastType))).every((t) => t === 'execution.completed'), 'the runs in flight to finish', 30_000);
       // nothing acknowledged is lost
-      const rows = await check.query<{ stream: string }>("SELECT stream FROM el_events WHERE body LIKE '%\"execution.completed\"%'");
+      const rows = await check.query<{ stream: string }>('SELECT stream FROM el_events WHERE body LIKE \'%"execution.completed"%\'');
       const completed = new Set(rows.rows.map((r) => r.stream));
       expect(acknowledged.filter((id) => !completed.has(`exec:${id}`))).toEqual([]);
       // no record of a step or a run written twice
-      const dup = await check.query("SELECT stream, body FROM el_events WHERE body LIKE '%\"execution.completed\"%' GROUP BY stream, body HAVING count(*) > 1");
+      const dup = await check.query('SELECT stream, body FROM el_events WHERE body LIKE \'%"execution.completed"%\' GROUP BY stream, body HAVING count(*) > 1');
       expect(dup.rowCount).toBe(0);
     } finally {
       await check.end();

@@ -94,67 +94,75 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 }
 
 describe('a node partitioned from PostgreSQL', () => {
-  it.runIf(isRoot)('stops appending, answers 503, is taken over within the lease plus two seconds, and rejoins after the partition heals, with no record lost or written twice (needs root for ip netns: skipped when not root)', async () => {
-    const db = await cluster!.createDatabase();
-    const dbName = new URL(db).pathname;
-    const fromNs = `postgres://eventloom@${DB_HOST_IP}:${cluster!.port}${dbName}`;
-    const a = await spawnServer(
-      ['--port', '0', '--host', CLIENT_NS_IP, '--data', path.join(dataDir, 'a'), '--database-url', fromNs, '--node-id', 'part-a', '--lease-ms', String(LEASE_MS)],
-      { LOG_LEVEL: 'info' },
-      30_000,
-      [],
-      { wrapper: ['ip', 'netns', 'exec', NS] },
-    );
-    servers.push(a);
-    const b = await spawnServer(['--port', '0', '--data', path.join(dataDir, 'b'), '--database-url', db, '--node-id', 'part-b', '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' });
-    servers.push(b);
-    const check = new pg.Pool({ connectionString: db, max: 2 });
-    try {
-      const id = 'cut-off';
-      const stream = `exec:${id}`;
-      const history = async () =>
-        (await check.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream])).rows.map(
-          (r) => JSON.parse(r.body) as { type: string; data: { attempt?: number; stepId?: string } },
+  it.runIf(isRoot)(
+    'stops appending, answers 503, is taken over within the lease plus two seconds, and rejoins after the partition heals, with no record lost or written twice (needs root for ip netns: skipped when not root)',
+    async () => {
+      const db = await cluster!.createDatabase();
+      const dbName = new URL(db).pathname;
+      const fromNs = `postgres://eventloom@${DB_HOST_IP}:${cluster!.port}${dbName}`;
+      const a = await spawnServer(
+        ['--port', '0', '--host', CLIENT_NS_IP, '--data', path.join(dataDir, 'a'), '--database-url', fromNs, '--node-id', 'part-a', '--lease-ms', String(LEASE_MS)],
+        { LOG_LEVEL: 'info' },
+        30_000,
+        [],
+        { wrapper: ['ip', 'netns', 'exec', NS] },
+      );
+      servers.push(a);
+      const b = await spawnServer(['--port', '0', '--data', path.join(dataDir, 'b'), '--database-url', db, '--node-id', 'part-b', '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' });
+      servers.push(b);
+      const check = new pg.Pool({ connectionString: db, max: 2 });
+      try {
+        const id = 'cut-off';
+        const stream = `exec:${id}`;
+        const history = async () =>
+          (await check.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream])).rows.map(
+            (r) => JSON.parse(r.body) as { type: string; data: { attempt?: number; stepId?: string } },
+          );
+        const owner = async () => (await check.query<{ node_id: string }>('SELECT node_id FROM el_owners WHERE stream = $1', [stream])).rows[0]?.node_id;
+
+        expect((await post(`${a.url}/workflows/echo/execute`, { input: { text: 'warm-up' } })).status).toBe(200);
+        const running = post(`${a.url}/workflows/echo/execute`, { input: { text: 'slow', delayMs: 4000 }, options: { executionId: id } });
+        await until(async () => (await history()).some((r) => r.type === 'step.started'), 'the step to start on A', 20_000);
+        expect(await owner()).toBe('part-a');
+
+        inNs('link', 'set', DB_NS, 'down');
+        const cutAt = Date.now();
+        await until(async () => (await owner()) === 'part-b', 'B to take the execution over', LEASE_MS + 10_000);
+        expect(Date.now() - cutAt).toBeLessThan(LEASE_MS + 2000 + 500 /* poll and query slack */);
+        await until(async () => (await history()).at(-1)?.type === 'execution.completed', 'B to finish the execution', 20_000);
+
+        // A, cut off, refuses writes with a 503 naming the store; its waiting caller got one too
+        const refused = await until(
+          async () => {
+            const r = await post(`${a.url}/workflows/echo/execute`, { input: { text: 'during' } });
+            return r.status === 200 ? undefined : r;
+          },
+          'A to refuse a write',
+          15_000,
         );
-      const owner = async () => (await check.query<{ node_id: string }>('SELECT node_id FROM el_owners WHERE stream = $1', [stream])).rows[0]?.node_id;
+        expect(refused.status).toBe(503);
+        expect(refused.body.error).toMatch(/^Event store unavailable: /);
+        const waited = await running;
+        expect(waited.status).toBe(503);
+        expect(waited.body.executionId).toBe(id);
 
-      expect((await post(`${a.url}/workflows/echo/execute`, { input: { text: 'warm-up' } })).status).toBe(200);
-      const running = post(`${a.url}/workflows/echo/execute`, { input: { text: 'slow', delayMs: 4000 }, options: { executionId: id } });
-      await until(async () => (await history()).some((r) => r.type === 'step.started'), 'the step to start on A', 20_000);
-      expect(await owner()).toBe('part-a');
-
-      inNs('link', 'set', DB_NS, 'down');
-      const cutAt = Date.now();
-      await until(async () => (await owner()) === 'part-b', 'B to take the execution over', LEASE_MS + 10_000);
-      expect(Date.now() - cutAt).toBeLessThan(LEASE_MS + 2000 + 500 /* poll and query slack */);
-      await until(async () => (await history()).at(-1)?.type === 'execution.completed', 'B to finish the execution', 20_000);
-
-      // A, cut off, refuses writes with a 503 naming the store; its waiting caller got one too
-      const refused = await until(async () => {
-        const r = await post(`${a.url}/workflows/echo/execute`, { input: { text: 'during' } });
-        return r.status === 200 ? undefined : r;
-      }, 'A to refuse a write', 15_000);
-      expect(refused.status).toBe(503);
-      expect(refused.body.error).toMatch(/^Event store unavailable: /);
-      const waited = await running;
-      expect(waited.status).toBe(503);
-      expect(waited.body.executionId).toBe(id);
-
-      inNs('link', 'set', DB_NS, 'up');
-      const healedAt = Date.now();
-      await until(async () => (await post(`${a.url}/workflows/echo/execute`, { input: { text: 'after' } })).status === 200, 'A to rejoin', 30_000);
-      // whatever A's step did after the cut, B's run stays the only ending
-      await new Promise((r) => setTimeout(r, Math.max(0, 4000 - (Date.now() - healedAt))));
-      const recs = await history();
-      expect(recs.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
-      expect(recs.at(-1)!.type).toBe('execution.completed');
-      const outcomes = recs.filter((r) => r.type === 'step.completed' || r.type === 'step.started').map((r) => `${r.type}/${r.data.stepId}/${r.data.attempt}`);
-      expect(new Set(outcomes).size).toBe(outcomes.length);
-      // the sequence of the stream has no gap (a record lost) and no repeat
-      const seqs = (await check.query<{ stream_seq: number }>('SELECT stream_seq FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream])).rows.map((r) => r.stream_seq);
-      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-    } finally {
-      await check.end();
-    }
-  }, 120_000);
+        inNs('link', 'set', DB_NS, 'up');
+        const healedAt = Date.now();
+        await until(async () => (await post(`${a.url}/workflows/echo/execute`, { input: { text: 'after' } })).status === 200, 'A to rejoin', 30_000);
+        // whatever A's step did after the cut, B's run stays the only ending
+        await new Promise((r) => setTimeout(r, Math.max(0, 4000 - (Date.now() - healedAt))));
+        const recs = await history();
+        expect(recs.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
+        expect(recs.at(-1)!.type).toBe('execution.completed');
+        const outcomes = recs.filter((r) => r.type === 'step.completed' || r.type === 'step.started').map((r) => `${r.type}/${r.data.stepId}/${r.data.attempt}`);
+        expect(new Set(outcomes).size).toBe(outcomes.length);
+        // the sequence of the stream has no gap (a record lost) and no repeat
+        const seqs = (await check.query<{ stream_seq: number }>('SELECT stream_seq FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream])).rows.map((r) => r.stream_seq);
+        expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      } finally {
+        await check.end();
+      }
+    },
+    120_000,
+  );
 });

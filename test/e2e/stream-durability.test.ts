@@ -38,8 +38,19 @@ interface Route {
 const PERSON = { type: 'object', properties: { n: { type: 'number' } } };
 
 const ROUTES: Route[] = [
-  { name: 'POST /agents/:id/stream', call: (i, memory) => ({ path: '/agents/assistant/stream', json: { input: `stream message ${i}`, options: { memory } } }), terminal: 'finish', lastEvent: 'finish' },
-  { name: 'POST /agents/:id/chat', call: (i, memory) => ({ path: '/agents/assistant/chat', json: { input: `chat message ${i}`, options: { memory } } }), terminal: 'finish', lastEvent: undefined, lastData: '[DONE]' },
+  {
+    name: 'POST /agents/:id/stream',
+    call: (i, memory) => ({ path: '/agents/assistant/stream', json: { input: `stream message ${i}`, options: { memory } } }),
+    terminal: 'finish',
+    lastEvent: 'finish',
+  },
+  {
+    name: 'POST /agents/:id/chat',
+    call: (i, memory) => ({ path: '/agents/assistant/chat', json: { input: `chat message ${i}`, options: { memory } } }),
+    terminal: 'finish',
+    lastEvent: undefined,
+    lastData: '[DONE]',
+  },
   {
     name: 'POST /agents/:id/stream-object',
     call: (i, memory) => ({ path: '/agents/assistant/stream-object', json: { input: `object ${i}`, schema: PERSON, options: { memory } } }),

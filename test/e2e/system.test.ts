@@ -51,7 +51,10 @@ describe('system routes', () => {
   it('answers 500 when the .env file cannot be written', async () => {
     const bad = await startTestServer({ observability: { envFile: '/nonexistent-dir-eventloom/.env' } });
     try {
-      expect(await api(`${bad.url}/setup-observability`, { method: 'POST', json: { publicKey: 'a', secretKey: 'b' } })).toMatchObject({ status: 500, body: { success: false, error: 'Failed to update .env file' } });
+      expect(await api(`${bad.url}/setup-observability`, { method: 'POST', json: { publicKey: 'a', secretKey: 'b' } })).toMatchObject({
+        status: 500,
+        body: { success: false, error: 'Failed to update .env file' },
+      });
     } finally {
       await bad.close();
     }
@@ -160,7 +163,10 @@ describe('system routes', () => {
 
   it('asks the registry npm is configured with when none is set in the config', async () => {
     const h = mkdtempSync(path.join(os.tmpdir(), 'eventloom-home-'));
-    const s = await startTestServer({ observability: { updates: { packageJson: project.packageJson, npmCommand: project.npm } } }, { env: { HOME: h, NODE_ENV: 'test', npm_config_registry: registry.url } });
+    const s = await startTestServer(
+      { observability: { updates: { packageJson: project.packageJson, npmCommand: project.npm } } },
+      { env: { HOME: h, NODE_ENV: 'test', npm_config_registry: registry.url } },
+    );
     try {
       const r = await api(`${s.url}/updates`);
       expect(r.body.data).toMatchObject({ registry: `${registry.url}/`, count: 3, message: 'Found 3 outdated packages' });

@@ -93,13 +93,24 @@ describe('GET /tools', () => {
       description: 'Multiplies two integers',
       parameters: {
         type: 'object',
-        properties: { a: { type: 'integer', description: 'left factor', minimum: expect.any(Number), maximum: expect.any(Number) }, b: { type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) } },
+        properties: {
+          a: { type: 'integer', description: 'left factor', minimum: expect.any(Number), maximum: expect.any(Number) },
+          b: { type: 'integer', minimum: expect.any(Number), maximum: expect.any(Number) },
+        },
         required: ['a', 'b'],
       },
       status: 'ready',
       agents: [{ id: 'calc', name: 'Calculator' }],
     });
-    expect(byName.lookup).toMatchObject({ description: 'Looks a word up', tags: ['search'], agents: [{ id: 'calc', name: 'Calculator' }, { id: 'lead', name: 'Lead' }, { id: 'helper', name: 'Helper' }] });
+    expect(byName.lookup).toMatchObject({
+      description: 'Looks a word up',
+      tags: ['search'],
+      agents: [
+        { id: 'calc', name: 'Calculator' },
+        { id: 'lead', name: 'Lead' },
+        { id: 'helper', name: 'Helper' },
+      ],
+    });
     expect(byName.whoAmI.agents).toEqual([{ id: 'helper', name: 'Helper' }]);
     expect(byName.explode.agents).toEqual([]);
     expect(byName.multiply).not.toHaveProperty('tags');

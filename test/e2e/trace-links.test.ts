@@ -20,11 +20,7 @@ const linked = createWorkflow(
   }),
 );
 const inner = createWorkflow({ id: 'inner-w', name: 'Inner' }, andThen({ id: 'inc', execute: () => ({ v: 2 }) }));
-const outer = createWorkflow(
-  { id: 'outer-w', name: 'Outer' },
-  andWorkflow({ id: 'sub', workflow: inner }),
-  andAgent({ id: 'ask', agent: 'assistant', prompt: (d: { v: number }) => `Say ${d.v}` }),
-);
+const outer = createWorkflow({ id: 'outer-w', name: 'Outer' }, andWorkflow({ id: 'sub', workflow: inner }), andAgent({ id: 'ask', agent: 'assistant', prompt: (d: { v: number }) => `Say ${d.v}` }));
 
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
@@ -47,7 +43,11 @@ describe('trace and span ids on records', () => {
   });
   afterAll(() => t.close());
 
-  const trace = (traceId: string) => until(() => api(`${t.url}/observability/traces/${traceId}`, dev), (r) => r.status === 200 && !r.body.data.spans.some((s: any) => s.endTime === undefined));
+  const trace = (traceId: string) =>
+    until(
+      () => api(`${t.url}/observability/traces/${traceId}`, dev),
+      (r) => r.status === 200 && !r.body.data.spans.some((s: any) => s.endTime === undefined),
+    );
 
   it('goes from an execution to its trace, its root span and the logs of its steps', async () => {
     const res = await api(`${t.url}/workflows/linked/execute`, { method: 'POST', json: { input: { a: 1 }, options: { metadata: { traceId: 'the caller cannot set it', team: 'x' } } } });
@@ -75,7 +75,10 @@ describe('trace and span ids on records', () => {
 
     const step = tr.body.data.spans.find((s: any) => s.name === 'step:greet');
     expect(step.parentSpanId).toBe(spanId);
-    const traceLogs = await until(() => api(`${t.url}/observability/traces/${traceId}/logs`, dev), (r) => r.body.data.count > 0);
+    const traceLogs = await until(
+      () => api(`${t.url}/observability/traces/${traceId}/logs`, dev),
+      (r) => r.body.data.count > 0,
+    );
     expect(traceLogs.body.data.logs).toEqual([expect.objectContaining({ traceId, spanId: step.spanId, body: 'hello from greet' })]);
     const stepLogs = await api(`${t.url}/observability/spans/${step.spanId}/logs`, dev);
     expect(stepLogs.body.data).toMatchObject({ spanId: step.spanId, count: 1, logs: [{ body: 'hello from greet' }] });

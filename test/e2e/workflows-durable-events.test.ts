@@ -31,7 +31,10 @@ async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 10_0
 
 const startWaiting = async (id: string, workflow = 'await-payment') => {
   const call = post(`/workflows/${workflow}/execute`, { input: { orderId: id }, options: { executionId: id } });
-  const s = await until(() => stateOf(workflow, id), (st) => st?.waitingFor !== undefined);
+  const s = await until(
+    () => stateOf(workflow, id),
+    (st) => st?.waitingFor !== undefined,
+  );
   return { call, waiting: s.waitingFor };
 };
 

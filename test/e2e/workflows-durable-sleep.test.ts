@@ -30,7 +30,10 @@ async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms = 10_0
 it('a sleep completes at its due time and shows what it waits for meanwhile', async () => {
   const started = Date.now();
   const call = api(`${t.url}/workflows/nap/execute`, { method: 'POST', json: { input: { ms: 600 }, options: { executionId: 'nap-1' } } });
-  const waiting = await until(() => stateOf('nap', 'nap-1'), (s) => s?.waitingFor !== undefined);
+  const waiting = await until(
+    () => stateOf('nap', 'nap-1'),
+    (s) => s?.waitingFor !== undefined,
+  );
   expect(waiting.status).toBe('running');
   expect(waiting.waitingFor.kind).toBe('sleep');
   const due = Date.parse(waiting.waitingFor.until);
@@ -60,7 +63,10 @@ it('a sleep until a date completes at that date, and at once when the date is pa
 
 it('a sleep suspended and resumed keeps its due time; resumed after it, it completes at once', async () => {
   const call = api(`${t.url}/workflows/nap/execute`, { method: 'POST', json: { input: { ms: 700 }, options: { executionId: 'nap-2' } } });
-  const waiting = await until(() => stateOf('nap', 'nap-2'), (s) => s?.waitingFor !== undefined);
+  const waiting = await until(
+    () => stateOf('nap', 'nap-2'),
+    (s) => s?.waitingFor !== undefined,
+  );
   const due = Date.parse(waiting.waitingFor.until);
   const s = await api(`${t.url}/workflows/nap/executions/nap-2/suspend`, { method: 'POST', json: { reason: 'hold on' } });
   expect(s.status).toBe(200);
@@ -77,7 +83,10 @@ it('a sleep suspended and resumed keeps its due time; resumed after it, it compl
   expect(woke).toBeLessThan(due + 400);
 
   const call3 = api(`${t.url}/workflows/nap/execute`, { method: 'POST', json: { input: { ms: 300 }, options: { executionId: 'nap-3' } } });
-  await until(() => stateOf('nap', 'nap-3'), (st) => st?.waitingFor !== undefined);
+  await until(
+    () => stateOf('nap', 'nap-3'),
+    (st) => st?.waitingFor !== undefined,
+  );
   await api(`${t.url}/workflows/nap/executions/nap-3/suspend`, { method: 'POST', json: {} });
   await call3;
   await new Promise((r) => setTimeout(r, 450));
@@ -92,7 +101,10 @@ it('a sleep suspended and resumed keeps its due time; resumed after it, it compl
 
 it('a sleep cancelled never fires', async () => {
   const call = api(`${t.url}/workflows/nap/execute`, { method: 'POST', json: { input: { ms: 300 }, options: { executionId: 'nap-4' } } });
-  await until(() => stateOf('nap', 'nap-4'), (s) => s?.waitingFor !== undefined);
+  await until(
+    () => stateOf('nap', 'nap-4'),
+    (s) => s?.waitingFor !== undefined,
+  );
   const c = await api(`${t.url}/workflows/nap/executions/nap-4/cancel`, { method: 'POST', json: { reason: 'no need' } });
   expect(c.status).toBe(200);
   expect((await call).body.data.status).toBe('cancelled');
@@ -105,12 +117,18 @@ it('a sleep cancelled never fires', async () => {
 
 it('a graceful restart during a sleep does not wait for it, and the sleep ends at its due time after the restart', async () => {
   void api(`${t.url}/workflows/nap/execute`, { method: 'POST', json: { input: { ms: 2_000 }, options: { executionId: 'nap-5' } } }).catch(() => undefined);
-  const waiting = await until(() => stateOf('nap', 'nap-5'), (s) => s?.waitingFor !== undefined);
+  const waiting = await until(
+    () => stateOf('nap', 'nap-5'),
+    (s) => s?.waitingFor !== undefined,
+  );
   const due = Date.parse(waiting.waitingFor.until);
   const closing = Date.now();
   await t.restart();
   expect(Date.now() - closing).toBeLessThan(1_500);
-  const done = await until(() => stateOf('nap', 'nap-5'), (s) => s?.status !== 'running');
+  const done = await until(
+    () => stateOf('nap', 'nap-5'),
+    (s) => s?.status !== 'running',
+  );
   expect(done.status).toBe('completed');
   expect(done.output.wokeAt).toBeGreaterThanOrEqual(due);
   expect(done.output.wokeAt).toBeLessThan(due + 1_000);

@@ -107,7 +107,17 @@ describe('GET /workflows/executions', () => {
     });
     expect(rec).not.toHaveProperty('endAt');
     expect(rec.events.map((e: { type: string }) => e.type)).toEqual(['workflow-start', 'step-start', 'step-complete', 'step-start', 'workflow-suspended', 'workflow-cancelled']);
-    expect(rec.events[0]).toEqual({ id: `${made.o2}:1`, sequence: 1, type: 'workflow-start', name: 'Order Approval', from: 'Order Approval', startTime: rec.createdAt, endTime: rec.createdAt, status: 'running', input: rec.input });
+    expect(rec.events[0]).toEqual({
+      id: `${made.o2}:1`,
+      sequence: 1,
+      type: 'workflow-start',
+      name: 'Order Approval',
+      from: 'Order Approval',
+      startTime: rec.createdAt,
+      endTime: rec.createdAt,
+      status: 'running',
+      input: rec.input,
+    });
   });
 
   it('answers summary rows from the index: the same record with only the execution-level events', async () => {

@@ -52,7 +52,11 @@ describe('POST /workflows/:id/stream', () => {
   });
 
   it('stays open while suspended and carries the resumed segment to the end', async () => {
-    const res = await fetch(`${t.url}/workflows/order-approval/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { items: [{ price: 70, qty: 2 }] } }) });
+    const res = await fetch(`${t.url}/workflows/order-approval/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { items: [{ price: 70, qty: 2 }] } }),
+    });
     const frames: SseFrame[] = [];
     let resumed: Promise<unknown> | undefined;
     for await (const f of readSse(res)) {
@@ -65,7 +69,11 @@ describe('POST /workflows/:id/stream', () => {
           stepIndex: 1,
           stepType: 'andWhen',
           input: { total: 140 },
-          metadata: { reason: 'manager approval', suspendData: { total: 140 }, suspension: { reason: 'manager approval', suspendedStepIndex: 1, stepId: 'approval-gate', suspendData: { total: 140 }, suspendedAt: expect.any(String) } },
+          metadata: {
+            reason: 'manager approval',
+            suspendData: { total: 140 },
+            suspension: { reason: 'manager approval', suspendedStepIndex: 1, stepId: 'approval-gate', suspendData: { total: 140 }, suspendedAt: expect.any(String) },
+          },
         });
         resumed = post(`/workflows/order-approval/executions/${f.json.executionId}/resume`, { resumeData: { approved: true } });
       }
@@ -153,7 +161,16 @@ describe('attach: GET /workflows/:id/executions/:executionId/stream', () => {
     await new Promise((r) => setTimeout(r, 50));
     release('attach-live');
     const frames = (await live).frames;
-    expect(summary(frames)).toEqual(['2:step-start:first', '3:step-complete:first', '4:step-start:wait', '5:step-complete:wait', '6:step-start:last', '7:step-complete:last', '8:workflow-complete:Gated', '9:workflow-result']);
+    expect(summary(frames)).toEqual([
+      '2:step-start:first',
+      '3:step-complete:first',
+      '4:step-start:wait',
+      '5:step-complete:wait',
+      '6:step-start:last',
+      '7:step-complete:last',
+      '8:workflow-complete:Gated',
+      '9:workflow-result',
+    ]);
   });
 
   it('opens at once when nothing is left to send (a suspended run attached from its last event or past it), then carries the resumed events', async () => {

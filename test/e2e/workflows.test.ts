@@ -140,7 +140,14 @@ describe('the order-approval flow', () => {
       suspension: { suspendedAt: expect.any(String), reason: 'manager approval', suspendedStepIndex: 1, stepId: 'approval-gate', suspendData: { total: 120 } },
     });
     const state = await stateOf('order-approval', id);
-    expect(state).toMatchObject({ executionId: id, workflowId: 'order-approval', status: 'suspended', startAt: r.body.data.startAt, endAt: null, suspension: { reason: 'manager approval', stepIndex: 1, stepId: 'approval-gate', suspendData: { total: 120 } } });
+    expect(state).toMatchObject({
+      executionId: id,
+      workflowId: 'order-approval',
+      status: 'suspended',
+      startAt: r.body.data.startAt,
+      endAt: null,
+      suspension: { reason: 'manager approval', stepIndex: 1, stepId: 'approval-gate', suspendData: { total: 120 } },
+    });
 
     const bad = await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: 'yes' } });
     expect(bad).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^Resume data validation failed: approved: /) } });
@@ -160,7 +167,9 @@ describe('the order-approval flow', () => {
     expect(after.status).toBe('completed');
     expect(after.suspension).toBeUndefined();
     expect(after.metadata.resumedAt).toEqual(expect.any(String));
-    expect(after.events.find((e: { type: string; metadata?: { resumed?: boolean } }) => e.type === 'workflow-start' && e.metadata?.resumed)).toMatchObject({ metadata: { resumed: true, resumeStepIndex: 1 } });
+    expect(after.events.find((e: { type: string; metadata?: { resumed?: boolean } }) => e.type === 'workflow-start' && e.metadata?.resumed)).toMatchObject({
+      metadata: { resumed: true, resumeStepIndex: 1 },
+    });
     expect(await post(`/workflows/order-approval/executions/${id}/resume`, { resumeData: { approved: true } })).toMatchObject({
       status: 404,
       body: { error: `Execution ${id} is not suspended (status: completed)` },
@@ -173,7 +182,13 @@ describe('the order-approval flow', () => {
     const id = r.body.data.executionId;
     const again = await post(`/workflows/two-approvals/executions/${id}/resume`, { resumeData: { by: 'ann' } });
     expect(again.status).toBe(200);
-    expect(again.body.data).toMatchObject({ executionId: id, status: 'suspended', endAt: null, result: null, suspension: { reason: 'need 1 more approval(s)', stepId: 'collect', suspendData: { have: 1 } } });
+    expect(again.body.data).toMatchObject({
+      executionId: id,
+      status: 'suspended',
+      endAt: null,
+      result: null,
+      suspension: { reason: 'need 1 more approval(s)', stepId: 'collect', suspendData: { have: 1 } },
+    });
     expect(await stateOf('two-approvals', id)).toMatchObject({ status: 'suspended', workflowState: { by: ['ann'] } });
     const done = await post(`/workflows/two-approvals/executions/${id}/resume`, { resumeData: { by: 'bob' } });
     expect(done.body.data).toMatchObject({ status: 'completed', result: { approvedBy: ['ann', 'bob'] } });
@@ -218,7 +233,13 @@ describe('suspend and cancel', () => {
     const c = await post(`/workflows/gated/executions/${id}/cancel`, { reason: 'changed my mind' });
     expect(c.status).toBe(200);
     expect(c.body.data).toEqual({ executionId: id, status: 'cancelled', cancelledAt: expect.any(String), reason: 'changed my mind' });
-    expect((await pending).body.data).toMatchObject({ executionId: id, status: 'cancelled', result: null, endAt: c.body.data.cancelledAt, cancellation: { cancelledAt: c.body.data.cancelledAt, reason: 'changed my mind' } });
+    expect((await pending).body.data).toMatchObject({
+      executionId: id,
+      status: 'cancelled',
+      result: null,
+      endAt: c.body.data.cancelledAt,
+      cancellation: { cancelledAt: c.body.data.cancelledAt, reason: 'changed my mind' },
+    });
     const s = await stateOf('gated', id);
     expect(s).toMatchObject({ status: 'cancelled', cancellation: { reason: 'changed my mind' }, metadata: { cancellationReason: 'changed my mind' } });
     expect(s.events.at(-2)).toMatchObject({ type: 'step-complete', status: 'cancelled', metadata: { reason: 'changed my mind' } });
@@ -259,7 +280,11 @@ describe('replay', () => {
     expect(r.body.data).toMatchObject({ status: 'completed', result: { status: 'approved', total: 10 } });
     expect(r.body.data.executionId).not.toBe(src.executionId);
     const s = await stateOf('order-approval', r.body.data.executionId);
-    expect(s).toMatchObject({ replayedFromExecutionId: src.executionId, replayFromStepId: 'finalise', metadata: { replayedFromExecutionId: src.executionId, replayFromStepId: 'finalise', replayedAt: expect.any(String) } });
+    expect(s).toMatchObject({
+      replayedFromExecutionId: src.executionId,
+      replayFromStepId: 'finalise',
+      metadata: { replayedFromExecutionId: src.executionId, replayFromStepId: 'finalise', replayedAt: expect.any(String) },
+    });
     expect(s.events[0]).toMatchObject({ type: 'workflow-start', metadata: { replayedFromExecutionId: src.executionId, replayFromStepId: 'finalise' } });
     expect(s.events.filter((e: { type: string }) => e.type === 'step-start').map((e: { from: string }) => e.from)).toEqual(['finalise']);
   });

@@ -75,15 +75,19 @@ const params = (n: number) => ({ numRuns: n, seed: SEED, endOnFailure: true });
 
 describe('every route of the route table under fuzzed requests', () => {
   for (const route of routes) {
-    it(`${route.method} ${route.path} answers every fuzzed request with an envelope and a 4xx or its success status, never a 5xx, a hang or a crash`, async () => {
-      await fc.assert(
-        fc.asyncProperty(caseArb(route, world), async (generated) => {
-          await sendChecked(route, render(route, generated));
-        }),
-        params(perRoute),
-      );
-      await probe();
-    }, Math.max(60_000, perRoute * 3_000));
+    it(
+      `${route.method} ${route.path} answers every fuzzed request with an envelope and a 4xx or its success status, never a 5xx, a hang or a crash`,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(caseArb(route, world), async (generated) => {
+            await sendChecked(route, render(route, generated));
+          }),
+          params(perRoute),
+        );
+        await probe();
+      },
+      Math.max(60_000, perRoute * 3_000),
+    );
   }
 });
 

@@ -25,7 +25,10 @@ afterAll(() => target.close());
 type Msg = { kind: 'text'; text: string } | { kind: 'binary'; bytes: number[] } | { kind: 'deep'; depth: number } | { kind: 'huge'; size: number };
 
 const queryName = fc.constantFrom('dev', 'key', 'token', 'level', 'limit', 'agentId', 'entityType', 'entityId', 'workflowId', 'executionId', 'conversationId', 'since', 'until');
-const queryValue = fc.oneof(oddString, fc.constantFrom('true', 'false', CONSOLE_KEY, 'info', 'warn', 'bogus', '0', '-1', '5000', 'agent', 'workflow', '2024-01-01T00:00:00Z', world.authorizations[0].slice(7)));
+const queryValue = fc.oneof(
+  oddString,
+  fc.constantFrom('true', 'false', CONSOLE_KEY, 'info', 'warn', 'bogus', '0', '-1', '5000', 'agent', 'workflow', '2024-01-01T00:00:00Z', world.authorizations[0].slice(7)),
+);
 const path = fc.constantFrom('/ws', '/ws/logs', '/ws/observability', '/ws/observability/agents/x', '/ws/nope', '/ws/logs/extra');
 const message: fc.Arbitrary<Msg> = fc.oneof(
   { arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v): Msg => ({ kind: 'text', text: JSON.stringify(v) })), weight: 3 },

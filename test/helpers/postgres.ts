@@ -112,7 +112,10 @@ const running = new Set<string>();
 process.once('exit', () => {
   // a test process that dies early still leaves no server behind
   for (const dir of running) {
-    spawnSync(asRoot ? 'runuser' : path.join(postgresBinDir(), 'pg_ctl'), asRoot ? ['-u', OS_USER, '--', path.join(postgresBinDir(), 'pg_ctl'), 'stop', '-D', dir, '-m', 'immediate'] : ['stop', '-D', dir, '-m', 'immediate']);
+    spawnSync(
+      asRoot ? 'runuser' : path.join(postgresBinDir(), 'pg_ctl'),
+      asRoot ? ['-u', OS_USER, '--', path.join(postgresBinDir(), 'pg_ctl'), 'stop', '-D', dir, '-m', 'immediate'] : ['stop', '-D', dir, '-m', 'immediate'],
+    );
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -27,7 +27,17 @@ export async function startTestServer(
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'eventloom-test-'));
   const logger = opts.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const start = () =>
-    startDefaultServer({ config, port: 0, host: '127.0.0.1', dataDir, env: opts.env ?? { ...process.env, NODE_ENV: 'test' }, logger, defaultPrivate: opts.defaultPrivate, databaseUrl: opts.databaseUrl, nodeId: opts.nodeId });
+    startDefaultServer({
+      config,
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      env: opts.env ?? { ...process.env, NODE_ENV: 'test' },
+      logger,
+      defaultPrivate: opts.defaultPrivate,
+      databaseUrl: opts.databaseUrl,
+      nodeId: opts.nodeId,
+    });
   const t: TestServer = {
     server: await start(),
     get url() {

@@ -28,9 +28,9 @@ export async function* readSse(res: Response): AsyncGenerator<SseFrame> {
         const colon = line.indexOf(':');
         const field = colon < 0 ? line : line.slice(0, colon);
         const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') (frame.event = value), (any = true);
-        else if (field === 'id') (frame.id = value), (any = true);
-        else if (field === 'data') data.push(value), (any = true);
+        if (field === 'event') ((frame.event = value), (any = true));
+        else if (field === 'id') ((frame.id = value), (any = true));
+        else if (field === 'data') (data.push(value), (any = true));
       }
       if (!any) continue;
       frame.data = data.join('\n');
@@ -45,7 +45,11 @@ export async function* readSse(res: Response): AsyncGenerator<SseFrame> {
 }
 
 /** Opens an SSE request and collects frames until the stream ends (or `until` says stop). */
-export async function collectSse(url: string, init: RequestInit & { json?: unknown } = {}, until?: (f: SseFrame, all: SseFrame[]) => boolean): Promise<{ status: number; headers: Headers; frames: SseFrame[] }> {
+export async function collectSse(
+  url: string,
+  init: RequestInit & { json?: unknown } = {},
+  until?: (f: SseFrame, all: SseFrame[]) => boolean,
+): Promise<{ status: number; headers: Headers; frames: SseFrame[] }> {
   const { json, ...rest } = init;
   const controller = new AbortController();
   const res = await fetch(url, {

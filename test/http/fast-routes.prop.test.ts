@@ -21,15 +21,36 @@ const jwt = (extra: Partial<AuthConfig> = {}): AuthConfig => ({ secret: MATRIX_S
 const CONFIGS: Array<{ name: string; config: EventloomConfig }> = [
   { name: 'no auth, default CORS', config: {} },
   { name: 'JWT auth, CORS for a list of origins with credentials', config: { auth: jwt(), cors: { origin: ['https://app.example'], credentials: true, exposeHeaders: ['x-conversation-id'] } } },
-  { name: 'JWT auth private by default with public and protected patterns, CORS off', config: { auth: jwt({ defaultPrivate: true, publicRoutes: ['GET /agents/:id', 'GET /workflows'], protectedRoutes: ['GET /tools'] }), cors: false } },
+  {
+    name: 'JWT auth private by default with public and protected patterns, CORS off',
+    config: { auth: jwt({ defaultPrivate: true, publicRoutes: ['GET /agents/:id', 'GET /workflows'], protectedRoutes: ['GET /tools'] }), cors: false },
+  },
   { name: 'no auth, CORS origin decided by a function', config: { cors: { origin: (o: string) => (o.endsWith('.example') ? o : undefined) } } },
   { name: 'no auth, allowed hosts added to the loopback ones', config: { server: { allowedHosts: ['api.example.com', '.corp.example'] } } },
 ];
 
 const PATHS = [
-  '/agents', '/agents/assistant', '/agents/%61ssistant', '/agents/nobody', '/agents/%zz', '/agents/', '/agents/assistant/', '//agents',
-  '/agents/assistant/card', '/agents/nobody/card', '/.well-known/assistant/agent-card.json', '/.well-known/nobody/agent-card.json',
-  '/workflows', '/workflows/echo', '/workflows/order-approval', '/workflows/executions', '/workflows/nope', '/tools', '/tools/', '/doc', '/nope',
+  '/agents',
+  '/agents/assistant',
+  '/agents/%61ssistant',
+  '/agents/nobody',
+  '/agents/%zz',
+  '/agents/',
+  '/agents/assistant/',
+  '//agents',
+  '/agents/assistant/card',
+  '/agents/nobody/card',
+  '/.well-known/assistant/agent-card.json',
+  '/.well-known/nobody/agent-card.json',
+  '/workflows',
+  '/workflows/echo',
+  '/workflows/order-approval',
+  '/workflows/executions',
+  '/workflows/nope',
+  '/tools',
+  '/tools/',
+  '/doc',
+  '/nope',
 ];
 const now = Date.now();
 const TOKENS = [undefined, `Bearer ${mintMatrixToken('valid', now)}`, `Bearer ${mintMatrixToken('expired', now)}`, 'Bearer garbage', 'Basic abc'];
@@ -44,10 +65,16 @@ const request = fc.record({
   extra: fc.constantFrom<Array<[string, string]>>(
     [],
     [['Content-Length', '0']],
-    [['Accept-Encoding', 'gzip, br'], ['If-None-Match', '"x"']],
+    [
+      ['Accept-Encoding', 'gzip, br'],
+      ['If-None-Match', '"x"'],
+    ],
     [['X-Mid', 'm'.repeat(6000)]],
     [['X-Big', 'b'.repeat(17_000)]],
-    [['Origin', 'https://evil.example'], ['Origin', 'https://app.example']],
+    [
+      ['Origin', 'https://evil.example'],
+      ['Origin', 'https://app.example'],
+    ],
     [['Host', 'evil.example']],
     [['Host', 'localhost']],
   ),
@@ -85,9 +112,14 @@ beforeAll(async () => {
       listen(new HttpEdge({ routes: counting(test.server.routes, hits), cors: config.cors, authenticate, fastRoutes, allowedHosts: config.server?.allowedHosts }), '127.0.0.1', 0);
     const fastHits = { count: 0 };
     const genericHits = { count: 0 };
-    const pair: Pair = { test, fast: await edge(true, fastHits), generic: await edge(false, genericHits), get fastHits() {
-      return { fast: fastHits.count, generic: genericHits.count };
-    } };
+    const pair: Pair = {
+      test,
+      fast: await edge(true, fastHits),
+      generic: await edge(false, genericHits),
+      get fastHits() {
+        return { fast: fastHits.count, generic: genericHits.count };
+      },
+    };
     pairs.set(name, pair);
   }
 });

@@ -124,7 +124,12 @@ describe('fast routes', () => {
     expect(pipelined.split('\r\n\r\n')[1]).toMatch(/^HTTP\/1\.1 404 /);
     const withBody = await rawExchange(port, `GET /list HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}`);
     expect(withBody.body.toString()).toBe('[1,2]');
-    const upgrade = await exchange(port, '/list', [['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='], ['Sec-WebSocket-Version', '13']]);
+    const upgrade = await exchange(port, '/list', [
+      ['Upgrade', 'websocket'],
+      ['Connection', 'Upgrade'],
+      ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='],
+      ['Sec-WebSocket-Version', '13'],
+    ]);
     expect(upgrade.status).toBe(404);
   });
 });

@@ -36,7 +36,9 @@ describe('the Host check', () => {
   it('adds the command line names to the config ones, and names the bad entry of either', () => {
     expect(allowedHostsOf(undefined, undefined)).toBeUndefined();
     expect(allowedHostsOf(['a.example'], ['B.example'])).toEqual(['a.example', 'b.example']);
-    expect(() => allowedHostsOf(undefined, ['ok.example', 'bad.example:80'])).toThrow("--allowed-hosts[1] must be a host name or address without scheme, port or path (e.g. 'api.example.com', '.example.com', '10.0.0.5'), got \"bad.example:80\"");
+    expect(() => allowedHostsOf(undefined, ['ok.example', 'bad.example:80'])).toThrow(
+      "--allowed-hosts[1] must be a host name or address without scheme, port or path (e.g. 'api.example.com', '.example.com', '10.0.0.5'), got \"bad.example:80\"",
+    );
     expect(() => parseAllowedHosts(['a b'])).toThrow('server.allowedHosts[0] must be a host name');
     expect(() => parseAllowedHosts(['.'])).toThrow('server.allowedHosts[0] must be a host name');
   });

@@ -66,9 +66,7 @@ describe('sampleFromJsonSchema', () => {
   });
 
   it('follows local $refs and terminates on recursive schemas', () => {
-    const Node: z.ZodType<{ label: string; children: unknown[] }> = z.lazy(() =>
-      z.object({ label: z.string(), children: z.array(Node) }),
-    );
+    const Node: z.ZodType<{ label: string; children: unknown[] }> = z.lazy(() => z.object({ label: z.string(), children: z.array(Node) }));
     const jsonSchema = z.toJSONSchema(z.object({ root: Node }));
     const value = sampleFromJsonSchema(jsonSchema);
     expect(z.object({ root: Node }).safeParse(value).success).toBe(true);

@@ -9,7 +9,10 @@ describe('RxJS views of the log', () => {
     const log = createMemoryLog();
     for (let i = 0; i < 3; i++) await log.append('s', [{ type: 't', data: i }]);
     const got = firstValueFrom(records$(log, 1).pipe(take(4), toArray()));
-    await log.append('s', [{ type: 't', data: 3 }, { type: 't', data: 4 }]);
+    await log.append('s', [
+      { type: 't', data: 3 },
+      { type: 't', data: 4 },
+    ]);
     expect((await got).map((r) => r.seq)).toEqual([2, 3, 4, 5]);
     await log.close();
   });

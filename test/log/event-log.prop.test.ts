@@ -31,8 +31,7 @@ const appendArb = fc.record({ stream: streamArb, records: fc.array(recordArb, { 
 const pauseArb = fc.constantFrom('none', 'micro', 'macro');
 
 const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-const pause = (p: string) =>
-  p === 'micro' ? Promise.resolve() : p === 'macro' ? new Promise<void>((r) => setImmediate(r)) : undefined;
+const pause = (p: string) => (p === 'micro' ? Promise.resolve() : p === 'macro' ? new Promise<void>((r) => setImmediate(r)) : undefined);
 
 async function withLog<T>(open: () => Promise<EventLog>, body: (log: EventLog) => Promise<T>): Promise<T> {
   const log = await open();

@@ -1,16 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeRecordKey,
-  decodeSeq,
-  decodeStreamKey,
-  encodeSeq,
-  recordKey,
-  streamKey,
-  streamPrefix,
-  stringKey,
-  KeySpace,
-} from '../../src/log/level/key-codec.js';
+import { decodeRecordKey, decodeSeq, decodeStreamKey, encodeSeq, recordKey, streamKey, streamPrefix, stringKey, KeySpace } from '../../src/log/level/key-codec.js';
 import { compareCodePoints, isWellFormed } from '../../src/log/names.js';
 
 const sign = (n: number) => Math.sign(n);
@@ -40,9 +30,15 @@ describe('key codec properties', () => {
 
   it('refuses numbers that are not safe non-negative integers', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ max: -1 }), fc.double().filter((d) => !Number.isSafeInteger(d))), (n) => {
-        expect(() => encodeSeq(n)).toThrow(RangeError);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.integer({ max: -1 }),
+          fc.double().filter((d) => !Number.isSafeInteger(d)),
+        ),
+        (n) => {
+          expect(() => encodeSeq(n)).toThrow(RangeError);
+        },
+      ),
     );
   });
 

@@ -27,7 +27,10 @@ describe('level log', () => {
     const dir = freshDir();
     let log = await openLevelLog(dir);
     await log.append('exec:a', [{ type: 'execution.started', data: { n: 1 }, kind: 'wf@1' }]);
-    await log.append('exec:b', [{ type: 'execution.started', data: 2 }, { type: 'step.started', data: 3 }]);
+    await log.append('exec:b', [
+      { type: 'execution.started', data: 2 },
+      { type: 'step.started', data: 3 },
+    ]);
     await log.append('exec:a', [{ type: 'step.completed', data: 4 }]);
     await log.setCheckpoint('executions', 3);
     await log.kv.put('index:a', { status: 'running' });
@@ -183,7 +186,10 @@ describe('level log', () => {
   it('catches up over many chunks and then goes live', async () => {
     const log = await openLevelLog(freshDir());
     for (let i = 0; i < 5; i++) {
-      await log.append(`s${i}`, Array.from({ length: 1000 }, (_, j) => ({ type: 't', data: j })));
+      await log.append(
+        `s${i}`,
+        Array.from({ length: 1000 }, (_, j) => ({ type: 't', data: j })),
+      );
     }
     const seen: number[] = [];
     log.subscribe(0, (r) => seen.push(r.seq));

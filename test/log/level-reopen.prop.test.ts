@@ -51,14 +51,7 @@ describe('level log reopen property', () => {
         const pending: Promise<unknown>[] = [];
         for (let i = 0; i < ops.length; i++) {
           const o = ops[i];
-          const p =
-            o.op === 'append'
-              ? log.append(o.stream, o.records)
-              : o.op === 'put'
-                ? log.kv.put(o.key, o.value)
-                : o.op === 'del'
-                  ? log.kv.del(o.key)
-                  : log.setCheckpoint(o.name, o.seq);
+          const p = o.op === 'append' ? log.append(o.stream, o.records) : o.op === 'put' ? log.kv.put(o.key, o.value) : o.op === 'del' ? log.kv.del(o.key) : log.setCheckpoint(o.name, o.seq);
           if (i < awaited) await p;
           else pending.push(p);
         }

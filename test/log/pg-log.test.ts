@@ -31,7 +31,7 @@ describe('postgres log shared by several nodes', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('delivers another node\'s commits live, interleaved with its own, in sequence order', async () => {
+  it("delivers another node's commits live, interleaved with its own, in sequence order", async () => {
     const url = await cluster().createDatabase();
     const [a, b] = await Promise.all([openPgLog(url, { scope: 'a' }), openPgLog(url, { scope: 'b' })]);
     const seen: Array<[number, string]> = [];
@@ -149,7 +149,10 @@ describe('postgres log shared by several nodes', () => {
     const killed = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'eventloom-tail' AND datname = current_database()`);
     expect(killed.rowCount).toBe(2);
     await admin.end();
-    await a.append('s', [{ type: 't', data: 1 }, { type: 't', data: 2 }]);
+    await a.append('s', [
+      { type: 't', data: 1 },
+      { type: 't', data: 2 },
+    ]);
     await until(() => seen.length === 2, 'records delivered by the poll');
     expect(seen).toEqual([1, 2]);
     await Promise.all([a.close(), b.close()]);

@@ -79,7 +79,10 @@ it('refuses to open a log with a garbled table, naming the file and the repair c
 
 it('opens a log whose write-ahead log ends in a damaged record, warning that the tail was dropped and that it held an acknowledged record', async () => {
   const dir = await makeLog();
-  const wal = readdirSync(dir).filter((f) => f.endsWith('.log')).sort().at(-1)!;
+  const wal = readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
+    .sort()
+    .at(-1)!;
   const file = path.join(dir, wal);
   // the last record's bytes half written: it fails its checksum
   const size = statSync(file).size;
@@ -89,7 +92,9 @@ it('opens a log whose write-ahead log ends in a damaged record, warning that the
   try {
     expect(log.head()).toBe(399);
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatch(new RegExp(`^write-ahead log ${wal}: \\d+ bytes could not be read \\(Corruption: checksum mismatch\\); every record before it is intact \\(records 1\\.\\.399 can be read\\)`));
+    expect(warnings[0]).toMatch(
+      new RegExp(`^write-ahead log ${wal}: \\d+ bytes could not be read \\(Corruption: checksum mismatch\\); every record before it is intact \\(records 1\\.\\.399 can be read\\)`),
+    );
   } finally {
     await log.close();
   }

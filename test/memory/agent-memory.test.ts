@@ -21,7 +21,8 @@ afterEach(async () => {
 
 const scope = { agentId: 'a', resourceId: 'a', userId: 'u', conversationId: 'c' };
 const step: ResolvedPersistence = { mode: 'step', debounceMs: 40, flushOnToolResult: true };
-const save = (mem: AgentMemory, messages: ModelMessage[], phase: SaveMessagesArgs['phase'], extra: Partial<SaveMessagesArgs> = {}) => mem.saveMessages({ ...scope, messages, phase, persistence: step, ...extra });
+const save = (mem: AgentMemory, messages: ModelMessage[], phase: SaveMessagesArgs['phase'], extra: Partial<SaveMessagesArgs> = {}) =>
+  mem.saveMessages({ ...scope, messages, phase, persistence: step, ...extra });
 const stored = async () => (await h!.store.listMessages('c', {}, false).catch(() => [])).map((m) => `${m.role}:${m.content}`);
 
 let clock = new ManualClock();
@@ -64,7 +65,15 @@ describe('agent memory saves', () => {
     const mem = await setup();
     await save(mem, [{ role: 'user', content: 'one' }], 'input');
     await save(mem, [{ role: 'assistant', content: 'reply one' }], 'finish');
-    await save(mem, [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'reply one' }, { role: 'user', content: 'two' }], 'input');
+    await save(
+      mem,
+      [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'reply one' },
+        { role: 'user', content: 'two' },
+      ],
+      'input',
+    );
     expect(await stored()).toEqual(['user:one', 'assistant:reply one', 'user:two']);
   });
 
@@ -73,7 +82,13 @@ describe('agent memory saves', () => {
     await h!.store.createConversation({ id: 'c', resourceId: 'a', userId: 'owner' });
     await h!.store.appendMessages('c', 'owner', [{ role: 'user', content: 'private' }]);
     await expect(save(mem, [{ role: 'user', content: 'intrude' }], 'input')).rejects.toThrow('userId does not match conversation c');
-    const load = mem.loadContext({ ...scope, input: [{ role: 'user', content: 'private?' }], contextLimit: 10, semanticMemory: { enabled: false, semanticLimit: 5, semanticThreshold: 0.7, mergeStrategy: 'append' }, signal: new AbortController().signal });
+    const load = mem.loadContext({
+      ...scope,
+      input: [{ role: 'user', content: 'private?' }],
+      contextLimit: 10,
+      semanticMemory: { enabled: false, semanticLimit: 5, semanticThreshold: 0.7, mergeStrategy: 'append' },
+      signal: new AbortController().signal,
+    });
     await expect(load).rejects.toMatchObject({ status: 404, message: 'Conversation not found: c' });
   });
 });

@@ -14,19 +14,32 @@ const vocabularies = fc
   .uniqueArray(fc.stringMatching(/^[a-z]{2,9}$/), { minLength: 6, maxLength: 30 })
   .map((ws) => ({ stored: ws.slice(0, Math.ceil(ws.length / 2)), query: ws.slice(Math.ceil(ws.length / 2)) }));
 
-const sentencesOf = (words: string[]) => fc.array(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 }).map((w) => w.join(' ')), { minLength: 1, maxLength: 12 });
+const sentencesOf = (words: string[]) =>
+  fc.array(
+    fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 }).map((w) => w.join(' ')),
+    { minLength: 1, maxLength: 12 },
+  );
 
 describe('lexical search scores', () => {
   it('scores every message sharing no word with the query 0, so any positive threshold drops it', async () => {
     await fc.assert(
       fc.asyncProperty(
-        vocabularies.chain((v) => fc.tuple(sentencesOf(v.stored), fc.array(fc.constantFrom(...v.query), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')))),
+        vocabularies.chain((v) =>
+          fc.tuple(
+            sentencesOf(v.stored),
+            fc.array(fc.constantFrom(...v.query), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
+          ),
+        ),
         fc.double({ min: 0.01, max: 1, noNaN: true }),
         async ([texts, query], threshold) => {
           const h = await memoryHarness();
           try {
             const c = await h.store.createConversation({ id: 'c', resourceId: 'r', userId: 'u', title: '' });
-            await h.store.appendMessages(c.id, c.userId, texts.map((content) => ({ role: 'user' as const, content })));
+            await h.store.appendMessages(
+              c.id,
+              c.userId,
+              texts.map((content) => ({ role: 'user' as const, content })),
+            );
             const all = await h.store.search(query, { limit: 100 });
             expect(all.length).toBe(texts.length);
             for (const r of all) expect(r.score, `${r.content} vs ${query}`).toBe(0);
@@ -49,7 +62,11 @@ describe('lexical search scores', () => {
           try {
             const c = await h.store.createConversation({ id: 'c', resourceId: 'r', userId: 'u', title: '' });
             const related = [...padding, word].join(' ');
-            await h.store.appendMessages(c.id, c.userId, [...unrelated, related].map((content) => ({ role: 'user' as const, content })));
+            await h.store.appendMessages(
+              c.id,
+              c.userId,
+              [...unrelated, related].map((content) => ({ role: 'user' as const, content })),
+            );
             const results = await h.store.search(word, { limit: 100 });
             expect(results[0].content).toBe(related);
             // (cosine + 1) / 2 of vectors sharing features: above 0 always, near or above 0.5 in practice

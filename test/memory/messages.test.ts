@@ -17,7 +17,10 @@ describe('normalizeMessage', () => {
   });
 
   it('keeps a part array as parts, the given id, and a createdAt from the message or its metadata', () => {
-    const parts = [{ type: 'text', text: 'a' }, { type: 'tool-call', toolCallId: 't', toolName: 'x', input: {} }];
+    const parts = [
+      { type: 'text', text: 'a' },
+      { type: 'tool-call', toolCallId: 't', toolName: 'x', input: {} },
+    ];
     const a = normalizeMessage(parseMessageInput({ id: 'k', role: 'assistant', content: parts, createdAt: '2024-05-06T07:08:09Z' }, 'm'), NOW);
     expect(a.generated).toBe(false);
     expect(a.message).toMatchObject({ id: 'k', parts, createdAt: '2024-05-06T07:08:09.000Z' });
@@ -33,7 +36,17 @@ describe('normalizeMessage', () => {
 
 describe('reading messages', () => {
   it('concatenates the text parts into content and repeats createdAt in metadata', () => {
-    const m = toMessage(stored({ role: 'assistant', parts: [{ type: 'text', text: 'Hello, ' }, { type: 'reasoning', text: 'hidden' }, { type: 'text', text: 'world' }], metadata: { k: 'v' } }));
+    const m = toMessage(
+      stored({
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: 'Hello, ' },
+          { type: 'reasoning', text: 'hidden' },
+          { type: 'text', text: 'world' },
+        ],
+        metadata: { k: 'v' },
+      }),
+    );
     expect(m.content).toBe('Hello, world');
     expect(m.metadata).toEqual({ k: 'v', createdAt: NOW });
     expect(textOf([])).toBe('');
@@ -58,7 +71,13 @@ describe('toModelMessages', () => {
 
   it('drops a tool call whose result was cut off by the history window, and wraps raw outputs', () => {
     const out = toModelMessages([
-      stored({ role: 'assistant', parts: [{ type: 'text', text: 'Let me check.' }, { type: 'tool-call', toolCallId: 'lost', toolName: 'x', input: {} }] }),
+      stored({
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: 'Let me check.' },
+          { type: 'tool-call', toolCallId: 'lost', toolName: 'x', input: {} },
+        ],
+      }),
       stored({ role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'ui', state: 'output-available', input: { a: 1 }, output: 'done' }] }),
     ]);
     expect(out).toEqual([

@@ -35,7 +35,9 @@ describe('listing conversations', () => {
               if (specs[i].touch) await h.store.appendMessages(created[i].id, specs[i].userId, [{ role: 'user', content: 'bump' }]);
             }
             const current = await Promise.all(created.map((c) => h.store.getConversation(c.id)));
-            const matching = current.filter((c): c is Conversation => !!c && (filter.userId === undefined || c.userId === filter.userId) && (filter.resourceId === undefined || c.resourceId === filter.resourceId));
+            const matching = current.filter(
+              (c): c is Conversation => !!c && (filter.userId === undefined || c.userId === filter.userId) && (filter.resourceId === undefined || c.resourceId === filter.resourceId),
+            );
             const field = (c: Conversation) => (orderBy === 'created_at' ? c.createdAt : orderBy === 'updated_at' ? c.updatedAt : c.title);
             const model = [...matching].sort((a, b) => compareCodePoints(field(a), field(b)) || compareCodePoints(a.id, b.id));
             if (orderDirection === 'DESC') model.reverse();
@@ -169,25 +171,30 @@ describe('search after deletes', () => {
 describe('the newest messages kept in memory', () => {
   it('answer "last N messages" exactly as storage does, after any mix of writes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 6 }), async (ops, limits, tailMessages) => {
-        // small tails, so they overflow and get trimmed
-        const h = await memoryHarness({ tailMessages });
-        try {
-          // interleave reads with the writes so tails are filled early and then kept current
-          for (let i = 0; i < ops.length; i += 5) {
-            await runOps(h, ops.slice(i, i + 5));
-            for (const c of (await h.store.listConversations({ limit: 500 })).conversations) await h.store.listMessages(c.id, { limit: limits[i % limits.length] });
-          }
-          for (const c of (await h.store.listConversations({ limit: 500 })).conversations) {
-            for (const limit of limits) {
-              const stored = (await h.log.kv.range<StoredMessage>({ ...messageRange(c.id), reverse: true, limit })).reverse().map(([, m]) => m.id);
-              expect((await h.store.listMessages(c.id, { limit })).map((m) => m.id)).toEqual(stored);
+      fc.asyncProperty(
+        fc.array(op, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (ops, limits, tailMessages) => {
+          // small tails, so they overflow and get trimmed
+          const h = await memoryHarness({ tailMessages });
+          try {
+            // interleave reads with the writes so tails are filled early and then kept current
+            for (let i = 0; i < ops.length; i += 5) {
+              await runOps(h, ops.slice(i, i + 5));
+              for (const c of (await h.store.listConversations({ limit: 500 })).conversations) await h.store.listMessages(c.id, { limit: limits[i % limits.length] });
             }
+            for (const c of (await h.store.listConversations({ limit: 500 })).conversations) {
+              for (const limit of limits) {
+                const stored = (await h.log.kv.range<StoredMessage>({ ...messageRange(c.id), reverse: true, limit })).reverse().map(([, m]) => m.id);
+                expect((await h.store.listMessages(c.id, { limit })).map((m) => m.id)).toEqual(stored);
+              }
+            }
+          } finally {
+            await h.close();
           }
-        } finally {
-          await h.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 40 },
     );
   });

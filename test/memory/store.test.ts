@@ -20,7 +20,11 @@ describe('MemoryStore', () => {
     h = await memoryHarness();
     await h.store.createConversation({ id: 'c', resourceId: 'r', userId: 'u' });
     // insertion order: t=5, t=1, t=9, t=3
-    await h.store.appendMessages('c', 'u', [5, 1, 9, 3].map((s) => ({ id: `m${s}`, role: 'user', content: `at ${s}`, createdAt: at(s) })));
+    await h.store.appendMessages(
+      'c',
+      'u',
+      [5, 1, 9, 3].map((s) => ({ id: `m${s}`, role: 'user', content: `at ${s}`, createdAt: at(s) })),
+    );
     const ids = async (q: { before?: string; after?: string; limit?: number }) => (await h!.store.listMessages('c', q)).map((m) => m.id);
     expect(await ids({ after: at(2) })).toEqual(['m5', 'm9', 'm3']);
     expect(await ids({ after: at(4), limit: 1 })).toEqual(['m9']);
@@ -30,7 +34,11 @@ describe('MemoryStore', () => {
   it('stops the walk early on a conversation whose times follow insertion order, with the same answer', async () => {
     h = await memoryHarness();
     await h.store.createConversation({ id: 'c', resourceId: 'r', userId: 'u' });
-    await h.store.appendMessages('c', 'u', Array.from({ length: 300 }, (_, i) => ({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', content: `n${i}`, createdAt: at(i) })));
+    await h.store.appendMessages(
+      'c',
+      'u',
+      Array.from({ length: 300 }, (_, i) => ({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', content: `n${i}`, createdAt: at(i) })),
+    );
     const got = await h.store.listMessages('c', { after: at(290), roles: ['user'] });
     expect(got.map((m) => m.id)).toEqual(['m292', 'm294', 'm296', 'm298']);
   });

@@ -10,7 +10,10 @@ import { l2normalize } from '../../src/memory/embedder.js';
 import { InProcessVectorIndex } from '../../src/memory/vector-index.js';
 
 const DIM = 12;
-const vec = fc.array(fc.integer({ min: -8, max: 8 }), { minLength: DIM, maxLength: DIM }).filter((v) => v.some((x) => x !== 0)).map((v) => l2normalize(Float32Array.from(v)));
+const vec = fc
+  .array(fc.integer({ min: -8, max: 8 }), { minLength: DIM, maxLength: DIM })
+  .filter((v) => v.some((x) => x !== 0))
+  .map((v) => l2normalize(Float32Array.from(v)));
 
 type Op =
   | { kind: 'upsert'; conv: number; msg: number; user: number; v: Float32Array }
@@ -58,7 +61,11 @@ describe('InProcessVectorIndex', () => {
             const conv = `c${o.conv}`;
             for (const index of [simd, scalar, perUser]) {
               if (o.kind === 'upsert') index.upsert([{ conversationId: conv, messageId: `m${o.msg}`, userId: `u${o.user}`, vector: o.v }]);
-              else if (o.kind === 'remove') index.remove(conv, o.msgs.map((m) => `m${m}`));
+              else if (o.kind === 'remove')
+                index.remove(
+                  conv,
+                  o.msgs.map((m) => `m${m}`),
+                );
               else if (o.kind === 'dropConv') index.removeConversation(conv);
               else index.setOwner(conv, `u${o.user}`);
             }

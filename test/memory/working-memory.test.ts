@@ -9,7 +9,9 @@ import { applyWorkingMemoryUpdate, deepMerge, resolveWorkingMemory } from '../..
 import { memoryHarness, type Harness } from './harness.js';
 
 const markdown = resolveWorkingMemory(true);
-const json = resolveWorkingMemory({ schema: z.object({ name: z.string().optional(), likes: z.array(z.string()).optional(), profile: z.object({ city: z.string(), age: z.number().optional() }).optional() }) });
+const json = resolveWorkingMemory({
+  schema: z.object({ name: z.string().optional(), likes: z.array(z.string()).optional(), profile: z.object({ city: z.string(), age: z.number().optional() }).optional() }),
+});
 
 describe('applyWorkingMemoryUpdate', () => {
   it('replaces markdown, or appends it after a blank line', () => {
@@ -28,7 +30,11 @@ describe('applyWorkingMemoryUpdate', () => {
   });
 
   it('merges arrays without deep duplicates and replaces scalars and mismatched types', () => {
-    expect(deepMerge({ a: [{ x: 1, y: 2 }], b: 1, c: { d: [1] } }, { a: [{ y: 2, x: 1 }, { x: 3 }], b: 'two', c: { d: [1, 2] } })).toEqual({ a: [{ x: 1, y: 2 }, { x: 3 }], b: 'two', c: { d: [1, 2] } });
+    expect(deepMerge({ a: [{ x: 1, y: 2 }], b: 1, c: { d: [1] } }, { a: [{ y: 2, x: 1 }, { x: 3 }], b: 'two', c: { d: [1, 2] } })).toEqual({
+      a: [{ x: 1, y: 2 }, { x: 3 }],
+      b: 'two',
+      c: { d: [1, 2] },
+    });
     expect(deepMerge([1], { a: 1 })).toEqual({ a: 1 });
   });
 });

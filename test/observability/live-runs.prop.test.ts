@@ -3,7 +3,17 @@ import { describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/log/types.js';
 import { applyLiveRecord, applyLiveRecords, createLiveRunsStore, describeLiveRuns, type LiveRunsContext } from '../../src/observability/live-runs.js';
 
-const EXEC_TYPES = ['execution.started', 'execution.resumed', 'execution.recovered', 'execution.suspended', 'execution.completed', 'execution.failed', 'execution.cancelled', 'step.started', 'step.completed'];
+const EXEC_TYPES = [
+  'execution.started',
+  'execution.resumed',
+  'execution.recovered',
+  'execution.suspended',
+  'execution.completed',
+  'execution.failed',
+  'execution.cancelled',
+  'step.started',
+  'step.completed',
+];
 const RUN_TYPES = ['run.started', 'run.text-delta', 'run.step', 'run.finished', 'run.failed', 'run.aborted'];
 
 const record = fc.oneof(

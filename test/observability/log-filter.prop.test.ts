@@ -50,7 +50,10 @@ describe('log query', () => {
         entries.forEach((e, i) => capture.ingest({ ...e, level: LEVEL_VALUES[e.level], msg: `m${i}` }));
         const got = capture.query(filter, limit).map((l) => l.entry.msg);
         const window = entries.map((e, i) => ({ ...e, msg: `m${i}` })).slice(-capacity);
-        const expected = window.filter((e) => matchesModel(e, filter)).slice(-limit).map((e) => e.msg);
+        const expected = window
+          .filter((e) => matchesModel(e, filter))
+          .slice(-limit)
+          .map((e) => e.msg);
         expect(got).toEqual(expected);
       }),
       { numRuns: 300 },

@@ -13,12 +13,18 @@ import { startOtlpReceiver, type LocalServer } from './helpers.js';
 
 describe('resolveOtlpConfig', () => {
   it('prefers the config section and appends /v1/traces to a base endpoint', () => {
-    expect(resolveOtlpConfig({ otlp: { endpoint: 'http://c:4318', headers: { a: 'b' } } }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env:4318' })).toEqual({ endpoint: 'http://c:4318/v1/traces', headers: { a: 'b' } });
+    expect(resolveOtlpConfig({ otlp: { endpoint: 'http://c:4318', headers: { a: 'b' } } }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env:4318' })).toEqual({
+      endpoint: 'http://c:4318/v1/traces',
+      headers: { a: 'b' },
+    });
     expect(resolveOtlpConfig({ otlp: { endpoint: 'http://c:4318/v1/traces' } }, {})?.endpoint).toBe('http://c:4318/v1/traces');
   });
 
   it('reads the standard OpenTelemetry env variables and is off without them', () => {
-    expect(resolveOtlpConfig(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-key=1,y=a%20b' })).toEqual({ endpoint: 'http://env:4318/v1/traces', headers: { 'x-key': '1', y: 'a b' } });
+    expect(resolveOtlpConfig(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-key=1,y=a%20b' })).toEqual({
+      endpoint: 'http://env:4318/v1/traces',
+      headers: { 'x-key': '1', y: 'a b' },
+    });
     expect(resolveOtlpConfig({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t/custom' })?.endpoint).toBe('http://t/custom');
     expect(resolveOtlpConfig({}, {})).toBeUndefined();
   });

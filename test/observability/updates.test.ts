@@ -99,7 +99,9 @@ describe('checkUpdates', () => {
     await gone.close();
     const p = fakeProject({ deps: { pino: '^10.0.0' }, installed: { pino: '10.0.0' } });
     const report = await checkUpdates({ ...updatesOptions({}, {}), packageJson: p.packageJson, registryUrl: gone.url, timeoutMs: 2000 });
-    expect(report.updates).toEqual([{ name: 'pino', installed: '10.0.0', latest: null, type: 'unknown', packageJson: 'dependencies', reason: expect.stringMatching(new RegExp(`^cannot reach ${gone.url}/: .*ECONNREFUSED`)) }]);
+    expect(report.updates).toEqual([
+      { name: 'pino', installed: '10.0.0', latest: null, type: 'unknown', packageJson: 'dependencies', reason: expect.stringMatching(new RegExp(`^cannot reach ${gone.url}/: .*ECONNREFUSED`)) },
+    ]);
     expect(report.message).toMatch(/^Could not check for updates: cannot reach/);
   });
 
@@ -180,10 +182,14 @@ describe('installLatest', () => {
 
   it('rejects on a failing npm and on its time-out', async () => {
     const failing = fakeProject({ deps: { pino: '^10.0.0' }, installed: {}, exitCode: 1 });
-    await expect(installLatest({ ...updatesOptions({}, {}), packageJson: failing.packageJson, npmCommand: failing.npm }, trackedPackages(failing.packageJson))).rejects.toThrow(/exited with 1: fake npm output/);
+    await expect(installLatest({ ...updatesOptions({}, {}), packageJson: failing.packageJson, npmCommand: failing.npm }, trackedPackages(failing.packageJson))).rejects.toThrow(
+      /exited with 1: fake npm output/,
+    );
     const slow = fakeProject({ deps: { pino: '^10.0.0' }, installed: {}, sleepSeconds: 5 });
     const started = Date.now();
-    await expect(installLatest({ ...updatesOptions({}, {}), packageJson: slow.packageJson, npmCommand: slow.npm, installTimeoutMs: 200 }, trackedPackages(slow.packageJson))).rejects.toThrow(/timed out/);
+    await expect(installLatest({ ...updatesOptions({}, {}), packageJson: slow.packageJson, npmCommand: slow.npm, installTimeoutMs: 200 }, trackedPackages(slow.packageJson))).rejects.toThrow(
+      /timed out/,
+    );
     expect(Date.now() - started).toBeLessThan(3000);
   });
 });

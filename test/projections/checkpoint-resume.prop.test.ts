@@ -21,23 +21,27 @@ const plan = fc.record({ kind: fc.constantFrom('completed' as const, 'failed' as
 /** Random runs and executions (some cut short: still running), interleaved, with the positions where the process stops. */
 const scenario = fc.array(plan, { minLength: 1, maxLength: 10 }).chain((plans) => {
   const r = new RecordSeq(Date.parse('2026-01-01T00:00:00.000Z'));
-  const queues = plans.map((p, i) => (p.kind === 'completed' ? completedExecution(r, `e${i}`) : p.kind === 'failed' ? failedExecution(r, `f${i}`) : agentRun(r, `r${i}`, i % 2 ? 'a' : 'b')).slice(0, p.cut));
+  const queues = plans.map((p, i) =>
+    (p.kind === 'completed' ? completedExecution(r, `e${i}`) : p.kind === 'failed' ? failedExecution(r, `f${i}`) : agentRun(r, `r${i}`, i % 2 ? 'a' : 'b')).slice(0, p.cut),
+  );
   const total = queues.reduce((n, q) => n + q.length, 0);
-  return fc.record({
-    picks: fc.array(fc.nat(plans.length - 1), { minLength: total, maxLength: total }),
-    stops: fc.uniqueArray(fc.nat(total), { maxLength: 4 }),
-    // whether a stop waits for the models to catch up first (else it lands during folds)
-    settled: fc.boolean(),
-  }).map(({ picks, stops, settled }) => {
-    const qs = queues.map((q) => [...q]);
-    const order: LogRecord[] = [];
-    for (const pick of picks) {
-      let i = pick;
-      while (qs[i].length === 0) i = (i + 1) % qs.length;
-      order.push(qs[i].shift()!);
-    }
-    return { order, stops: new Set(stops), settled };
-  });
+  return fc
+    .record({
+      picks: fc.array(fc.nat(plans.length - 1), { minLength: total, maxLength: total }),
+      stops: fc.uniqueArray(fc.nat(total), { maxLength: 4 }),
+      // whether a stop waits for the models to catch up first (else it lands during folds)
+      settled: fc.boolean(),
+    })
+    .map(({ picks, stops, settled }) => {
+      const qs = queues.map((q) => [...q]);
+      const order: LogRecord[] = [];
+      for (const pick of picks) {
+        let i = pick;
+        while (qs[i].length === 0) i = (i + 1) % qs.length;
+        order.push(qs[i].shift()!);
+      }
+      return { order, stops: new Set(stops), settled };
+    });
 });
 
 const RANGES = [

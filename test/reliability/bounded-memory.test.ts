@@ -23,7 +23,11 @@ afterAll(async () => {
 });
 
 async function heapAfterRun(): Promise<number> {
-  const r = await fetch(`${t.url}/workflows/firehose/execute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { events: 1_500, bytes: 10, logBytes: 32_000 } }) });
+  const r = await fetch(`${t.url}/workflows/firehose/execute`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: { events: 1_500, bytes: 10, logBytes: 32_000 } }),
+  });
   expect(r.status).toBe(200);
   await new Promise((res) => setTimeout(res, 300));
   gc();

@@ -41,44 +41,54 @@ async function integrityOfDataDir(): Promise<{ ok: boolean; records: number; pro
   }
 }
 
-it(`loses nothing acknowledged, leaves nothing running and resumes every stream across ${CYCLES} SIGKILLs at random moments (seed ${SEED})`, async () => {
-  console.info(`crash chaos: seed ${SEED}, ${CYCLES} cycles (CHAOS_SEED=${SEED} replays it)`);
-  const random = rng(SEED);
-  const ledger = new Ledger();
-  const conversations: string[] = [];
-  for (let cycle = 0; cycle <= CYCLES; cycle++) {
-    server = await start();
-    const url = server.url;
-    if (cycle > 0) {
-      const v = await verifyAfterRestart(url, ledger, { userId: USER, conversations, readersToResume: 25, resumeSuspended: 3, random });
-      console.info(`cycle ${cycle}: settled in ${v.settleMs} ms; ${v.executions} executions (${v.suspended} suspended), ${v.messages} messages, ${v.readersResumed} readers resumed; load so far ${JSON.stringify(ledger.counts)}, agent streams finished ${ledger.agentStreamsFinished} / cut ${ledger.agentStreamsCut}`);
-      expect(v.problems).toEqual([]);
+it(
+  `loses nothing acknowledged, leaves nothing running and resumes every stream across ${CYCLES} SIGKILLs at random moments (seed ${SEED})`,
+  async () => {
+    console.info(`crash chaos: seed ${SEED}, ${CYCLES} cycles (CHAOS_SEED=${SEED} replays it)`);
+    const random = rng(SEED);
+    const ledger = new Ledger();
+    const conversations: string[] = [];
+    for (let cycle = 0; cycle <= CYCLES; cycle++) {
+      server = await start();
+      const url = server.url;
+      if (cycle > 0) {
+        const v = await verifyAfterRestart(url, ledger, { userId: USER, conversations, readersToResume: 25, resumeSuspended: 3, random });
+        console.info(
+          `cycle ${cycle}: settled in ${v.settleMs} ms; ${v.executions} executions (${v.suspended} suspended), ${v.messages} messages, ${v.readersResumed} readers resumed; load so far ${JSON.stringify(ledger.counts)}, agent streams finished ${ledger.agentStreamsFinished} / cut ${ledger.agentStreamsCut}`,
+        );
+        expect(v.problems).toEqual([]);
+      }
+      if (cycle === CYCLES) break;
+
+      const conversationId = `chaos-conv-${cycle}`;
+      const created = await fetch(`${url}/api/memory/conversations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: USER, resourceId: 'assistant', conversationId }),
+      });
+      expect(created.status).toBe(201);
+      conversations.push(conversationId);
+
+      const stop = new AbortController();
+      const load = runLoad({ url, cycle, random, ledger, stop: stop.signal, conversationId, userId: USER, workers: 6 });
+      const killAfter = 600 + Math.floor(random() * 1_400);
+      await Promise.race([new Promise((r) => setTimeout(r, killAfter)), load]);
+      stop.abort();
+      server.child.kill('SIGKILL');
+      expect(await server.exited).toBe('SIGKILL');
+      await load;
+
+      // what the kill left must open cleanly before anything repairs it
+      const report = await integrityOfDataDir();
+      expect(report.problems).toEqual([]);
+      expect(report.ok).toBe(true);
     }
-    if (cycle === CYCLES) break;
-
-    const conversationId = `chaos-conv-${cycle}`;
-    const created = await fetch(`${url}/api/memory/conversations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userId: USER, resourceId: 'assistant', conversationId }) });
-    expect(created.status).toBe(201);
-    conversations.push(conversationId);
-
-    const stop = new AbortController();
-    const load = runLoad({ url, cycle, random, ledger, stop: stop.signal, conversationId, userId: USER, workers: 6 });
-    const killAfter = 600 + Math.floor(random() * 1_400);
-    await Promise.race([new Promise((r) => setTimeout(r, killAfter)), load]);
-    stop.abort();
-    server.child.kill('SIGKILL');
-    expect(await server.exited).toBe('SIGKILL');
-    await load;
-
-    // what the kill left must open cleanly before anything repairs it
+    // a last graceful stop, then the directory once more
+    server!.child.kill('SIGTERM');
+    expect(await server!.exited).toBe(0);
     const report = await integrityOfDataDir();
     expect(report.problems).toEqual([]);
-    expect(report.ok).toBe(true);
-  }
-  // a last graceful stop, then the directory once more
-  server!.child.kill('SIGTERM');
-  expect(await server!.exited).toBe(0);
-  const report = await integrityOfDataDir();
-  expect(report.problems).toEqual([]);
-  expect(ledger.counts.acked).toBeGreaterThan(CYCLES * 10);
-}, 60_000 + CYCLES * 30_000);
+    expect(ledger.counts.acked).toBeGreaterThan(CYCLES * 10);
+  },
+  60_000 + CYCLES * 30_000,
+);

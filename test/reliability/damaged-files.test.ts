@@ -269,7 +269,11 @@ describe('eventloom repair', () => {
     // the first run's records were in a table: all kept
     const first = [...original.keys()].filter((s) => s.startsWith('exec:first-'));
     expect(first.length).toBe(48);
-    for (const stream of first) expect(report.streams.find((l) => l.stream === stream), stream).toBeUndefined();
+    for (const stream of first)
+      expect(
+        report.streams.find((l) => l.stream === stream),
+        stream,
+      ).toBeUndefined();
     await expectIntactPartServed(dir, report);
     // the person-readable report names the streams and ranges
     const again = copyOfPristine('repair-garbled-log-text');
@@ -292,7 +296,11 @@ describe('eventloom repair', () => {
     expect(report.lostSeqs.length).toBeGreaterThan(0);
     expect(report.kept).toBeLessThan(originalHead);
     // the second run's records were in the write-ahead log: all kept
-    for (const stream of [...original.keys()].filter((s) => s.startsWith('exec:second-'))) expect(report.streams.find((l) => l.stream === stream), stream).toBeUndefined();
+    for (const stream of [...original.keys()].filter((s) => s.startsWith('exec:second-')))
+      expect(
+        report.streams.find((l) => l.stream === stream),
+        stream,
+      ).toBeUndefined();
     await expectIntactPartServed(dir, report);
   }, 240_000);
 
@@ -317,7 +325,11 @@ describe('eventloom repair', () => {
     // the second run's records were in the write-ahead log: all kept
     const second = [...original.keys()].filter((s) => s.startsWith('exec:second-'));
     expect(second.length).toBe(48);
-    for (const stream of second) expect(report.streams.find((l) => l.stream === stream), stream).toBeUndefined();
+    for (const stream of second)
+      expect(
+        report.streams.find((l) => l.stream === stream),
+        stream,
+      ).toBeUndefined();
     await expectIntactPartServed(dir, report);
   }, 240_000);
 

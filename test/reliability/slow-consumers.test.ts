@@ -102,7 +102,9 @@ describe('SSE readers that stop reading', () => {
     }
     const streamBytes = EVENTS * EVENT_BYTES;
     const growth = sampler.max - before;
-    console.info(`SSE: stream ${(streamBytes / MiB).toFixed(1)} MiB × ${STALLED} stalled readers; server RSS ${(before / MiB).toFixed(0)} MiB → max ${(sampler.max / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`);
+    console.info(
+      `SSE: stream ${(streamBytes / MiB).toFixed(1)} MiB × ${STALLED} stalled readers; server RSS ${(before / MiB).toFixed(0)} MiB → max ${(sampler.max / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`,
+    );
     // buffering the stream for every stalled reader would take STALLED × 22.9 MiB; the cap allows 8 MiB each
     expect(growth).toBeLessThan(STALLED * SSE_LIMIT + 32 * MiB);
     expect(growth).toBeLessThan((STALLED * streamBytes) / 2);
@@ -192,7 +194,9 @@ describe('WebSocket feed clients that stop reading', () => {
     }
     const logBytes = LINES * load.logBytes;
     const growth = sampler.max - before;
-    console.info(`WS: ${(logBytes / MiB).toFixed(1)} MiB of log lines × ${stalled.length} stalled clients; server RSS ${(before / MiB).toFixed(0)} MiB → max ${(sampler.max / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`);
+    console.info(
+      `WS: ${(logBytes / MiB).toFixed(1)} MiB of log lines × ${stalled.length} stalled clients; server RSS ${(before / MiB).toFixed(0)} MiB → max ${(sampler.max / MiB).toFixed(0)} MiB (+${(growth / MiB).toFixed(1)} MiB)`,
+    );
     expect(growth).toBeLessThan(stalled.length * WS_LIMIT + 32 * MiB);
     expect(growth).toBeLessThan((stalled.length * logBytes) / 2);
 

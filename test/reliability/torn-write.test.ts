@@ -85,7 +85,7 @@ it(`opens cleanly after a SIGKILL during large batches, and every torn tail of i
         post(url, '/workflows/echo/execute', { input: entry.input, options: { executionId: id } }).then(
           async (r) => {
             const body = (await r.json()) as { data?: { status: string; result: unknown } };
-            if (r.status === 200) (ledger.executions.get(id)!.acked = { status: body.data!.status, result: body.data!.result });
+            if (r.status === 200) ledger.executions.get(id)!.acked = { status: body.data!.status, result: body.data!.result };
             else throw new Error(`execute answered ${r.status} ${JSON.stringify(body)}`);
           },
           () => undefined,

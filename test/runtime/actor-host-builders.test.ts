@@ -50,7 +50,11 @@ describe('actor host event builders', () => {
     const { actor } = await host.create(kind, 'c-4', { start: 0 });
     const res = await actor.send(() => []);
     expect(res.records).toEqual([]);
-    await expect(actor.send(() => { throw new Error('no'); })).rejects.toThrow('no');
+    await expect(
+      actor.send(() => {
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
     expect(await log.streamHead('c-4')).toBe(1);
     await expect(actor.send({ type: 'added', n: 1 })).resolves.toMatchObject({ snapshot: { context: { total: 1 } } });
   });
@@ -61,7 +65,10 @@ describe('actor host event builders', () => {
     const append = log.append.bind(log);
     log.append = (stream, records, options) => (appended.push(records.map((r) => r.type)), append(stream, records, options));
     // closes the counter once it reaches 10; after that every follow-up is rejected by the final state
-    const closing: ActorKind<typeof counter> = { ...kind, followUp: (_a, snap) => (snap.value === 'open' && snap.context.total >= 10 ? { type: 'closed' } : snap.value === 'closed' ? { type: 'added', n: 1 } : undefined) };
+    const closing: ActorKind<typeof counter> = {
+      ...kind,
+      followUp: (_a, snap) => (snap.value === 'open' && snap.context.total >= 10 ? { type: 'closed' } : snap.value === 'closed' ? { type: 'added', n: 1 } : undefined),
+    };
     const host = new ActorHost(log);
     const { actor } = await host.create(closing, 'f-1', { start: 0 });
     await actor.send({ type: 'added', n: 4 });

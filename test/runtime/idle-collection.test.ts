@@ -152,7 +152,7 @@ describe('idle collection', () => {
 });
 
 describe('the heap growth cap', () => {
-  it('sets V8\'s heap growing percent once, unless the operator started node with one', () => {
+  it("sets V8's heap growing percent once, unless the operator started node with one", () => {
     const set: string[] = [];
     startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [] }).stop();
     expect(set).toEqual(['--heap-growing-percent=25']);

@@ -40,7 +40,14 @@ type Ev = { type: string; [k: string]: unknown };
 const view = (r: [unknown, Array<{ type: string; params?: unknown }>] | undefined) => {
   if (!r) return undefined;
   const s = r[0] as Snap;
-  return { value: s.value, status: s.status, context: s.context, contextKeys: Object.keys((s.context as object) ?? {}), output: s.output, actions: r[1].map((a) => ({ type: a.type, params: a.params })) };
+  return {
+    value: s.value,
+    status: s.status,
+    context: s.context,
+    contextKeys: Object.keys((s.context as object) ?? {}),
+    output: s.output,
+    actions: r[1].map((a) => ({ type: a.type, params: a.params })),
+  };
 };
 
 /** Runs the events through both paths side by side and compares every step. */
@@ -78,7 +85,10 @@ const execInput = (n: number): ExecutionInput => ({
 const execEvent = (n: number): fc.Arbitrary<Ev> => {
   const index = fc.integer({ min: 0, max: n });
   const attempt = fc.integer({ min: 1, max: 6 });
-  const stepId = fc.oneof(index.map((i) => `s${i}`), fc.constant('zz'));
+  const stepId = fc.oneof(
+    index.map((i) => `s${i}`),
+    fc.constant('zz'),
+  );
   const step = fc.record({ stepIndex: index, stepId, stepName: fc.constant('n'), stepType: fc.constant('andThen'), input: fc.integer(), attempt });
   return fc.oneof(
     { weight: 4, arbitrary: step.map((s) => ({ type: 'step.started', ...s })) },
@@ -86,7 +96,9 @@ const execEvent = (n: number): fc.Arbitrary<Ev> => {
     step.map((s) => ({ type: 'step.skipped', ...s })),
     step.map((s) => ({ type: 'step.cancelled', ...s, reason: 'r' })),
     fc.record({ stepId, attempt }).map((s) => ({ type: 'step.event', ...s, event: { type: 'custom' } })),
-    fc.record({ stepIndex: index, stepId, attempt: fc.option(attempt, { nil: undefined }) }).map((s) => ({ type: 'execution.suspended', stepName: 'n', stepType: 'andThen', input: 0, reason: 'wait', workflowName: 'W', ...s })),
+    fc
+      .record({ stepIndex: index, stepId, attempt: fc.option(attempt, { nil: undefined }) })
+      .map((s) => ({ type: 'execution.suspended', stepName: 'n', stepType: 'andThen', input: 0, reason: 'wait', workflowName: 'W', ...s })),
     fc.record({ stepIndex: index, stepId }).map((s) => ({ type: 'execution.resumed', ...s, resumeData: { ok: true }, input: 0, workflowName: 'W' })),
     index.map((i) => ({ type: 'execution.recovered', resumeStepIndex: i, input: 0, workflowName: 'W' })),
     { weight: 2, arbitrary: fc.constant({ type: 'execution.completed', result: 'done', workflowName: 'W' }) },
@@ -139,7 +151,10 @@ describe('the direct transition path', () => {
       fc.constant({ type: 'run.aborted', reason: 'x' }),
       fc.constant({ type: 'run.other' }),
     );
-    fc.assert(fc.property(fc.array(ev, { maxLength: 12 }), (events) => agree(agentRunMachine, started, events)), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.array(ev, { maxLength: 12 }), (events) => agree(agentRunMachine, started, events)),
+      { numRuns: 200 },
+    );
   });
 
   it('runs guards in order, exit, transition and entry actions, and rejects forbidden transitions, as xstate does', () => {
@@ -149,6 +164,9 @@ describe('the direct transition path', () => {
       fc.constant({ type: 'close' }),
       fc.constant({ type: 'xstate.init' }),
     );
-    fc.assert(fc.property(fc.integer(), fc.array(ev, { maxLength: 10 }), (start, events) => agree(counter, { start }, events)), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.integer(), fc.array(ev, { maxLength: 10 }), (start, events) => agree(counter, { start }, events)),
+      { numRuns: 200 },
+    );
   });
 });

@@ -10,13 +10,7 @@ import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { LogRecord } from '../../src/log/types.js';
 import { ActorHost, replayRecords, type ActorKind } from '../../src/runtime/actor-host.js';
 import { pureDecide } from '../../src/runtime/pure-transition.js';
-import {
-  persistStreamSnapshot,
-  restoreStreamSnapshot,
-  saveStreamSnapshot,
-  streamSnapshotKey,
-  type StoredStreamSnapshot,
-} from '../../src/runtime/stream-snapshots.js';
+import { persistStreamSnapshot, restoreStreamSnapshot, saveStreamSnapshot, streamSnapshotKey, type StoredStreamSnapshot } from '../../src/runtime/stream-snapshots.js';
 import { workflowExecutionMachine, WORKFLOW_EXECUTION_KIND, WORKFLOW_EXECUTION_VERSION, type ExecutionEvent, type ExecutionInput } from '../../machines/workflow-execution.machine.js';
 import { cancelEvents, type ExecSnapshot } from '../../src/workflows/engine.js';
 import { foldExecution } from '../../src/workflows/executions-view.js';
@@ -38,7 +32,24 @@ function input(id: string): ExecutionInput {
 }
 
 type Move = 'start' | 'custom' | 'complete' | 'skip' | 'suspendStep' | 'suspend' | 'resume' | 'recover' | 'cancel' | 'finish' | 'fail';
-const moveArb = fc.constantFrom<Move>('start', 'start', 'custom', 'custom', 'custom', 'complete', 'complete', 'skip', 'suspendStep', 'suspend', 'resume', 'resume', 'recover', 'cancel', 'finish', 'fail');
+const moveArb = fc.constantFrom<Move>(
+  'start',
+  'start',
+  'custom',
+  'custom',
+  'custom',
+  'complete',
+  'complete',
+  'skip',
+  'suspendStep',
+  'suspend',
+  'resume',
+  'resume',
+  'recover',
+  'cancel',
+  'finish',
+  'fail',
+);
 
 /** The events a move proposes in this state (the machine may still reject them: those are dropped, as the host would). */
 function propose(snap: ExecSnapshot, move: Move, pick: number): ExecutionEvent[] {
@@ -130,7 +141,12 @@ describe('stream snapshots', () => {
           const rebuilt = replayRecords(kind, 'exec:x', records.slice(at), { snapshot: start, streamSeq: at });
           expect(stateOf(rebuilt)).toEqual(stateOf(full));
           // and the rebuilt state decides the next event like the full fold does
-          for (const [move, pick] of [['start', 1], ['complete', 2], ['resume', 3], ['cancel', 4]] as Array<[Move, number]>) {
+          for (const [move, pick] of [
+            ['start', 1],
+            ['complete', 2],
+            ['resume', 3],
+            ['cancel', 4],
+          ] as Array<[Move, number]>) {
             for (const probe of propose(full, move, pick)) {
               const a = pureDecide(workflowExecutionMachine, rebuilt, probe as never);
               const b = pureDecide(workflowExecutionMachine, full, probe as never);
@@ -189,7 +205,7 @@ describe('stream snapshots', () => {
       { ...good, value: 'no-such-state' },
       { ...good, value: 'completed', status: 'active' },
       { ...good, context: null },
-      { ...good, context: { ...good.context as object, current: null } }, // a state the tail's records are rejected in
+      { ...good, context: { ...(good.context as object), current: null } }, // a state the tail's records are rejected in
     ];
     for (const value of bad) {
       await log.kv.put(streamSnapshotKey('exec:c'), value);

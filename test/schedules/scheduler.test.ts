@@ -136,17 +136,30 @@ describe('catch-up and restarts', () => {
 });
 
 describe('start-up errors', () => {
-  const refused = (schedules: unknown[]) => start(schedules, new ManualClock(T0), tempDir()).then(() => '', (err: Error) => err.message);
+  const refused = (schedules: unknown[]) =>
+    start(schedules, new ManualClock(T0), tempDir()).then(
+      () => '',
+      (err: Error) => err.message,
+    );
 
   it('names the schedule and the fix for an unknown workflow, a bad cron, a bad timezone', async () => {
-    expect(await refused([{ id: 'a', workflow: 'nope', cron: '* * * * *' }])).toBe("Schedule 'a': workflow \"nope\" is not a configured workflow (configured: gated, quick); set workflow to one of them");
+    expect(await refused([{ id: 'a', workflow: 'nope', cron: '* * * * *' }])).toBe(
+      'Schedule \'a\': workflow "nope" is not a configured workflow (configured: gated, quick); set workflow to one of them',
+    );
     expect(await refused([{ id: 'b', workflow: 'quick', cron: 'every minute' }])).toMatch(/^Schedule 'b': cron "every minute" is not a valid cron pattern \(.+\); use five fields/);
     expect(await refused([{ id: 'c', workflow: 'quick', cron: '61 * * * *' }])).toMatch(/^Schedule 'c': cron "61 \* \* \* \*" is not a valid cron pattern/);
-    expect(await refused([{ id: 'd', workflow: 'quick', cron: '* * * * *', timezone: 'Mars/Olympus' }])).toBe("Schedule 'd': timezone \"Mars/Olympus\" is not an IANA time zone; use e.g. \"UTC\" or \"Europe/Oslo\"");
-    expect(await refused([{ id: 'e', workflow: 'quick', cron: '* * * * *', overlap: 'queue' }])).toBe("Schedule 'e': overlap must be \"skip\" or \"allow\", not \"queue\"");
-    expect(await refused([{ id: 'f', workflow: 'quick', cron: '* * * * *', catchUp: 'all' }])).toBe("Schedule 'f': catchUp must be \"none\" or \"latest\", not \"all\"");
+    expect(await refused([{ id: 'd', workflow: 'quick', cron: '* * * * *', timezone: 'Mars/Olympus' }])).toBe(
+      'Schedule \'d\': timezone "Mars/Olympus" is not an IANA time zone; use e.g. "UTC" or "Europe/Oslo"',
+    );
+    expect(await refused([{ id: 'e', workflow: 'quick', cron: '* * * * *', overlap: 'queue' }])).toBe('Schedule \'e\': overlap must be "skip" or "allow", not "queue"');
+    expect(await refused([{ id: 'f', workflow: 'quick', cron: '* * * * *', catchUp: 'all' }])).toBe('Schedule \'f\': catchUp must be "none" or "latest", not "all"');
     expect(await refused([{ id: 'bad id!', workflow: 'quick', cron: '* * * * *' }])).toMatch(/^Schedule 'bad id!': id must be 1 to 64 letters/);
-    expect(await refused([{ id: 'g', workflow: 'quick', cron: '* * * * *' }, { id: 'g', workflow: 'quick', cron: '* * * * *' }])).toMatch(/^Schedule 'g': the id is used by another schedule too/);
+    expect(
+      await refused([
+        { id: 'g', workflow: 'quick', cron: '* * * * *' },
+        { id: 'g', workflow: 'quick', cron: '* * * * *' },
+      ]),
+    ).toMatch(/^Schedule 'g': the id is used by another schedule too/);
   });
 
   it('refuses an input the workflow schema refuses, naming the schedule', async () => {

@@ -22,7 +22,7 @@ describe('nextTick', () => {
         expect(next).toBeGreaterThan(at);
         expect(next - at).toBeLessThanOrEqual(n * 1000);
         expect(next % 1000).toBe(0);
-        expect((next / 1000) % 60 % n).toBe(0);
+        expect(((next / 1000) % 60) % n).toBe(0);
       }),
     );
   });
@@ -112,7 +112,12 @@ describe('foldSchedule', () => {
   });
 
   it('folds in steps to the same state as all at once (a node reads only what the stream gained)', () => {
-    const records = [rec(1, SCHEDULE_EVENTS.ticked, { tickAt: T0, executionId: 'a' }), rec(2, SCHEDULE_EVENTS.paused), rec(3, SCHEDULE_EVENTS.triggered, { executionId: 'b' }, T0 + 5), rec(4, SCHEDULE_EVENTS.resumed)];
+    const records = [
+      rec(1, SCHEDULE_EVENTS.ticked, { tickAt: T0, executionId: 'a' }),
+      rec(2, SCHEDULE_EVENTS.paused),
+      rec(3, SCHEDULE_EVENTS.triggered, { executionId: 'b' }, T0 + 5),
+      rec(4, SCHEDULE_EVENTS.resumed),
+    ];
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 4 }), (cut) => {
         expect(foldSchedule(records.slice(cut), foldSchedule(records.slice(0, cut)))).toEqual(foldSchedule(records));
@@ -126,7 +131,9 @@ describe('foldSchedule', () => {
       fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 300 }), (kinds) => {
         // ticks every 10 s in order, triggers between them
         const records = kinds.map((tick, i) =>
-          tick ? rec(i + 1, SCHEDULE_EVENTS.ticked, { tickAt: T0 + i * 10_000, executionId: `t${i}` }, T0 + i * 10_000) : rec(i + 1, SCHEDULE_EVENTS.triggered, { executionId: `m${i}` }, T0 + i * 10_000 + 1),
+          tick
+            ? rec(i + 1, SCHEDULE_EVENTS.ticked, { tickAt: T0 + i * 10_000, executionId: `t${i}` }, T0 + i * 10_000)
+            : rec(i + 1, SCHEDULE_EVENTS.triggered, { executionId: `m${i}` }, T0 + i * 10_000 + 1),
         );
         const whole = foldSchedule(records);
         const tail = foldSchedule(records.slice(-RUNS_TAIL));

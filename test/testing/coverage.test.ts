@@ -58,7 +58,9 @@ describe('testWorkflow with agent steps', () => {
     );
     expect(failure).toBeInstanceOf(WorkflowNotExercised);
     const message = (failure as Error).message;
-    expect(message).toMatch(/^workflow 'agent-first' was not exercised: in 10 run\(s\) no execution got past its first step 'draft'; the executions in error failed with: \d+ × at 'draft': provider is down\n/);
+    expect(message).toMatch(
+      /^workflow 'agent-first' was not exercised: in 10 run\(s\) no execution got past its first step 'draft'; the executions in error failed with: \d+ × at 'draft': provider is down\n/,
+    );
     expect((failure as WorkflowNotExercised).coverage.statuses.completed).toBe(0);
   }, 60_000);
 

@@ -11,8 +11,7 @@ it('order-approval holds its invariants under random commands', async () => {
     numRuns: 100,
     invariants: {
       // your own: a predicate over every execution's records
-      'a rejected order has a total over 100': ({ executions }) =>
-        executions.every((e) => (e.result as any)?.status !== 'rejected' || (e.result as any).total > 100),
+      'a rejected order has a total over 100': ({ executions }) => executions.every((e) => (e.result as any)?.status !== 'rejected' || (e.result as any).total > 100),
     },
   });
 }, 60_000);

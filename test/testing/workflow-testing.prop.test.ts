@@ -9,18 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import {
-  INVARIANTS,
-  InvariantViolation,
-  WorkflowPropertyFailure,
-  arbitraryFromSchema,
-  crash,
-  execute,
-  runCommands,
-  settle,
-  testWorkflow,
-  wait,
-} from '../../src/testing/index.js';
+import { INVARIANTS, InvariantViolation, WorkflowPropertyFailure, arbitraryFromSchema, crash, execute, runCommands, settle, testWorkflow, wait } from '../../src/testing/index.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
 import { checkoutWorkflow } from './fixtures.js';
 
@@ -51,13 +40,7 @@ describe('testWorkflow on a planted bug', () => {
     expect(f.commands[0].toString()).toBe('execute({"amount":1})');
     const names = [...new Set(f.commands.map((c) => c.name))].sort().join(', ');
     expect(f.snippet).toBe(
-      [
-        `import { runCommands, ${names} } from 'eventloom/testing';`,
-        '',
-        'await runCommands(checkoutWorkflow, [',
-        ...f.commands.map((c) => `  ${c.toString()},`),
-        ']);',
-      ].join('\n'),
+      [`import { runCommands, ${names} } from 'eventloom/testing';`, '', 'await runCommands(checkoutWorkflow, [', ...f.commands.map((c) => `  ${c.toString()},`), ']);'].join('\n'),
     );
     // the snippet's sequence reproduces the failure on its own, and so does the printed code
     await expect(runCommands(checkoutWorkflow, f.commands)).rejects.toThrow(InvariantViolation);
@@ -77,7 +60,9 @@ describe('testWorkflow on a planted bug', () => {
 
 describe('runCommands and user invariants', () => {
   it('checks a user invariant over the history and names it when it fails', async () => {
-    const neverRejected = { 'no order is rejected': (h: { executions: Array<{ result?: unknown }> }) => h.executions.every((e) => (e.result as { status?: string } | undefined)?.status !== 'rejected') };
+    const neverRejected = {
+      'no order is rejected': (h: { executions: Array<{ result?: unknown }> }) => h.executions.every((e) => (e.result as { status?: string } | undefined)?.status !== 'rejected'),
+    };
     const history = await runCommands(orderApprovalWorkflow, [execute({ items: [{ price: 5, qty: 1 }] }), settle()], { invariants: neverRejected });
     expect(history.executions).toHaveLength(1);
     expect(history.executions[0]).toMatchObject({ status: 'completed', result: { status: 'approved', total: 5 } });

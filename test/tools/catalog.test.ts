@@ -34,13 +34,16 @@ describe('ToolCatalog', () => {
 
   it('lists every agent having a tool of the name, each once, and runs the first registered object', () => {
     const cat = catalog({ configTools: [b] });
-    expect(cat.get('a')!.agents).toEqual([{ id: 'one', name: 'One' }, { id: 'two', name: 'Two' }]);
+    expect(cat.get('a')!.agents).toEqual([
+      { id: 'one', name: 'One' },
+      { id: 'two', name: 'Two' },
+    ]);
     expect(cat.get('c')!.agents).toEqual([{ id: 'shared', name: 'Shared' }]);
     expect(cat.get('b')!.tool).toBe(bAgain);
     expect(cat.get('b')!.agents).toEqual([{ id: 'two', name: 'Two' }]);
   });
 
-  it('counts tools added to an agent (MCP) as the agent\'s', () => {
+  it("counts tools added to an agent (MCP) as the agent's", () => {
     const cat = catalog({ added: new Map([[two, [e]]]), mcpTools: [e] });
     expect(cat.get('e')!.agents).toEqual([{ id: 'two', name: 'Two' }]);
     expect(cat.executable().map((x) => x.tool.name)).toEqual(['a', 'c', 'b', 'e']);

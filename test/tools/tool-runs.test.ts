@@ -18,8 +18,7 @@ function gatedLog() {
   const log = createMemoryLog();
   const gates: Array<() => void> = [];
   const gated: EventLog = Object.create(log) as EventLog;
-  gated.append = (stream: string, records: NewRecord[], options?: AppendOptions) =>
-    new Promise<void>((r) => gates.push(r)).then(() => log.append(stream, records, options));
+  gated.append = (stream: string, records: NewRecord[], options?: AppendOptions) => new Promise<void>((r) => gates.push(r)).then(() => log.append(stream, records, options));
   return { log, gated, pending: () => gates.length, release: () => gates.shift()!() };
 }
 
@@ -29,7 +28,7 @@ describe('runToolDirect', () => {
   it('records started then completed, with injected ids and clock', async () => {
     const log = createMemoryLog();
     let t = 1_000;
-    const tool = createTool({ name: 'add', description: '', parameters: z.object({ a: z.number() }), execute: ({ a }) => (t += 7, a + 1) });
+    const tool = createTool({ name: 'add', description: '', parameters: z.object({ a: z.number() }), execute: ({ a }) => ((t += 7), a + 1) });
     const r = await runToolDirect({ log, now: () => t, newId: () => 'run-1' }, tool, { ...call({ a: 1 }), userId: 'u', conversationId: 'c' });
     expect(r).toEqual({ toolName: 'add', result: 2, executionTime: 7, timestamp: new Date(1_007).toISOString(), runId: 'run-1' });
     const recs = await log.readStream(toolStream('run-1'));

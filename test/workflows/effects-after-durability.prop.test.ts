@@ -22,7 +22,10 @@ class HeldLog {
   private held: Array<{ stream: string; records: NewRecord[]; options?: AppendOptions; resolve: (r: AppendResult) => void; reject: (e: Error) => void }> = [];
   private dead = false;
   /** record types per stream as they are durable now (read synchronously by the steps) */
-  constructor(readonly durable: EventLog, readonly durableTypes: Map<string, Array<{ type: string; data: unknown }>>) {}
+  constructor(
+    readonly durable: EventLog,
+    readonly durableTypes: Map<string, Array<{ type: string; data: unknown }>>,
+  ) {}
 
   get pending(): number {
     return this.held.length;

@@ -61,13 +61,7 @@ describe('step kinds', () => {
     expect(view.status).toBe('error');
     expect(view.error).toEqual({ name: 'Error', message: 'boom', stepId: 'explode' });
     expect(view.metadata.errorMessage).toBe('boom');
-    expect(view.events.map((e) => `${e.type}:${e.from}`)).toEqual([
-      'workflow-start:Failing',
-      'step-start:double',
-      'step-complete:double',
-      'step-start:explode',
-      'workflow-error:Failing',
-    ]);
+    expect(view.events.map((e) => `${e.type}:${e.from}`)).toEqual(['workflow-start:Failing', 'step-start:double', 'step-complete:double', 'step-start:explode', 'workflow-error:Failing']);
   });
 
   it('shares workflowState, keeps the init data and earlier outputs readable, records custom events and ignores andTap failures', async () => {

@@ -75,7 +75,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 describe('execution feed readers (property)', () => {
-  it('share one read of a stream\'s first record among concurrent callers, and read again after a shared miss', async () => {
+  it("share one read of a stream's first record among concurrent callers, and read again after a shared miss", async () => {
     const reads = { n: 0 };
     const log = slowReads(createMemoryLog(), reads);
     const feeds = new ExecutionFanout(log);
@@ -91,7 +91,6 @@ describe('execution feed readers (property)', () => {
     expect(crowd.every((r) => r?.type === 'execution.started')).toBe(true);
     expect(reads.n).toBe(3);
   });
-
 
   it('catch a crowd up with one read: readers attaching later from a cursor in memory cause no read', async () => {
     const reads = { n: 0 };
@@ -113,7 +112,6 @@ describe('execution feed readers (property)', () => {
     expect(feeds.watchedStreams).toBe(0);
     expect(feeds.cachedRecord(STREAM, 1)).toBeUndefined();
   });
-
 
   it('give each reader every record after its cursor once, in order, then the result frame unless its cursor is past it, and leave nothing registered', async () => {
     await fc.assert(

@@ -67,7 +67,13 @@ describe('executions index', () => {
             continue;
           }
           const [wf, input] =
-            o.kind === 'echo' ? ['echo', { text: 'x' }] : o.kind === 'order' ? ['order-approval', { items: [{ price: 101, qty: 1 }] }] : o.kind === 'fail' ? ['failing', { n: 1 }] : ['parent', { v: 1 }];
+            o.kind === 'echo'
+              ? ['echo', { text: 'x' }]
+              : o.kind === 'order'
+                ? ['order-approval', { items: [{ price: 101, qty: 1 }] }]
+                : o.kind === 'fail'
+                  ? ['failing', { n: 1 }]
+                  : ['parent', { v: 1 }];
           const options = 'user' in o ? { userId: o.user, metadata: o.team ? { team: o.team } : {} } : {};
           const run = await startExecution(engine, wf, input, options);
           await run.settled;

@@ -90,10 +90,7 @@ export const branching = createWorkflow(
   andAll({ id: 'both', steps: [andThen({ id: 'a', execute: () => 'A' }), andThen({ id: 'b', execute: async ({ signal }) => (await sleep(5, signal), 'B') })] }),
   andRace({
     id: 'race',
-    steps: [
-      andThen({ id: 'slow', execute: async ({ signal }) => (await sleep(2_000, signal), 'slow') }),
-      andThen({ id: 'quick', execute: () => 'quick' }),
-    ],
+    steps: [andThen({ id: 'slow', execute: async ({ signal }) => (await sleep(2_000, signal), 'slow') }), andThen({ id: 'quick', execute: () => 'quick' })],
   }),
 );
 

@@ -10,7 +10,10 @@ import { WorkflowEngine, type WorkflowEngineOptions } from '../../src/workflows/
 import type { WorkflowDefinition } from '../../src/workflows/types.js';
 import { executionStream } from '../../src/workflows/events.js';
 
-export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock'] } = {}): WorkflowEngine {
+export function makeEngine(
+  workflows: readonly WorkflowDefinition[],
+  opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock'] } = {},
+): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
   const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner, clock: opts.clock });
   engine.fanout.start();
@@ -20,4 +23,3 @@ export function makeEngine(workflows: readonly WorkflowDefinition[], opts: { log
 export const recordsOf = (engine: WorkflowEngine, executionId: string): Promise<LogRecord[]> => engine.log.readStream(executionStream(executionId));
 
 export const typesOf = (records: LogRecord[]) => records.map((r) => r.type);
-

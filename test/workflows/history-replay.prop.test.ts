@@ -71,7 +71,12 @@ describe('replaying recorded histories', () => {
     const replays = await runCommands(orderFlow(), [execute({ items: [1] }), settle(), replayFrom('finalise'), settle()]);
     const replayRun = replays.executions.find((e) => e.replayOf)!;
     expect((await replayExecutionHistory(replayRun.records, { definitions: collectDefinitions([orderFlow()]) })).result).toBe('identical');
-    expect((await replayExecutionHistory(replayRun.records, { definitions: collectDefinitions([orderFlow({ insertValidate: true })]) })).divergence).toMatchObject({ kind: 'step-new', stepId: 'validate-order', stepIndex: 1, streamSeq: 1 });
+    expect((await replayExecutionHistory(replayRun.records, { definitions: collectDefinitions([orderFlow({ insertValidate: true })]) })).divergence).toMatchObject({
+      kind: 'step-new',
+      stepId: 'validate-order',
+      stepIndex: 1,
+      streamSeq: 1,
+    });
     // the workflow no longer in the config
     expect((await replayExecutionHistory(records, { definitions: new Map() })).divergence).toMatchObject({ kind: 'workflow-missing' });
   });

@@ -10,10 +10,7 @@ import { andAll, andRace, andThen, andWhen, andWorkflow, createWorkflow } from '
 import { locateSteps, resolveReplayPoint } from '../../src/workflows/replay-point.js';
 import type { WorkflowStep } from '../../src/workflows/types.js';
 
-type Spec =
-  | { kind: 'then'; id: string }
-  | { kind: 'when'; id: string; child: Spec }
-  | { kind: 'all' | 'race' | 'sub'; id: string; children: Spec[] };
+type Spec = { kind: 'then'; id: string } | { kind: 'when'; id: string; child: Spec } | { kind: 'all' | 'race' | 'sub'; id: string; children: Spec[] };
 
 const IDS = ['a', 'b', 'c', 'd', 'e'];
 const id = fc.constantFrom(...IDS);

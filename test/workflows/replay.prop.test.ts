@@ -30,7 +30,11 @@ function buildWorkflow(specs: Array<{ a: number; b: number; conditional: boolean
 }
 
 const outputs = (records: Awaited<ReturnType<typeof recordsOf>>) =>
-  Object.fromEntries(foldExecution(records).events.filter((e) => e.type === 'step-complete').map((e) => [e.from, { status: e.status, output: e.output }]));
+  Object.fromEntries(
+    foldExecution(records)
+      .events.filter((e) => e.type === 'step-complete')
+      .map((e) => [e.from, { status: e.status, output: e.output }]),
+  );
 
 describe('replay', () => {
   it('reproduces the source from step k on for deterministic steps', async () => {
@@ -68,7 +72,9 @@ describe('replay', () => {
         await src.settled;
         const branchRan = foldExecution(await recordsOf(engine, src.executionId)).events.some((e) => e.type === 'step-complete' && e.from === `s${k}` && e.status === 'success');
         if (!branchRan) {
-          await expect(replayExecution(engine, 'det', src.executionId, { stepId: `inner${k}` })).rejects.toThrow(`Cannot replay from step 'inner${k}': it did not run in this execution (its branch 's${k}' was skipped)`);
+          await expect(replayExecution(engine, 'det', src.executionId, { stepId: `inner${k}` })).rejects.toThrow(
+            `Cannot replay from step 'inner${k}': it did not run in this execution (its branch 's${k}' was skipped)`,
+          );
           return;
         }
         const nested = await replayExecution(engine, 'det', src.executionId, { stepId: `inner${k}` });

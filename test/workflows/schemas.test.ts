@@ -23,7 +23,7 @@ describe('schema slots at definition time', () => {
     expect(isZodSchema({ customer: z.string() })).toBe(false);
     expect(isZodSchema(JSON_SCHEMA)).toBe(false);
     expect(isZodSchema({ safeParse: () => ({ success: true }) })).toBe(false);
-    expect(() => checkSchemaSlot('x', 'input', { _zod: {} })).toThrow("x: input must be a zod schema, got a zod mini schema");
+    expect(() => checkSchemaSlot('x', 'input', { _zod: {} })).toThrow('x: input must be a zod schema, got a zod mini schema');
     expect(() => checkSchemaSlot('x', 'input', { safeParse: () => ({ success: true }) })).toThrow('x: input must be a zod schema, got a schema of another zod version');
     expect(() => checkSchemaSlot('x', 'input', undefined)).not.toThrow();
     expect(() => checkSchemaSlot('x', 'parameters', undefined, true)).toThrow('x: parameters must be a zod schema, got nothing');
@@ -53,16 +53,18 @@ describe('schema slots at definition time', () => {
         }),
       );
     expect(build).toThrow("Workflow 'approvals' step 'manager' (in 'gate'): resumeSchema must be a zod schema, got a plain object");
-    expect(() =>
-      createWorkflow({ id: 'w' }, andAll({ id: 'group', steps: [andThen({ id: 'a', outputSchema: 'string' as never, execute: () => 1 })] })),
-    ).toThrow("Workflow 'w' step 'a' (in 'group'): outputSchema must be a zod schema, got a string");
+    expect(() => createWorkflow({ id: 'w' }, andAll({ id: 'group', steps: [andThen({ id: 'a', outputSchema: 'string' as never, execute: () => 1 })] }))).toThrow(
+      "Workflow 'w' step 'a' (in 'group'): outputSchema must be a zod schema, got a string",
+    );
     expect(() => createWorkflow({ id: 'w' }, andAgent({ id: 'ask', agent: 'assistant', prompt: () => 'hi', schema: { title: z.string() } as never }))).toThrow(
       "Workflow 'w' step 'ask': schema must be a zod schema, got an object of zod schemas",
     );
   });
 
   it('checks tool parameters and working-memory schemas with the same rule', () => {
-    expect(() => createTool({ name: 'lookup', description: '', parameters: JSON_SCHEMA as never })).toThrow('Tool lookup: parameters must be a zod schema, got a plain object that looks like a JSON Schema');
+    expect(() => createTool({ name: 'lookup', description: '', parameters: JSON_SCHEMA as never })).toThrow(
+      'Tool lookup: parameters must be a zod schema, got a plain object that looks like a JSON Schema',
+    );
     expect(() => createTool({ name: 'lookup', description: '', parameters: undefined as never })).toThrow('Tool lookup: parameters must be a zod schema, got nothing');
     expect(() => agentMemory({ workingMemory: { schema: { name: z.string() } as never } })).toThrow('agentMemory(): workingMemory.schema must be a zod schema, got an object of zod schemas');
     expect(() => createTool({ name: 'lookup', description: '', parameters: z.object({ q: z.string() }) })).not.toThrow();
@@ -98,7 +100,11 @@ describe('declared schemas at run time', () => {
     const engine = makeEngine([w]);
     const rec = await (await startExecution(engine, 'steps', {})).settled;
     expect(rec.type).toBe('execution.failed');
-    expect((rec.data as { error: unknown }).error).toMatchObject({ stepId: 'group', name: 'ValidationError', message: expect.stringMatching(/^Step 'inner' output does not match its outputSchema: \(root\): .*string/) });
+    expect((rec.data as { error: unknown }).error).toMatchObject({
+      stepId: 'group',
+      name: 'ValidationError',
+      message: expect.stringMatching(/^Step 'inner' output does not match its outputSchema: \(root\): .*string/),
+    });
   });
 
   it('checks a step input against its inputSchema before running it (a tap only logs the mismatch)', async () => {

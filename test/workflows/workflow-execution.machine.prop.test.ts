@@ -95,7 +95,10 @@ class StartStep implements Cmd {
 }
 
 class FinishStep implements Cmd {
-  constructor(readonly outcome: 'completed' | 'skipped' | 'suspended' | 'failed', readonly stale: boolean) {}
+  constructor(
+    readonly outcome: 'completed' | 'skipped' | 'suspended' | 'failed',
+    readonly stale: boolean,
+  ) {}
   check = () => true;
   run(m: Model, r: Real) {
     const index = m.current?.index ?? m.nextIndex;
@@ -259,7 +262,10 @@ describe('workflow-execution machine', () => {
         const [snapshot] = initialTransition(workflowExecutionMachine, input);
         const real: Real = { snapshot, input, accepted: [] };
         const model: Model = { n, status: 'running', nextIndex: 0, current: null, attempts: 0, steps: new Map(), suspendedIndex: -1 };
-        fc.modelRun(() => ({ model, real }), [...cmds, new Rehydrate()].map((c) => wrap(c)));
+        fc.modelRun(
+          () => ({ model, real }),
+          [...cmds, new Rehydrate()].map((c) => wrap(c)),
+        );
       }),
       { numRuns: 300 },
     );

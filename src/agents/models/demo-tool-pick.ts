@@ -18,7 +18,9 @@ export const DEFAULT_CITY = 'Paris';
 
 /** Words too common to say which tool a prompt means. */
 const STOP_WORDS = new Set(
-  'about after again also another back been before being both could does doing down each even every from given have here into just like make many more most much only other over same should some such than that their them then there these they this those through tool under very want what when where which while will with would your returns return value values'.split(' '),
+  'about after again also another back been before being both could does doing down each even every from given have here into just like make many more most much only other over same should some such than that their them then there these they this those through tool under very want what when where which while will with would your returns return value values'.split(
+    ' ',
+  ),
 );
 
 /** Lower-case words of a text, camelCase and snake_case split ("convertCurrency" → convert, currency). */
@@ -91,14 +93,14 @@ const typeOf = (s: Schema): string | undefined => (typeof s.type === 'string' ? 
  */
 export function fillArguments(tool: OfferedTool, prompt: string): Record<string, unknown> {
   const sampled = sampleFromJsonSchema(tool.inputSchema);
-  const args: Record<string, unknown> = sampled !== null && typeof sampled === 'object' && !Array.isArray(sampled) ? { ...(sampled) } : {};
+  const args: Record<string, unknown> = sampled !== null && typeof sampled === 'object' && !Array.isArray(sampled) ? { ...sampled } : {};
   const props = (tool.inputSchema.properties ?? {}) as Record<string, Schema>;
   const numbers = [...prompt.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => m[0]);
   const used = new Set<string>();
   const unnamed: string[] = [];
   for (const [name, schema] of Object.entries(props)) {
     const place = /^(city|location|place|town)$/i.test(name);
-    const raw = valueAfterName(prompt, name) ?? (place ? parseCity(prompt) ?? DEFAULT_CITY : undefined);
+    const raw = valueAfterName(prompt, name) ?? (place ? (parseCity(prompt) ?? DEFAULT_CITY) : undefined);
     const value = raw === undefined ? undefined : coerce(raw, schema);
     if (value !== undefined) {
       args[name] = value;

@@ -78,11 +78,7 @@ function demoModel(): LanguageModelV3 {
   return (sharedDemo ??= createDemoModel());
 }
 
-export function resolveModel(
-  spec: string | LanguageModelV3 | undefined,
-  env: Env = process.env,
-  providers?: ProvidersConfig,
-): ResolvedModel {
+export function resolveModel(spec: string | LanguageModelV3 | undefined, env: Env = process.env, providers?: ProvidersConfig): ResolvedModel {
   if (spec !== undefined && typeof spec !== 'string') {
     return { model: spec, id: spec.modelId, demo: spec.provider === DEMO_PROVIDER };
   }
@@ -123,11 +119,7 @@ export function resolveModel(
 }
 
 /** An embedding model for memory's semantic search: `openai/<model>` or `openai-compatible/<model>`. */
-export function resolveEmbeddingModel(
-  spec: string | EmbeddingModelV3,
-  env: Env = process.env,
-  providers?: ProvidersConfig,
-): EmbeddingModelV3 {
+export function resolveEmbeddingModel(spec: string | EmbeddingModelV3, env: Env = process.env, providers?: ProvidersConfig): EmbeddingModelV3 {
   if (typeof spec !== 'string') return spec;
   const name = spec.trim();
   const { provider, modelId } = splitName(name, 'Embedding model', KNOWN_EMBEDDING_PROVIDERS);
@@ -146,10 +138,7 @@ export function resolveEmbeddingModel(
 /** The provider's name (its models' `provider` prefix) and, on first use, the provider itself. */
 function openAICompatible(name: string, env: Env, providers: ProvidersConfig | undefined) {
   const cfg = providers?.openaiCompatible;
-  const baseURL =
-    cfg?.baseURL ??
-    optionalUrl(env, 'OPENAI_COMPATIBLE_BASE_URL') ??
-    fail(`Model '${name}' needs OPENAI_COMPATIBLE_BASE_URL (or providers.openaiCompatible.baseURL in the config)`);
+  const baseURL = cfg?.baseURL ?? optionalUrl(env, 'OPENAI_COMPATIBLE_BASE_URL') ?? fail(`Model '${name}' needs OPENAI_COMPATIBLE_BASE_URL (or providers.openaiCompatible.baseURL in the config)`);
   const label = cfg?.name ?? 'openai-compatible';
   const apiKey = cfg?.apiKey ?? nonEmpty(env.OPENAI_COMPATIBLE_API_KEY);
   const settings = {

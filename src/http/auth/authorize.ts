@@ -31,12 +31,7 @@ export interface RouteAuthInfo {
  * 4. the default protected list, i.e. auth class `execution` → protected;
  * 5. else public.
  */
-export function decideAccess(
-  route: RouteAuthInfo,
-  requestPath: string,
-  cfg: ResolvedAuthConfig | undefined,
-  env: AuthEnv,
-): AccessDecision {
+export function decideAccess(route: RouteAuthInfo, requestPath: string, cfg: ResolvedAuthConfig | undefined, env: AuthEnv): AccessDecision {
   if (route.auth === 'host-changing' && isProduction(env)) return 'console';
   if (cfg && matchAny(cfg.publicRoutes, route.method, requestPath)) return 'public';
   if (route.auth === 'console') return 'console';
@@ -67,12 +62,7 @@ export type AuthOutcome =
  * Applies a decision: protected → a valid token is required; public → a valid token still attaches its user and an
  * invalid one is ignored; console → the console guard (JWT not consulted).
  */
-export async function authenticate(
-  decision: AccessDecision,
-  req: AuthRequest,
-  cfg: ResolvedAuthConfig | undefined,
-  env: AuthEnv,
-): Promise<AuthOutcome> {
+export async function authenticate(decision: AccessDecision, req: AuthRequest, cfg: ResolvedAuthConfig | undefined, env: AuthEnv): Promise<AuthOutcome> {
   if (decision === 'console' || !cfg) return settleWithoutToken(decision, req, env);
   const result = await verifyRequestToken(req, cfg);
   if (result === undefined) {
@@ -112,10 +102,7 @@ function verifyRequestToken(req: AuthRequest, cfg: ResolvedAuthConfig) {
  * decide, then apply. `request.path` is the concrete path without the query string.
  */
 export function createAuthenticator(cfg: ResolvedAuthConfig | undefined, env: AuthEnv) {
-  const authenticator = (
-    route: RouteAuthInfo,
-    request: { path: string; headers: Readonly<Record<string, string | undefined>>; query?: GuardRequest['query'] },
-  ): AuthOutcome | Promise<AuthOutcome> => {
+  const authenticator = (route: RouteAuthInfo, request: { path: string; headers: Readonly<Record<string, string | undefined>>; query?: GuardRequest['query'] }): AuthOutcome | Promise<AuthOutcome> => {
     const decision = decideAccess(route, request.path, cfg, env);
     const req: AuthRequest = { headers: request.headers, query: request.query, websocket: route.method === 'WS' };
     return decision === 'console' || !cfg ? settleWithoutToken(decision, req, env) : authenticate(decision, req, cfg, env);

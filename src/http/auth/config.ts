@@ -11,13 +11,7 @@ import type { AuthUser } from '../../contract/routes.js';
 import { parsePattern, type CompiledPattern } from './patterns.js';
 
 /** JWS algorithms jose 6 verifies; `none` is deliberately absent. */
-const JWS_ALGORITHMS = [
-  'HS256', 'HS384', 'HS512',
-  'RS256', 'RS384', 'RS512',
-  'PS256', 'PS384', 'PS512',
-  'ES256', 'ES384', 'ES512',
-  'EdDSA', 'Ed25519',
-] as const;
+const JWS_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
 type JwsAlgorithm = (typeof JWS_ALGORITHMS)[number];
 
 export type MapUser = (payload: JWTPayload) => AuthUser | undefined | null | Promise<AuthUser | undefined | null>;
@@ -87,11 +81,7 @@ export class AuthConfigError extends Error {
  * applies. No `auth` but `JWT_SECRET` set → JWT on with the defaults and `fromEnv: true`. `overrides.defaultPrivate`
  * is the CLI flag `--default-private` and wins over the config.
  */
-export async function resolveAuthConfig(
-  configAuth: AuthConfig | undefined,
-  env: AuthEnv,
-  overrides: { defaultPrivate?: boolean } = {},
-): Promise<ResolvedAuthConfig | undefined> {
+export async function resolveAuthConfig(configAuth: AuthConfig | undefined, env: AuthEnv, overrides: { defaultPrivate?: boolean } = {}): Promise<ResolvedAuthConfig | undefined> {
   const envSecret = env.JWT_SECRET ? env.JWT_SECRET : undefined;
   if (configAuth === undefined && envSecret === undefined) {
     if (overrides.defaultPrivate) {
@@ -102,7 +92,12 @@ export async function resolveAuthConfig(
   const fromEnv = configAuth === undefined;
   const parsed = authConfigSchema.safeParse(configAuth ?? {});
   if (!parsed.success) {
-    throw new AuthConfigError(`Invalid auth config: ${formatIssues(parsed.error.issues.map((i) => ({ ...i, path: ['auth', ...i.path] })), 'auth')}`);
+    throw new AuthConfigError(
+      `Invalid auth config: ${formatIssues(
+        parsed.error.issues.map((i) => ({ ...i, path: ['auth', ...i.path] })),
+        'auth',
+      )}`,
+    );
   }
   const cfg = parsed.data;
   const secret = cfg.secret ?? envSecret;
@@ -198,9 +193,7 @@ function resolveAlgorithms(key: VerificationKey, configured: readonly JwsAlgorit
   const unusable = configured.filter((a) => !usable.includes(a));
   if (unusable.length > 0) {
     const what = key.kind === 'secret' ? 'an HMAC secret' : `a ${key.key.asymmetricKeyType} public key`;
-    throw new AuthConfigError(
-      `auth.verifyOptions.algorithms: ${unusable.join(', ')} cannot be verified with ${what} (usable: ${usable.join(', ')})`,
-    );
+    throw new AuthConfigError(`auth.verifyOptions.algorithms: ${unusable.join(', ')} cannot be verified with ${what} (usable: ${usable.join(', ')})`);
   }
   return [...new Set(configured)];
 }

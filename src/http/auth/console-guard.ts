@@ -24,7 +24,7 @@ export const isProduction = (env: AuthEnv) => env.NODE_ENV === 'production';
 /** The first value of a query parameter as text (`?dev=true`, or a boolean already parsed by a schema). */
 export function queryValue(query: QueryLike | undefined, name: string): string | undefined {
   if (!query) return undefined;
-  const v: unknown = query instanceof URLSearchParams ? query.get(name) ?? undefined : query[name];
+  const v: unknown = query instanceof URLSearchParams ? (query.get(name) ?? undefined) : query[name];
   const first = Array.isArray(v) ? v[0] : v;
   if (typeof first === 'string') return first;
   if (typeof first === 'boolean' || typeof first === 'number') return String(first);

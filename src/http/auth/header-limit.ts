@@ -59,10 +59,7 @@ export function headerBlockBytes(headers: Iterable<readonly [string, string]> | 
 }
 
 /** A 431 AppError when the headers exceed `limit`; undefined otherwise. */
-export function checkHeaderSize(
-  headers: Iterable<readonly [string, string]> | Readonly<Record<string, string>>,
-  limit = HEADER_LIMIT_BYTES,
-): AppError | undefined {
+export function checkHeaderSize(headers: Iterable<readonly [string, string]> | Readonly<Record<string, string>>, limit = HEADER_LIMIT_BYTES): AppError | undefined {
   return headerBlockBytes(headers) > limit ? new AppError('HEADERS_TOO_LARGE', HEADERS_TOO_LARGE) : undefined;
 }
 

@@ -7,9 +7,7 @@ import type { JWTPayload } from 'jose';
 import type { AuthUser } from '../../contract/routes.js';
 import type { ResolvedAuthConfig } from './config.js';
 
-export type VerifyResult =
-  | { ok: true; user: AuthUser; payload: JWTPayload }
-  | { ok: false; error: string; /** what went wrong inside, for the server log (never sent) */ cause?: unknown };
+export type VerifyResult = { ok: true; user: AuthUser; payload: JWTPayload } | { ok: false; error: string; /** what went wrong inside, for the server log (never sent) */ cause?: unknown };
 
 export const AUTH_REQUIRED = 'Authentication required';
 const TOKEN_EXPIRED = 'Token expired';

@@ -12,11 +12,8 @@ import type { AuthConfig } from './config.js';
 export type MatrixMode = 'no-auth' | 'jwt' | 'jwt-private';
 export const MATRIX_MODES: readonly MatrixMode[] = ['no-auth', 'jwt', 'jwt-private'];
 
-export type MatrixTokenKind =
-  | 'none' | 'valid' | 'expired' | 'bad-signature' | 'alg-none' | 'wrong-audience' | 'wrong-issuer' | 'not-yet-valid';
-export const MATRIX_TOKEN_KINDS: readonly MatrixTokenKind[] = [
-  'none', 'valid', 'expired', 'bad-signature', 'alg-none', 'wrong-audience', 'wrong-issuer', 'not-yet-valid',
-];
+export type MatrixTokenKind = 'none' | 'valid' | 'expired' | 'bad-signature' | 'alg-none' | 'wrong-audience' | 'wrong-issuer' | 'not-yet-valid';
+export const MATRIX_TOKEN_KINDS: readonly MatrixTokenKind[] = ['none', 'valid', 'expired', 'bad-signature', 'alg-none', 'wrong-audience', 'wrong-issuer', 'not-yet-valid'];
 
 /** The environment of a case: NODE_ENV production or not, a console key set or not, which console credentials are sent. */
 export interface MatrixEnv {
@@ -27,8 +24,7 @@ export interface MatrixEnv {
 
 export type ExpectedOutcome =
   /** the request reaches the handler (whatever it then answers); `user`: a user is attached */
-  | { allowed: true; user: boolean }
-  | { allowed: false; status: 401; error: string };
+  { allowed: true; user: boolean } | { allowed: false; status: 401; error: string };
 
 export const MATRIX_SECRET = 'eventloom-matrix-secret-0123456789abcdef';
 export const MATRIX_AUDIENCE = 'eventloom-matrix';
@@ -70,7 +66,11 @@ export function mintMatrixToken(kind: MatrixTokenKind, nowMs = Date.now()): stri
   if (kind === 'none') return undefined;
   const now = Math.floor(nowMs / 1000);
   const payload: Record<string, unknown> = {
-    sub: MATRIX_SUBJECT, aud: MATRIX_AUDIENCE, iss: MATRIX_ISSUER, iat: now - 10, exp: now + 3600,
+    sub: MATRIX_SUBJECT,
+    aud: MATRIX_AUDIENCE,
+    iss: MATRIX_ISSUER,
+    iat: now - 10,
+    exp: now + 3600,
   };
   const header = { alg: 'HS256', typ: 'JWT' };
   switch (kind) {
@@ -92,11 +92,7 @@ export function mintMatrixToken(kind: MatrixTokenKind, nowMs = Date.now()): stri
 }
 
 /** Headers and query of a case: the token as `Authorization: Bearer` (HTTP) or `?token=` (WS), console credentials. */
-export function matrixCredentials(
-  kind: MatrixTokenKind,
-  env: MatrixEnv = {},
-  opts: { websocket?: boolean; nowMs?: number } = {},
-): { headers: Record<string, string>; query: Record<string, string> } {
+export function matrixCredentials(kind: MatrixTokenKind, env: MatrixEnv = {}, opts: { websocket?: boolean; nowMs?: number } = {}): { headers: Record<string, string>; query: Record<string, string> } {
   const headers: Record<string, string> = {};
   const query: Record<string, string> = {};
   const token = mintMatrixToken(kind, opts.nowMs);
@@ -204,12 +200,7 @@ const TOKEN_ERROR: Record<Exclude<MatrixTokenKind, 'valid'>, string> = {
  * The expected outcome of a request to `route` in `mode` with a token of `tokenKind` (no operator publicRoutes or
  * protectedRoutes). The route's class comes from the spec when it lists the route, else from `route.auth`.
  */
-export function expectedStatusFor(
-  route: { method: SpecMethod; path: string; auth: AuthClass },
-  mode: MatrixMode,
-  tokenKind: MatrixTokenKind,
-  env: MatrixEnv = {},
-): ExpectedOutcome {
+export function expectedStatusFor(route: { method: SpecMethod; path: string; auth: AuthClass }, mode: MatrixMode, tokenKind: MatrixTokenKind, env: MatrixEnv = {}): ExpectedOutcome {
   const cls = specAuthClass(route.method, route.path) ?? route.auth;
   // the console guard covers the console routes in every mode (no auth included; a first design narrowed it to
   // JWT mode or a set key, which left traces public on a default server), and host-changing routes in production

@@ -31,7 +31,7 @@ export function mergeUserIntoBody<T>(kind: PropagationKind, body: T, user: AuthU
   }
 
   if (base.options !== undefined && !isPlainObject(base.options)) return { ...base } as T;
-  const options: Obj = { ...((base.options) ?? {}) };
+  const options: Obj = { ...(base.options ?? {}) };
   const context = mergeInto(options.context, { user });
   if (context === undefined) return { ...base } as T;
   options.context = context;

@@ -134,7 +134,7 @@ export function docsRoutes(deps: DocsDeps): RouteDef[] {
         // own keys only: `constructor`, `__proto__`, `toString` are not assets
         const type = Object.hasOwn(UI_ASSETS, params.file) ? UI_ASSETS[params.file] : undefined;
         if (!type) throw new AppError('NOT_FOUND', `Asset ${params.file} not found`);
-        if (dir === undefined) throw new AppError('UNAVAILABLE', 'The API explorer\'s files are not built; run `npm run build`');
+        if (dir === undefined) throw new AppError('UNAVAILABLE', "The API explorer's files are not built; run `npm run build`");
         let body = cache.get(params.file);
         if (!body) cache.set(params.file, (body = readFileSync(path.join(dir, params.file))));
         return { kind: 'body', contentType: type, body, headers: { 'Cache-Control': 'public, max-age=86400' } };

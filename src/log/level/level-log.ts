@@ -31,33 +31,14 @@ import { GroupCommitter, type LevelCommitStats, type PendingBatch } from './grou
 import { checkLevelIntegrity } from './level-integrity.js';
 import { probeDirectory } from './level-recovery.js';
 import { StoreHealth, backoff, type StoreFaultError } from '../store-health.js';
-import {
-  KeySpace,
-  decodeStreamKey,
-  prefixEnd,
-  readSeq,
-  recordKey,
-  streamKey,
-  streamPrefix,
-  stringKey,
-} from './key-codec.js';
+import { KeySpace, decodeStreamKey, prefixEnd, readSeq, recordKey, streamKey, streamPrefix, stringKey } from './key-codec.js';
 import { assertStreamId, isStreamId } from '../names.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
 import { LevelKv } from './level-kv.js';
 import { checkAckedTail, checkAfterOpen, checkBeforeOpen, openError } from './open-check.js';
 import { decodeRecord, encodeRecord, makeRecord, serializeData } from '../record-codec.js';
 import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
-import {
-  LogClosedError,
-  LogLockedError,
-  StreamConflictError,
-  type AppendOptions,
-  type AppendResult,
-  type EventLog,
-  type LogRecord,
-  type NewRecord,
-  type Subscription,
-} from '../types.js';
+import { LogClosedError, LogLockedError, StreamConflictError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../types.js';
 
 export { StoreFaultError } from '../store-health.js';
 
@@ -205,12 +186,18 @@ class LevelLog implements LevelEventLog {
     // a finished stream is rarely appended to again; a small cache keeps memory flat over millions of streams
     this.maxCachedStreams = opts.maxCachedStreams ?? 10_000;
     this.health = new StoreHealth('level', this.clock);
-    this.committer = new GroupCommitter<AppendEntry>(db, (b) => this.onCommit(b), (err) => this.onWriteFailed(err));
-    this.hub = new SubscriptionHub(
-      { head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) },
-      opts.onSubscriberError,
+    this.committer = new GroupCommitter<AppendEntry>(
+      db,
+      (b) => this.onCommit(b),
+      (err) => this.onWriteFailed(err),
     );
-    this.kv = new LevelKv(db, () => this.writable(), () => this.readable(), () => this.reopening);
+    this.hub = new SubscriptionHub({ head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) }, opts.onSubscriberError);
+    this.kv = new LevelKv(
+      db,
+      () => this.writable(),
+      () => this.readable(),
+      () => this.reopening,
+    );
   }
 
   stats(): LogStats {
@@ -274,13 +261,7 @@ class LevelLog implements LevelEventLog {
     }
   }
 
-  private enqueue(
-    loaded: StreamState,
-    stream: string,
-    records: NewRecord[],
-    dataJson: string[],
-    options: AppendOptions | undefined,
-  ): Promise<AppendResult> {
+  private enqueue(loaded: StreamState, stream: string, records: NewRecord[], dataJson: string[], options: AppendOptions | undefined): Promise<AppendResult> {
     // The cache may have evicted `loaded` (idle, so still exact) between its load and now, or
     // reloaded it: the cached state, when there is one, is the one that counts.
     let st = this.streams.get(stream);

@@ -16,17 +16,7 @@ import { assertStreamId, compareCodePoints, isStreamId } from '../names.js';
 import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from '../kv-codec.js';
 import { decodeRecord, encodeRecord, makeRecord, serializeData } from '../record-codec.js';
 import { SubscriptionHub, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
-import {
-  LogClosedError,
-  StreamConflictError,
-  type AppendOptions,
-  type AppendResult,
-  type EventLog,
-  type KeyValueStore,
-  type LogRecord,
-  type NewRecord,
-  type Subscription,
-} from '../types.js';
+import { LogClosedError, StreamConflictError, type AppendOptions, type AppendResult, type EventLog, type KeyValueStore, type LogRecord, type NewRecord, type Subscription } from '../types.js';
 
 export interface MemoryLogOptions {
   /** Clock for records appended without `at` (default `Date.now`). */
@@ -305,9 +295,7 @@ class MemoryKv implements KeyValueStore {
     this.ensureOpen();
     assertName(opts.gte, 'kv range bound');
     assertName(opts.lt, 'kv range bound');
-    const keys = [...this.data.keys()]
-      .filter((k) => compareCodePoints(k, opts.gte) >= 0 && compareCodePoints(k, opts.lt) < 0)
-      .sort(compareCodePoints);
+    const keys = [...this.data.keys()].filter((k) => compareCodePoints(k, opts.gte) >= 0 && compareCodePoints(k, opts.lt) < 0).sort(compareCodePoints);
     if (opts.reverse) keys.reverse();
     const limit = normalizeLimit(opts.limit);
     const limited = limit < keys.length ? keys.slice(0, limit) : keys;

@@ -33,15 +33,7 @@ import { assertStreamId, isStreamId } from '../names.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
 import { makeRecord, serializeData } from '../record-codec.js';
 import { SubscriptionHub, reportSubscriberError, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
-import {
-  LogClosedError,
-  type AppendOptions,
-  type AppendResult,
-  type EventLog,
-  type LogRecord,
-  type NewRecord,
-  type Subscription,
-} from '../types.js';
+import { LogClosedError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
 import { PgCommitter, WriterConnection, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
 import type { Fencing, OwnershipCapability, SharedStoreCapability } from '../capabilities.js';
@@ -178,13 +170,27 @@ class PgLog implements PgEventLog {
     this.health = new StoreHealth('pg', this.clock);
     this.pool = guardedPool(rawPool, (err) => this.storeError(err));
     const pool = this.pool;
-    this.hub = new SubscriptionHub(
-      { head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) },
-      opts.onSubscriberError ?? reportSubscriberError,
+    this.hub = new SubscriptionHub({ head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) }, opts.onSubscriberError ?? reportSubscriberError);
+    this.delivery = new InOrderDelivery(
+      head,
+      this.hub,
+      (after, upto, limit) => this.readRange(after, upto, limit),
+      () => this.closed,
+      (err) => this.reportTailError(err),
     );
-    this.delivery = new InOrderDelivery(head, this.hub, (after, upto, limit) => this.readRange(after, upto, limit), () => this.closed, (err) => this.reportTailError(err));
-    this.committer = new PgCommitter(writer, this.scope, () => this.lease?.fencing, (c) => this.onCommit(c), (err) => this.noteFault(err));
-    this.kv = new PgKv(pool, this.scope, () => this.writable(true), () => this.readable());
+    this.committer = new PgCommitter(
+      writer,
+      this.scope,
+      () => this.lease?.fencing,
+      (c) => this.onCommit(c),
+      (err) => this.noteFault(err),
+    );
+    this.kv = new PgKv(
+      pool,
+      this.scope,
+      () => this.writable(true),
+      () => this.readable(),
+    );
     this.tail = new LogTail({
       connectionString,
       pollMs: opts.pollMs ?? 250,
@@ -446,10 +452,7 @@ class PgLog implements PgEventLog {
     this.readable();
     assertName(prefix, 'stream prefix');
     if (prefix.includes('\u0000')) return [];
-    const r = await this.pool.query<{ stream: string; head: number }>(
-      'SELECT stream, head FROM el_streams WHERE stream >= $1 AND starts_with(stream, $1) ORDER BY stream',
-      [prefix],
-    );
+    const r = await this.pool.query<{ stream: string; head: number }>('SELECT stream, head FROM el_streams WHERE stream >= $1 AND starts_with(stream, $1) ORDER BY stream', [prefix]);
     return r.rows.map((row) => ({ stream: row.stream, head: row.head }));
   }
 
@@ -546,4 +549,3 @@ function recordsOf(c: CommittedAppend): LogRecord[] {
 }
 
 function noop(): void {}
-

@@ -62,7 +62,10 @@ export class LogTail {
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = undefined;
         // a failed reconnect schedules the next attempt through `lost`
-        this.listen().then(() => this.poll(), () => undefined);
+        this.listen().then(
+          () => this.poll(),
+          () => undefined,
+        );
       }, 1000);
       this.reconnectTimer.unref();
     };

@@ -258,10 +258,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
     const again = await readVersion(client);
     if (again !== SCHEMA_VERSION) {
       await client.query(DDL);
-      await client.query(
-        `INSERT INTO el_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-        [String(SCHEMA_VERSION)],
-      );
+      await client.query(`INSERT INTO el_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [String(SCHEMA_VERSION)]);
     }
     await client.query('COMMIT');
   } catch (err) {

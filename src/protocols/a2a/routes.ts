@@ -133,7 +133,10 @@ async function startRun(deps: HandlerDeps, ctx: RequestContext, agent: A2aAgent,
   if (p.message.taskId !== undefined) {
     // a task is one run and ends with it: a follow-up message starts a new task in the same context
     await loadTask(deps, ctx, agent, p.message.taskId);
-    throw new RpcError(RPC_ERRORS.UNSUPPORTED_OPERATION, `Task ${p.message.taskId} takes no further messages: send the message with its contextId (without taskId) to continue the conversation in a new task`);
+    throw new RpcError(
+      RPC_ERRORS.UNSUPPORTED_OPERATION,
+      `Task ${p.message.taskId} takes no further messages: send the message with its contextId (without taskId) to continue the conversation in a new task`,
+    );
   }
   const text = p.message.parts.flatMap((part) => (typeof part.text === 'string' ? [part.text] : [])).join('\n');
   if (text === '') throw invalidParams('message.parts: at least one text part is required (the agents take text)');

@@ -45,7 +45,8 @@ export function parseRpcRequest(body: unknown): RpcRequest | { error: RpcError; 
   const rawId = b.id;
   const id: RpcId = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
   if (b.jsonrpc !== '2.0') return { id, error: new RpcError(RPC_ERRORS.INVALID_REQUEST, "Invalid Request: jsonrpc must be '2.0'") };
-  if (rawId !== undefined && rawId !== null && typeof rawId !== 'string' && typeof rawId !== 'number') return { id, error: new RpcError(RPC_ERRORS.INVALID_REQUEST, 'Invalid Request: id must be a string, a number or null') };
+  if (rawId !== undefined && rawId !== null && typeof rawId !== 'string' && typeof rawId !== 'number')
+    return { id, error: new RpcError(RPC_ERRORS.INVALID_REQUEST, 'Invalid Request: id must be a string, a number or null') };
   if (typeof b.method !== 'string' || b.method === '') return { id, error: new RpcError(RPC_ERRORS.INVALID_REQUEST, 'Invalid Request: method must be a non-empty string') };
   const params = b.params ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return { id, error: invalidParams('params must be an object') };

@@ -58,7 +58,7 @@ function buildServer(deps: McpCatalogDeps, caller: McpCaller, logger: Logger): S
     const tool = mcpTools(deps).find((t) => t.name === req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${req.params.name} not found`);
     try {
-      const result = await tool.call((req.params.arguments ?? {}), caller);
+      const result = await tool.call(req.params.arguments ?? {}, caller);
       return { content: [{ type: 'text', text: typeof result.text === 'string' ? result.text : JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       // a failed call is a tool result the model can read (MCP `isError`), not a protocol error

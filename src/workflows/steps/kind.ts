@@ -13,7 +13,10 @@ import type { WorkflowAgentRunner } from '../../contract/agent-bridge.js';
 
 /** Thrown by `suspend()`: unwinds the step function. */
 export class SuspendSignal extends Error {
-  constructor(readonly reason: string, readonly suspendData: unknown) {
+  constructor(
+    readonly reason: string,
+    readonly suspendData: unknown,
+  ) {
     super(`Step suspended: ${reason}`);
     this.name = 'SuspendSignal';
   }

@@ -36,7 +36,7 @@ export function andWaitForEvent(def: Common & { event: string; schema?: ZodType;
   checkId(def?.id, 'andWaitForEvent');
   if (typeof def.event !== 'string' || !EVENT_NAME_PATTERN.test(def.event)) throw new TypeError(`andWaitForEvent '${def.id}' needs an event name (letters, digits, . _ : / -)`);
   if (def.match !== undefined && typeof def.match !== 'function') throw new TypeError(`andWaitForEvent '${def.id}': match must be a function of the event data`);
-  if (def.timeoutMs !== undefined && (checkTime(def.timeoutMs, def.id, 'a timeoutMs in ms') < 0)) throw new TypeError(`andWaitForEvent '${def.id}': timeoutMs must be >= 0`);
+  if (def.timeoutMs !== undefined && checkTime(def.timeoutMs, def.id, 'a timeoutMs in ms') < 0) throw new TypeError(`andWaitForEvent '${def.id}': timeoutMs must be >= 0`);
   if (def.onTimeout !== undefined && def.onTimeout !== 'fail' && def.onTimeout !== 'continue') throw new TypeError(`andWaitForEvent '${def.id}': onTimeout must be 'fail' or 'continue'`);
   return { ...def, type: 'andWaitForEvent' };
 }

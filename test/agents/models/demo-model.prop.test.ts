@@ -16,26 +16,18 @@ const { node: schemaArb, object: objectArb } = fc.letrec<{ node: JsonSchema; obj
     fc.constant({ type: 'string' }),
     fc.record({ type: fc.constant('string'), minLength: fc.integer({ min: 0, max: 12 }) }, { requiredKeys: ['type'] }),
     fc.constant({ type: 'number' }),
-    fc.record(
-      { type: fc.constant('integer'), minimum: fc.integer({ min: -50, max: 50 }), maximum: fc.integer({ min: 51, max: 100 }) },
-      { requiredKeys: ['type'] },
-    ),
+    fc.record({ type: fc.constant('integer'), minimum: fc.integer({ min: -50, max: 50 }), maximum: fc.integer({ min: 51, max: 100 }) }, { requiredKeys: ['type'] }),
     fc.constant({ type: 'boolean' }),
     fc.uniqueArray(fc.oneof(fc.string({ maxLength: 6 }), fc.integer()), { minLength: 1, maxLength: 4 }).map((e) => ({ enum: e })),
-    fc.record(
-      { type: fc.constant('array'), items: tie('node'), minItems: fc.integer({ min: 0, max: 3 }) },
-      { requiredKeys: ['type', 'items'] },
-    ),
+    fc.record({ type: fc.constant('array'), items: tie('node'), minItems: fc.integer({ min: 0, max: 3 }) }, { requiredKeys: ['type', 'items'] }),
     tie('object'),
   ),
-  object: fc
-    .uniqueArray(fc.tuple(key, tie('node'), fc.boolean()), { maxLength: 5, selector: ([k]) => k })
-    .map((entries) => ({
-      type: 'object',
-      properties: Object.fromEntries(entries.map(([k, s]) => [k, s])),
-      required: entries.filter(([, , r]) => r).map(([k]) => k),
-      additionalProperties: false,
-    })),
+  object: fc.uniqueArray(fc.tuple(key, tie('node'), fc.boolean()), { maxLength: 5, selector: ([k]) => k }).map((entries) => ({
+    type: 'object',
+    properties: Object.fromEntries(entries.map(([k, s]) => [k, s])),
+    required: entries.filter(([, , r]) => r).map(([k]) => k),
+    additionalProperties: false,
+  })),
 }));
 
 const topLevel = fc.oneof(

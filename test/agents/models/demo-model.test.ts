@@ -123,9 +123,7 @@ describe('demo model tools', () => {
     });
     const types: string[] = [];
     for await (const p of result.fullStream) types.push(p.type);
-    expect(types).toEqual(
-      expect.arrayContaining(['tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-call', 'tool-result']),
-    );
+    expect(types).toEqual(expect.arrayContaining(['tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-call', 'tool-result']));
     expect(types.indexOf('tool-result')).toBeLessThan(types.lastIndexOf('text-delta'));
     expect(await result.text).toBe('The weather in Tokyo is 21°C.');
   });

@@ -28,7 +28,14 @@ describe('demo script helpers', () => {
     expect(
       lastUserText([
         { role: 'user', content: [{ type: 'text', text: 'old' }] },
-        { role: 'user', content: [{ type: 'text', text: 'new' }, { type: 'file', data: 'AA==', mediaType: 'image/png' }, { type: 'text', text: 'line' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'new' },
+            { type: 'file', data: 'AA==', mediaType: 'image/png' },
+            { type: 'text', text: 'line' },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'text', text: 'reply' }] },
       ]),
     ).toBe('new\nline');

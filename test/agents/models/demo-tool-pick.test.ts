@@ -5,7 +5,11 @@ import { fillArguments, pickTool, wordsOf, type OfferedTool } from '../../../src
 const convert: OfferedTool = {
   name: 'convertCurrency',
   description: 'Convert an amount of money from one currency to another',
-  inputSchema: { type: 'object', properties: { amount: { type: 'number' }, from: { type: 'string', enum: ['EUR', 'USD'] }, to: { type: 'string', enum: ['EUR', 'USD'] } }, required: ['amount', 'from', 'to'] },
+  inputSchema: {
+    type: 'object',
+    properties: { amount: { type: 'number' }, from: { type: 'string', enum: ['EUR', 'USD'] }, to: { type: 'string', enum: ['EUR', 'USD'] } },
+    required: ['amount', 'from', 'to'],
+  },
 };
 const order: OfferedTool = {
   name: 'lookup_order',

@@ -44,9 +44,7 @@ describe('resolveModel', () => {
   it('reports a missing API key at resolution time, naming the variable', () => {
     expect(() => resolveModel('openai/gpt-4o', {})).toThrow(ModelConfigError);
     expect(() => resolveModel('openai/gpt-4o', {})).toThrow("Model 'openai/gpt-4o' needs OPENAI_API_KEY");
-    expect(() => resolveModel('anthropic/claude-3-5-haiku', { ANTHROPIC_API_KEY: '  ' })).toThrow(
-      "Model 'anthropic/claude-3-5-haiku' needs ANTHROPIC_API_KEY",
-    );
+    expect(() => resolveModel('anthropic/claude-3-5-haiku', { ANTHROPIC_API_KEY: '  ' })).toThrow("Model 'anthropic/claude-3-5-haiku' needs ANTHROPIC_API_KEY");
   });
 
   it('accepts keys from the providers config instead of the environment', () => {
@@ -55,9 +53,7 @@ describe('resolveModel', () => {
   });
 
   it('reports a missing base URL for openai-compatible models', () => {
-    expect(() => resolveModel('openai-compatible/llama3.2', {})).toThrow(
-      "Model 'openai-compatible/llama3.2' needs OPENAI_COMPATIBLE_BASE_URL",
-    );
+    expect(() => resolveModel('openai-compatible/llama3.2', {})).toThrow("Model 'openai-compatible/llama3.2' needs OPENAI_COMPATIBLE_BASE_URL");
   });
 
   it('resolves openai-compatible models from config or env, keeping slashes in the model name', () => {
@@ -70,16 +66,12 @@ describe('resolveModel', () => {
   });
 
   it('rejects a malformed base URL in the environment', () => {
-    expect(() => resolveModel('openai-compatible/x', { OPENAI_COMPATIBLE_BASE_URL: 'localhost:11434' })).toThrow(
-      /OPENAI_COMPATIBLE_BASE_URL must be an http\(s\) URL/,
-    );
+    expect(() => resolveModel('openai-compatible/x', { OPENAI_COMPATIBLE_BASE_URL: 'localhost:11434' })).toThrow(/OPENAI_COMPATIBLE_BASE_URL must be an http\(s\) URL/);
     expect(() => resolveModel('openai/gpt-4o', { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'ftp://x' })).toThrow(/OPENAI_BASE_URL/);
   });
 
   it('rejects unknown providers, listing the known ones', () => {
-    expect(() => resolveModel('mistral/large', {})).toThrow(
-      "Model 'mistral/large' has unknown provider 'mistral' (known providers: openai, anthropic, openai-compatible, demo)",
-    );
+    expect(() => resolveModel('mistral/large', {})).toThrow("Model 'mistral/large' has unknown provider 'mistral' (known providers: openai, anthropic, openai-compatible, demo)");
   });
 
   it('rejects names that are not provider/model', () => {

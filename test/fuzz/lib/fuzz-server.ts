@@ -83,7 +83,14 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   for (const r of [completed, approved, ...suspended]) if (r.status !== 200) throw new Error(`seeding failed: ${JSON.stringify(r.body)}`);
   const conv = await post('/api/memory/conversations', { userId: FUZZ_USER, resourceId: 'assistant', conversationId: 'fuzz-conv', title: 'Fuzz' });
   if (conv.status !== 201) throw new Error(`seeding failed: ${JSON.stringify(conv.body)}`);
-  await post('/api/memory/save-messages', { userId: FUZZ_USER, conversationId: 'fuzz-conv', messages: [{ id: 'fuzz-m1', role: 'user', content: 'hello' }, { id: 'fuzz-m2', role: 'assistant', content: 'hi' }] });
+  await post('/api/memory/save-messages', {
+    userId: FUZZ_USER,
+    conversationId: 'fuzz-conv',
+    messages: [
+      { id: 'fuzz-m1', role: 'user', content: 'hello' },
+      { id: 'fuzz-m2', role: 'assistant', content: 'hi' },
+    ],
+  });
   await post('/agents/assistant/text', { input: 'what is the weather in Paris?', options: { memory: { userId: FUZZ_USER, conversationId: 'fuzz-conv' } } });
   const traces = await api(`${t.url}/observability/traces?limit=20`, { headers: auth });
   const traceIds: string[] = [];
@@ -101,7 +108,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     const key = `${route.method} ${route.path}`;
     // never install: POST /updates gets an invalid package name whenever its body is an object
     if (key === 'POST /updates') {
-      const fix = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...(v), packageName: INVALID_PACKAGE } : v);
+      const fix = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, packageName: INVALID_PACKAGE } : v);
       const b = c.body;
       if (b.kind === 'json') return { ...c, body: { ...b, value: fix(b.value) } };
       if (b.kind === 'invalid-utf8' || b.kind === 'deep' || b.kind === 'huge-string' || b.kind === 'duplicate-key') return { ...c, body: { ...b, value: fix(b.value) } };
@@ -114,7 +121,8 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       if (Array.isArray(v)) return v.map(clamp);
       if (v && typeof v === 'object') {
         const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: k === 'delayMs' && typeof x === 'number' && x > 20 ? 20 : clamp(x), enumerable: true, writable: true, configurable: true });
+        for (const [k, x] of Object.entries(v))
+          Object.defineProperty(out, k, { value: k === 'delayMs' && typeof x === 'number' && x > 20 ? 20 : clamp(x), enumerable: true, writable: true, configurable: true });
         return out;
       }
       return v;
@@ -167,7 +175,8 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       'POST /agents/:id/object': () => ({ input: 'a person', schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }),
       'POST /agents/:id/stream-object': () => ({ input: 'a person', schema: { type: 'object', properties: { age: { type: 'number' } } } }),
       'POST /tools/:name/execute': () => ({ input: { city: 'Paris' }, context: { k: 'v' } }),
-      'POST /workflows/:id/execute': (p) => (p.id === 'order-approval' ? { input: { items: [{ price: 3, qty: 2 }] }, options: { metadata: { fuzz: true } } } : { input: { text: 'fuzz', delayMs: 5 }, options: { context: { a: 1 } } }),
+      'POST /workflows/:id/execute': (p) =>
+        p.id === 'order-approval' ? { input: { items: [{ price: 3, qty: 2 }] }, options: { metadata: { fuzz: true } } } : { input: { text: 'fuzz', delayMs: 5 }, options: { context: { a: 1 } } },
       'POST /workflows/:id/stream': (p) => (p.id === 'order-approval' ? { input: { items: [{ price: 300, qty: 1 }] } } : { input: { text: 'fuzz' } }),
       'POST /workflows/:id/executions/:executionId/suspend': () => ({ reason: 'fuzz' }),
       'POST /workflows/:id/executions/:executionId/resume': () => ({ resumeData: { approved: true }, options: { stepId: 'approval-gate' } }),

@@ -62,9 +62,51 @@ export const oddString: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 12 }),
   fc.string({ unit: 'grapheme', maxLength: 6 }),
   fc.constantFrom(
-    '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff\ud800', '\u202e', '\ufeff', '\n', '\r\n', '\t', '..', '.', '/', '\\', '%', '%%', '%FF', '%00',
-    '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'null', 'undefined', 'true', 'NaN', 'Infinity', '-1', '0', '1e999',
-    '9007199254740993', '-0', '0x10', '1.5', '[]', '{}', '{"a":1}', '<script>alert(1)</script>', "' OR 1=1 --", '${x}', '{{x}}', '*', '**',
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\udfff\ud800',
+    '\u202e',
+    '\ufeff',
+    '\n',
+    '\r\n',
+    '\t',
+    '..',
+    '.',
+    '/',
+    '\\',
+    '%',
+    '%%',
+    '%FF',
+    '%00',
+    '__proto__',
+    'constructor',
+    'prototype',
+    'toString',
+    'hasOwnProperty',
+    'null',
+    'undefined',
+    'true',
+    'NaN',
+    'Infinity',
+    '-1',
+    '0',
+    '1e999',
+    '9007199254740993',
+    '-0',
+    '0x10',
+    '1.5',
+    '[]',
+    '{}',
+    '{"a":1}',
+    '<script>alert(1)</script>',
+    "' OR 1=1 --",
+    '${x}',
+    '{{x}}',
+    '*',
+    '**',
   ),
 );
 
@@ -79,7 +121,26 @@ export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 const keyName: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('input', 'options', 'id', 'userId', 'conversationId', 'messages', 'content', 'role', 'schema', 'stepId', 'resumeData', 'reason', 'context', 'metadata', 'executionId', '__proto__', 'constructor', ''),
+  fc.constantFrom(
+    'input',
+    'options',
+    'id',
+    'userId',
+    'conversationId',
+    'messages',
+    'content',
+    'role',
+    'schema',
+    'stepId',
+    'resumeData',
+    'reason',
+    'context',
+    'metadata',
+    'executionId',
+    '__proto__',
+    'constructor',
+    '',
+  ),
   fc.string({ maxLength: 8 }),
 );
 
@@ -160,7 +221,31 @@ function queryNames(schema: ZodType | undefined): string[] {
   return inner && inner !== schema ? queryNames(inner) : [];
 }
 
-const COMMON_QUERY = ['limit', 'offset', 'page', 'userId', 'conversationId', 'agentId', 'fromSequence', 'status', 'from', 'to', 'since', 'until', 'metadata', 'metadata.a', 'level', 'dev', 'key', 'token', 'scope', 'searchQuery', 'roles', 'before', 'after'];
+const COMMON_QUERY = [
+  'limit',
+  'offset',
+  'page',
+  'userId',
+  'conversationId',
+  'agentId',
+  'fromSequence',
+  'status',
+  'from',
+  'to',
+  'since',
+  'until',
+  'metadata',
+  'metadata.a',
+  'level',
+  'dev',
+  'key',
+  'token',
+  'scope',
+  'searchQuery',
+  'roles',
+  'before',
+  'after',
+];
 
 const queryValue: fc.Arbitrary<string> = fc.oneof(
   oddString,
@@ -226,7 +311,12 @@ function bodyArb(seed: unknown): fc.Arbitrary<BodyCase> {
     { arbitrary: fc.constant<BodyCase>({ kind: 'json', value: base }), weight: 2 },
     { arbitrary: fc.jsonValue({ maxDepth: 4 }).map((value): BodyCase => ({ kind: 'json', value })), weight: 2 },
     { arbitrary: fc.constant<BodyCase>({ kind: 'none' }), weight: 1 },
-    { arbitrary: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('{', '{"a":', '[1,2', '{"a":1}}', 'nul', '\ufeff{}', '{"a":1,}', "{'a':1}", '{"a":NaN}', '  ', '\u0000')).map((text): BodyCase => ({ kind: 'text', text })), weight: 2 },
+    {
+      arbitrary: fc
+        .oneof(fc.string({ maxLength: 40 }), fc.constantFrom('{', '{"a":', '[1,2', '{"a":1}}', 'nul', '\ufeff{}', '{"a":1,}', "{'a':1}", '{"a":NaN}', '  ', '\u0000'))
+        .map((text): BodyCase => ({ kind: 'text', text })),
+      weight: 2,
+    },
     { arbitrary: fc.uint8Array({ maxLength: 64 }).map((b): BodyCase => ({ kind: 'bytes', bytes: [...b] })), weight: 1 },
     {
       arbitrary: fc
@@ -242,11 +332,15 @@ function bodyArb(seed: unknown): fc.Arbitrary<BodyCase> {
       weight: 2,
     },
     {
-      arbitrary: fc.tuple(mutated, fc.constantFrom(64, 250, 257, 1_000, 20_000, 200_000, 400_000), fc.constantFrom('array' as const, 'object' as const)).map(([value, depth, shape]): BodyCase => ({ kind: 'deep', value, depth, shape })),
+      arbitrary: fc
+        .tuple(mutated, fc.constantFrom(64, 250, 257, 1_000, 20_000, 200_000, 400_000), fc.constantFrom('array' as const, 'object' as const))
+        .map(([value, depth, shape]): BodyCase => ({ kind: 'deep', value, depth, shape })),
       weight: 2,
     },
     {
-      arbitrary: fc.tuple(mutated, fc.constantFrom(10_000, 100_000, 600_000, 1_000_000), fc.constantFrom('a', 'é', '\u{1F600}', '\\', '"')).map(([value, size, char]): BodyCase => ({ kind: 'huge-string', value, size, char })),
+      arbitrary: fc
+        .tuple(mutated, fc.constantFrom(10_000, 100_000, 600_000, 1_000_000), fc.constantFrom('a', 'é', '\u{1F600}', '\\', '"'))
+        .map(([value, size, char]): BodyCase => ({ kind: 'huge-string', value, size, char })),
       weight: 1,
     },
     { arbitrary: fc.integer({ min: 1024 * 1024 + 1, max: 1024 * 1024 + 4096 }).map((size): BodyCase => ({ kind: 'oversized', size })), weight: 1 },
@@ -300,7 +394,11 @@ const PARAM_SAFE = /^[A-Za-z0-9._~-]*$/;
 /** Percent-encodes the UTF-8 bytes of `s` (lone surrogates become U+FFFD, where encodeURIComponent throws). */
 export function pct(s: string): string {
   let out = '';
-  for (const b of Buffer.from(s, 'utf8')) out += (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x2e || b === 0x5f || b === 0x7e ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const b of Buffer.from(s, 'utf8'))
+    out +=
+      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x2e || b === 0x5f || b === 0x7e
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
   return out;
 }
 
@@ -319,7 +417,10 @@ export function caseArb(route: RouteDef, world: FuzzWorld): fc.Arbitrary<FuzzCas
       rawParams: fc.boolean(),
       query: queryArb(route),
       headers: headersArb(world),
-      body: route.method === 'GET' || route.method === 'DELETE' ? fc.oneof({ arbitrary: fc.constant<BodyCase>({ kind: 'none' }), weight: 6 }, { arbitrary: bodyArb({}), weight: 1 }) : bodyArb(seedFor ? seedFor(p) : {}),
+      body:
+        route.method === 'GET' || route.method === 'DELETE'
+          ? fc.oneof({ arbitrary: fc.constant<BodyCase>({ kind: 'none' }), weight: 6 }, { arbitrary: bodyArb({}), weight: 1 })
+          : bodyArb(seedFor ? seedFor(p) : {}),
       at: fc.nat(),
       chunked: fc.oneof({ arbitrary: fc.constant(false), weight: 4 }, { arbitrary: fc.constant(true), weight: 1 }),
     }),
@@ -362,7 +463,11 @@ const HOSTILE_LEAVES: unknown[] = [null, [], { __hostile: true }];
 export function hostileCases(route: RouteDef, world: FuzzWorld): FuzzCase[] {
   const names = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
   const base: Record<string, string> = Object.fromEntries(names.map((n) => [n, world.params[n]?.[0] ?? 'x']));
-  const auth: Array<[string, string]> = [['authorization', world.authorizations[0]], ['x-service-dev', 'true'], ['content-type', 'application/json']];
+  const auth: Array<[string, string]> = [
+    ['authorization', world.authorizations[0]],
+    ['x-service-dev', 'true'],
+    ['content-type', 'application/json'],
+  ];
   const c = (over: Partial<FuzzCase>): FuzzCase => ({ params: base, rawParams: false, query: [], headers: auth, body: { kind: 'none' }, at: 0, chunked: false, ...over });
   const out: FuzzCase[] = [];
   for (const n of names) for (const v of HOSTILE_PARAMS) out.push(c({ params: { ...base, [n]: v }, rawParams: v === '%FF%FE' }));
@@ -379,7 +484,7 @@ export function hostileCases(route: RouteDef, world: FuzzWorld): FuzzCase[] {
   }
   out.push(
     c({ body: { kind: 'invalid-utf8', value: seed, bytes: [0xff, 0xfe, 0xc3, 0x28] } }),
-    c({ body: { kind: 'duplicate-key', value: seed, key: Object.keys((seed) ?? {})[0] ?? 'a', other: 1 } }),
+    c({ body: { kind: 'duplicate-key', value: seed, key: Object.keys(seed ?? {})[0] ?? 'a', other: 1 } }),
     c({ body: { kind: 'huge-string', value: seed, size: 900_000, char: 'a' } }),
     c({ body: { kind: 'oversized', size: 1024 * 1024 + 1 } }),
     c({ body: { kind: 'oversized', size: 1024 * 1024 + 1 }, chunked: true }),

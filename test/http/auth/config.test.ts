@@ -1,12 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  AuthConfigError,
-  authConfigSchema,
-  describeAuth,
-  resolveAuthConfig,
-} from '../../../src/http/auth/config.js';
+import { AuthConfigError, authConfigSchema, describeAuth, resolveAuthConfig } from '../../../src/http/auth/config.js';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const rsaPem = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -48,12 +43,8 @@ describe('resolveAuthConfig', () => {
   });
 
   it('names the bad field and the bad pattern in config errors', async () => {
-    await expect(resolveAuthConfig({ secret: 's', publicRoutes: ['GET /ok', 'FETCH /x'] }, {})).rejects.toThrow(
-      "Invalid auth config: auth.publicRoutes.1: Invalid route pattern 'FETCH /x'",
-    );
-    await expect(resolveAuthConfig({ secret: 's', verifyOptions: { algorithms: ['none' as any] } }, {})).rejects.toThrow(
-      'auth.verifyOptions.algorithms.0',
-    );
+    await expect(resolveAuthConfig({ secret: 's', publicRoutes: ['GET /ok', 'FETCH /x'] }, {})).rejects.toThrow("Invalid auth config: auth.publicRoutes.1: Invalid route pattern 'FETCH /x'");
+    await expect(resolveAuthConfig({ secret: 's', verifyOptions: { algorithms: ['none' as any] } }, {})).rejects.toThrow('auth.verifyOptions.algorithms.0');
     await expect(resolveAuthConfig({ secret: 's', mapUser: 'nope' as any }, {})).rejects.toThrow('auth.mapUser: must be a function');
   });
 
@@ -64,12 +55,8 @@ describe('resolveAuthConfig', () => {
   });
 
   it('refuses algorithms the key cannot verify, which is how algorithm confusion is ruled out at start-up', async () => {
-    await expect(resolveAuthConfig({ secret: 's', verifyOptions: { algorithms: ['HS256', 'RS256'] } }, {})).rejects.toThrow(
-      'RS256 cannot be verified with an HMAC secret',
-    );
-    await expect(resolveAuthConfig({ secret: rsaPem, verifyOptions: { algorithms: ['HS256'] } }, {})).rejects.toThrow(
-      'HS256 cannot be verified with a rsa public key',
-    );
+    await expect(resolveAuthConfig({ secret: 's', verifyOptions: { algorithms: ['HS256', 'RS256'] } }, {})).rejects.toThrow('RS256 cannot be verified with an HMAC secret');
+    await expect(resolveAuthConfig({ secret: rsaPem, verifyOptions: { algorithms: ['HS256'] } }, {})).rejects.toThrow('HS256 cannot be verified with a rsa public key');
     await expect(resolveAuthConfig({ secret: rsaPem, verifyOptions: { algorithms: ['RS256', 'PS384'] } }, {})).resolves.toMatchObject({
       algorithms: ['RS256', 'PS384'],
     });

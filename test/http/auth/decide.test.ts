@@ -81,7 +81,10 @@ describe('authenticate', () => {
   it('requires a valid token on protected routes and attaches its user', async () => {
     const cfg = await cfgOf();
     expect(await authenticate('protected', { headers: {} }, cfg, dev)).toEqual({
-      ok: false, status: 401, error: 'Authentication required', code: 'UNAUTHENTICATED',
+      ok: false,
+      status: 401,
+      error: 'Authentication required',
+      code: 'UNAUTHENTICATED',
     });
     const ok = await authenticate('protected', { headers: { authorization: `Bearer ${await token()}` } }, cfg, dev);
     expect(ok).toMatchObject({ ok: true, user: { sub: 'u1' } });
@@ -132,9 +135,20 @@ describe('createAuthenticator', () => {
 
   it('tells the decision alone, as decideAccess makes it, without reading a credential', async () => {
     const cfg = await cfgOf({ protectedRoutes: ['GET /agents'], publicRoutes: ['POST /agents/open/text'] });
-    for (const [c, env] of [[cfg, dev], [undefined, dev], [cfg, prod]] as const) {
+    for (const [c, env] of [
+      [cfg, dev],
+      [undefined, dev],
+      [cfg, prod],
+    ] as const) {
       const auth = createAuthenticator(c, env);
-      for (const [route, path] of [[agents, '/agents'], [text, '/agents/a/text'], [text, '/agents/open/text'], [traces, '/observability/traces'], [updates, '/updates'], [custom, '/hello']] as const) {
+      for (const [route, path] of [
+        [agents, '/agents'],
+        [text, '/agents/a/text'],
+        [text, '/agents/open/text'],
+        [traces, '/observability/traces'],
+        [updates, '/updates'],
+        [custom, '/hello'],
+      ] as const) {
         expect(auth.decide(route, path)).toBe(decideAccess(route, path, c, env));
       }
     }

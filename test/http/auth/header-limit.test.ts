@@ -3,13 +3,7 @@ import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkHeaderSize,
-  ensureHeaderLimit,
-  headerBlockBytes,
-  HEADER_LIMIT_BYTES,
-  UWS_SPLIT_HEAD_LIMIT_BYTES,
-} from '../../../src/http/auth/header-limit.js';
+import { checkHeaderSize, ensureHeaderLimit, headerBlockBytes, HEADER_LIMIT_BYTES, UWS_SPLIT_HEAD_LIMIT_BYTES } from '../../../src/http/auth/header-limit.js';
 
 describe('ensureHeaderLimit', () => {
   it('sets UWS_HTTP_MAX_HEADERS_SIZE to 16 KiB when unset and reports the value in effect', () => {
@@ -35,7 +29,12 @@ describe('ensureHeaderLimit', () => {
 describe('checkHeaderSize', () => {
   it('counts `name: value\\r\\n` per header and answers 431 only above the limit', () => {
     expect(headerBlockBytes({ a: 'bc' })).toBe(7);
-    expect(headerBlockBytes([['a', 'bc'], ['d', 'é']])).toBe(7 + 7);
+    expect(
+      headerBlockBytes([
+        ['a', 'bc'],
+        ['d', 'é'],
+      ]),
+    ).toBe(7 + 7);
     const atLimit = { 'x-big': 'a'.repeat(HEADER_LIMIT_BYTES - 9) }; // 5 + 4 + value
     expect(headerBlockBytes(atLimit)).toBe(HEADER_LIMIT_BYTES);
     expect(checkHeaderSize(atLimit)).toBeUndefined();
@@ -50,9 +49,14 @@ function rawRequest(port: number, head: string, splitAt?: number): Promise<{ sta
     const socket = connect(port, '127.0.0.1');
     socket.setNoDelay(true);
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error('no answer within 5 s')); }, 5000);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error('no answer within 5 s'));
+    }, 5000);
     socket.on('data', (d) => chunks.push(d));
-    socket.on('error', () => { /* a reset is an outcome too: reported through close */ });
+    socket.on('error', () => {
+      /* a reset is an outcome too: reported through close */
+    });
     socket.on('close', () => {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString('latin1');

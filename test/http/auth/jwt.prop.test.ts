@@ -28,7 +28,8 @@ describe('token time boundaries with an injected clock', () => {
           const notYet = claims.nbf !== undefined && !(claims.nbf <= nowSec);
           const expired = claims.exp !== undefined && !(nowSec < claims.exp);
           expect(result.ok).toBe(!notYet && !expired);
-          if (expired) expect(result).toMatchObject({ error: 'Token expired' }); // expiry wins over nbf
+          if (expired)
+            expect(result).toMatchObject({ error: 'Token expired' }); // expiry wins over nbf
           else if (notYet) expect(result).toMatchObject({ error: 'Invalid token: jwt not active' });
         },
       ),

@@ -14,7 +14,11 @@ async function config(extra: Partial<AuthConfig> = {}): Promise<ResolvedAuthConf
 }
 
 function hs256(payload: JWTPayload = {}, key: Uint8Array = secretKey, alg = 'HS256') {
-  return new SignJWT({ sub: 'u1', ...payload }).setProtectedHeader({ alg, typ: 'JWT' }).setIssuedAt(NOW - 5).setExpirationTime(NOW + 60).sign(key);
+  return new SignJWT({ sub: 'u1', ...payload })
+    .setProtectedHeader({ alg, typ: 'JWT' })
+    .setIssuedAt(NOW - 5)
+    .setExpirationTime(NOW + 60)
+    .sign(key);
 }
 
 describe('bearerToken', () => {
@@ -47,7 +51,10 @@ describe('verifyBearer', () => {
 
   it('answers Token expired for an expired token, before any other check', async () => {
     const cfg = await config({ verifyOptions: { audience: 'aud-1' } });
-    const expired = await new SignJWT({ aud: 'other' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(NOW - 1).sign(secretKey);
+    const expired = await new SignJWT({ aud: 'other' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(NOW - 1)
+      .sign(secretKey);
     expect(await verifyBearer(`Bearer ${expired}`, cfg)).toEqual({ ok: false, error: 'Token expired' });
     const atBoundary = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(NOW).sign(secretKey);
     expect(await verifyToken(atBoundary, cfg)).toEqual({ ok: false, error: 'Token expired' });
@@ -55,7 +62,10 @@ describe('verifyBearer', () => {
 
   it('answers jwt not active for a token used before its nbf', async () => {
     const cfg = await config();
-    const early = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setNotBefore(NOW + 1).sign(secretKey);
+    const early = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setNotBefore(NOW + 1)
+      .sign(secretKey);
     expect(await verifyToken(early, cfg)).toMatchObject({ ok: false, error: 'Invalid token: jwt not active' });
   });
 
@@ -112,7 +122,10 @@ describe('verifyBearer', () => {
     it('verifies RS256 and PS256 tokens with one RSA key', async () => {
       const cfg = (await resolveAuthConfig({ secret: rsaPem, clock: () => NOW_MS, verifyOptions: { algorithms: ['RS256', 'PS256'] } }, {}))!;
       for (const alg of ['RS256', 'PS256']) {
-        const token = await new SignJWT({ sub: 'r' }).setProtectedHeader({ alg }).setExpirationTime(NOW + 60).sign(rsa.privateKey);
+        const token = await new SignJWT({ sub: 'r' })
+          .setProtectedHeader({ alg })
+          .setExpirationTime(NOW + 60)
+          .sign(rsa.privateKey);
         expect(await verifyToken(token, cfg)).toMatchObject({ ok: true, user: { sub: 'r' } });
       }
     });
@@ -125,7 +138,10 @@ describe('verifyBearer', () => {
 
     it('rejects an RS256 token against an HMAC secret', async () => {
       const cfg = await config();
-      const rs = await new SignJWT({ sub: 'r' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime(NOW + 60).sign(rsa.privateKey);
+      const rs = await new SignJWT({ sub: 'r' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setExpirationTime(NOW + 60)
+        .sign(rsa.privateKey);
       expect(await verifyToken(rs, cfg)).toMatchObject({ ok: false, error: 'Invalid token: invalid algorithm' });
     });
 
@@ -153,7 +169,15 @@ describe('verifyBearer', () => {
     });
 
     it('answers Invalid authentication when it returns nothing, a non-object, or throws', async () => {
-      for (const mapUser of [() => undefined, () => null, async () => undefined, () => 'u1' as any, () => { throw new Error('db down'); }]) {
+      for (const mapUser of [
+        () => undefined,
+        () => null,
+        async () => undefined,
+        () => 'u1' as any,
+        () => {
+          throw new Error('db down');
+        },
+      ]) {
         const cfg = await config({ mapUser });
         expect(await verifyToken(await hs256(), cfg)).toMatchObject({ ok: false, error: 'Invalid authentication' });
       }
@@ -161,7 +185,12 @@ describe('verifyBearer', () => {
 
     it('is not called for a token that fails verification', async () => {
       let calls = 0;
-      const cfg = await config({ mapUser: () => { calls++; return { id: 'x' }; } });
+      const cfg = await config({
+        mapUser: () => {
+          calls++;
+          return { id: 'x' };
+        },
+      });
       await verifyToken(await hs256({}, new TextEncoder().encode('wrong')), cfg);
       expect(calls).toBe(0);
     });

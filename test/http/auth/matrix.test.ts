@@ -101,7 +101,9 @@ describe('the protection matrix', () => {
     expect(expectedStatusFor(text, 'jwt', 'expired')).toEqual({ allowed: false, status: 401, error: 'Token expired' });
     expect(expectedStatusFor(text, 'jwt', 'alg-none')).toEqual({ allowed: false, status: 401, error: 'Invalid token: invalid algorithm' });
     expect(expectedStatusFor(text, 'jwt', 'wrong-audience')).toEqual({
-      allowed: false, status: 401, error: 'Invalid token: jwt audience invalid. expected: eventloom-matrix',
+      allowed: false,
+      status: 401,
+      error: 'Invalid token: jwt audience invalid. expected: eventloom-matrix',
     });
     expect(expectedStatusFor(text, 'jwt', 'valid')).toEqual({ allowed: true, user: true });
     expect(expectedStatusFor(agents, 'jwt', 'bad-signature')).toEqual({ allowed: true, user: false });
@@ -157,7 +159,9 @@ describe('matrix fixtures', () => {
     expect(matrixAuthConfig('jwt')).toMatchObject({ defaultPrivate: false });
     expect(matrixAuthConfig('jwt-private')).toMatchObject({ defaultPrivate: true });
     expect(matrixProcessEnv({ production: true, consoleKeySet: true })).toEqual({
-      NODE_ENV: 'production', SERVICE_CONSOLE_ACCESS_KEY: 'eventloom-matrix-console-key', JWT_SECRET: undefined,
+      NODE_ENV: 'production',
+      SERVICE_CONSOLE_ACCESS_KEY: 'eventloom-matrix-console-key',
+      JWT_SECRET: undefined,
     });
   });
 });

@@ -12,8 +12,13 @@ function model(pattern: string, method: string, path: string): boolean {
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   let segs = p.split('/').slice(1);
   let tail = '';
-  if (segs[segs.length - 1] === '**') { segs = segs.slice(0, -1); tail = '(/[^/]*)*'; }
-  else if (segs[segs.length - 1] === '*') { segs = segs.slice(0, -1); tail = '(/[^/]*)+'; }
+  if (segs[segs.length - 1] === '**') {
+    segs = segs.slice(0, -1);
+    tail = '(/[^/]*)*';
+  } else if (segs[segs.length - 1] === '*') {
+    segs = segs.slice(0, -1);
+    tail = '(/[^/]*)+';
+  }
   const body = segs.map((s) => '/' + (s === '*' || s.startsWith(':') ? '[^/]*' : escape(s))).join('');
   return new RegExp(`^${body}${tail}$`).test(path);
 }

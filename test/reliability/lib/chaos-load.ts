@@ -105,7 +105,11 @@ export async function runLoad(o: LoadOptions): Promise<void> {
   };
 
   const saveMessages = async () => {
-    const batch = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ id: `m-${next()}`, role: random() < 0.5 ? 'user' : 'assistant', content: `chaos ${n} ${'x'.repeat(Math.floor(random() * 200))}` }));
+    const batch = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({
+      id: `m-${next()}`,
+      role: random() < 0.5 ? 'user' : 'assistant',
+      content: `chaos ${n} ${'x'.repeat(Math.floor(random() * 200))}`,
+    }));
     for (const m of batch) ledger.triedMessages.add(m.id);
     const r = await postJson(`${url}/api/memory/save-messages`, { userId: o.userId, conversationId: o.conversationId, messages: batch }, signal());
     if (r.status !== 200) throw new Error(`save-messages answered ${r.status} ${JSON.stringify(r.body)}`);
@@ -146,7 +150,12 @@ export async function runLoad(o: LoadOptions): Promise<void> {
     const id = `${next()}-s`;
     const entry: ExecEntry = { id, workflow, input };
     ledger.executions.set(id, entry);
-    const res = await fetch(`${url}/workflows/${workflow}/stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input, options: { executionId: id } }), signal: AbortSignal.timeout(2_000) });
+    const res = await fetch(`${url}/workflows/${workflow}/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input, options: { executionId: id } }),
+      signal: AbortSignal.timeout(2_000),
+    });
     const log: ReaderLog = { executionId: id, workflow, frames: [], ended: false };
     ledger.readers.push(log);
     try {

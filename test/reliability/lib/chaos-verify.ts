@@ -124,7 +124,11 @@ export interface VerifyResult {
   readersResumed: number;
 }
 
-export async function verifyAfterRestart(url: string, ledger: Ledger, opts: { userId: string; conversations: string[]; readersToResume: number; resumeSuspended: number; random: () => number }): Promise<VerifyResult> {
+export async function verifyAfterRestart(
+  url: string,
+  ledger: Ledger,
+  opts: { userId: string; conversations: string[]; readersToResume: number; resumeSuspended: number; random: () => number },
+): Promise<VerifyResult> {
   const problems: string[] = [];
   const settleMs = await settle(url);
   const { records, duplicates } = await listExecutions(url);
@@ -184,7 +188,12 @@ export async function verifyAfterRestart(url: string, ledger: Ledger, opts: { us
   for (const rec of suspended.slice(0, opts.resumeSuspended)) {
     const e = ledger.executions.get(rec.id);
     if (e) e.resumeTried = true;
-    const res = await fetch(`${url}/workflows/${rec.workflowId}/executions/${rec.id}/resume`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resumeData: { approved: true } }), signal: AbortSignal.timeout(15_000) });
+    const res = await fetch(`${url}/workflows/${rec.workflowId}/executions/${rec.id}/resume`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ resumeData: { approved: true } }),
+      signal: AbortSignal.timeout(15_000),
+    });
     const body = (await res.json()) as { data?: { status?: string; result?: unknown } };
     if (res.status !== 200 || body.data?.status !== 'completed') problems.push(`resuming ${rec.id} after the restart answered ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
     else if (e) e.resumeAcked = { status: 'completed', result: body.data.result };

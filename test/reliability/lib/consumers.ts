@@ -16,7 +16,10 @@ export function rssOf(pid: number): number {
 export class RssSampler {
   readonly samples: number[] = [];
   private timer: NodeJS.Timeout;
-  constructor(private readonly pid: number, intervalMs = 50) {
+  constructor(
+    private readonly pid: number,
+    intervalMs = 50,
+  ) {
     this.samples.push(rssOf(pid));
     this.timer = setInterval(() => this.samples.push(rssOf(pid)), intervalMs);
   }
@@ -49,9 +52,9 @@ export function parseFrames(text: string): { frames: ParsedFrame[]; rest: string
       const c = line.indexOf(':');
       const field = c < 0 ? line : line.slice(0, c);
       const value = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
-      if (field === 'id') (f.id = Number(value)), (any = true);
-      else if (field === 'event') (f.event = value), (any = true);
-      else if (field === 'data') (f.data = value), (any = true);
+      if (field === 'id') ((f.id = Number(value)), (any = true));
+      else if (field === 'event') ((f.event = value), (any = true));
+      else if (field === 'data') ((f.data = value), (any = true));
     }
     if (any) frames.push(f);
   }
@@ -121,7 +124,11 @@ export class StalledSseReader {
  * A reader that reads as fast as it can; records every frame with its arrival time. `ended` is true when
  * the stream ended normally, `cut` when the server closed it part-way (e.g. for being too slow).
  */
-export async function readAll(url: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ status: number; frames: Array<ParsedFrame & { at: number }>; ended: boolean; cut?: boolean }> {
+export async function readAll(
+  url: string,
+  headers: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ status: number; frames: Array<ParsedFrame & { at: number }>; ended: boolean; cut?: boolean }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const frames: Array<ParsedFrame & { at: number }> = [];

@@ -26,7 +26,11 @@ export interface RawResponse {
 }
 
 export class HangError extends Error {
-  constructor(readonly request: string, readonly ms: number, readonly phase: 'headers' | 'body') {
+  constructor(
+    readonly request: string,
+    readonly ms: number,
+    readonly phase: 'headers' | 'body',
+  ) {
     super(`${request}: no ${phase === 'headers' ? 'response' : 'end of body'} within ${ms} ms`);
     this.name = 'HangError';
   }
@@ -79,8 +83,7 @@ export function send(base: string, req: RawRequest, opts: SendOptions = {}): Pro
             kept += c.length;
           }
         });
-        const done = (sseCut: boolean) =>
-          finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), sseCut, ms: Date.now() - started });
+        const done = (sseCut: boolean) => finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), sseCut, ms: Date.now() - started });
         const isSse = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
         if (isSse) {
           const cut = setTimeout(() => {
