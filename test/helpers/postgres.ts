@@ -192,7 +192,8 @@ export async function startPostgres(settings: Record<string, string> = {}): Prom
       if (stopped) return;
       stopped = true;
       try {
-        if (!crashed) run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']);
+        // the cluster is thrown away: no shutdown checkpoint to wait for (a busy machine can take a minute for one)
+        if (!crashed) run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']);
       } finally {
         running.delete(data);
         rmSync(dir, { recursive: true, force: true });
@@ -209,7 +210,7 @@ export function usePostgres(): () => PgCluster {
   }, 120_000);
   afterAll(async () => {
     await cluster?.stop();
-  });
+  }, 120_000);
   return () => {
     if (!cluster) throw new Error('the PostgreSQL cluster is not started yet (use it inside a test or hook)');
     return cluster;
