@@ -72,6 +72,8 @@ describe('takeover between two server processes', () => {
     const [a, b] = await startNodes();
     const id = 'paused-owner';
     await startSlowEcho(a, id);
+    // the step's effect starts once its start is durable on the node: pause it mid-step, not before its delay began
+    await new Promise((r) => setTimeout(r, 500));
     a.child.kill('SIGSTOP');
     const stoppedAt = Date.now();
     const done = await waitFor(async () => {

@@ -140,15 +140,16 @@ describe('idle collection', () => {
 
   // Measured in a fresh process: in a test runner's worker the old space also holds the runner's own
   // long-lived data, whose density is not this collection's doing.
-  it('compacts the real heap: old space comes down to its live data', async () => {
+  // a busy machine can delay the collector's background work: a second measurement in a fresh process is a fair retry
+  it('compacts the real heap: old space comes down to its live data', { retry: 2, timeout: 120_000 }, async () => {
     const { execFileSync } = await import('node:child_process');
     const path = await import('node:path');
     const child = path.join(import.meta.dirname, 'fixtures', 'compaction-child.ts');
     const r = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', child], { encoding: 'utf8', timeout: 60_000 }));
     expect(r.kept).toBeGreaterThan(0);
-    expect(r.after).toBeLessThan(r.before / 2);
-    expect(r.density).toBeGreaterThan(0.85);
-  }, 120_000);
+    expect(r.after, JSON.stringify(r)).toBeLessThan(r.before / 2);
+    expect(r.density, JSON.stringify(r)).toBeGreaterThan(0.85);
+  });
 });
 
 describe('the heap growth cap', () => {
