@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { machineInfo, printMachineInfo } from './lib/machine-info.js';
 import { analyseSoak, judgeMemoryGoals, rssByMinute, type SoakSample } from './lib/soak-analysis.js';
 import { ConversationPool, SoakStats, call, createConversation, soakActions, soakSockets, soakWorker, type SoakShared } from './lib/soak-load.js';
-import { ServerProbe, fdsOf, rssOf, startSoakServer } from './lib/soak-server.js';
+import { ServerProbe, fdsOf, residentBreakdown, rssOf, startSoakServer } from './lib/soak-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -71,6 +71,24 @@ async function ping(stats: SoakStats, base: string): Promise<number> {
   return times.sort((a, b) => a - b)[1];
 }
 
+/** Where the server's resident memory is: V8's spaces against the process's mappings (residentBreakdown). */
+async function whereResident(probe: ServerProbe, pid: number) {
+  const spaces = await probe.heapSpaces();
+  const resident = residentBreakdown(pid);
+  const v8Resident = spaces.reduce((n, sp) => n + sp.residentBytes, 0);
+  const mb = (bytes: number) => Number((bytes / MiB).toFixed(1));
+  return {
+    totalMiB: mb(resident.totalBytes),
+    fileMiB: mb(resident.fileBytes),
+    v8ResidentMiB: mb(v8Resident),
+    // anonymous memory that is not V8's heap: glibc's malloc arenas, native buffers (uWS, LevelDB), thread stacks
+    nativeAnonymousMiB: mb(resident.anonymousBytes + resident.brkHeapBytes + resident.stackBytes - v8Resident),
+    brkHeapMiB: mb(resident.brkHeapBytes),
+    v8Spaces: spaces.map((sp) => ({ name: sp.name, residentMiB: mb(sp.residentBytes), usedMiB: mb(sp.usedBytes) })),
+    mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? null,
+  };
+}
+
 async function main(): Promise<void> {
   const machine = printMachineInfo(`soak: ${DURATION_S} s of mixed load, sampled every ${SAMPLE_S} s`);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-soak-'));
@@ -84,6 +102,8 @@ async function main(): Promise<void> {
   await sleep(IDLE_S * 1000);
   const idleRss = rssOf(server.pid);
   console.log(`idle RSS ${(idleRss / MiB).toFixed(1)} MiB after ${IDLE_S} s`);
+  const residentIdle = await whereResident(probe, server.pid);
+  console.log(`resident when idle: ${JSON.stringify({ ...residentIdle, v8Spaces: undefined })}`);
 
   const stats = new SoakStats();
   const shared: SoakShared = { finished: [], suspended: [], conversations: new ConversationPool('soak-conv'), n: 0 };
@@ -158,6 +178,8 @@ async function main(): Promise<void> {
     else lastCollection = Date.now();
     await sample();
   }
+  // what holds the resident memory once the load is gone, against the idle server's
+  const residentAfterLoad = await whereResident(probe, server.pid);
   stats.stopping = true;
   probe.close();
   const exitCode = await server.stop();
@@ -196,7 +218,7 @@ async function main(): Promise<void> {
       wsChurned: sockets.churned(),
       executions: samples.at(-1)!.executions,
     },
-    analysis: { ...analysis, ...goals.memoryGoals, serverExit: exitCode },
+    analysis: { ...analysis, ...goals.memoryGoals, residentIdle, residentAfterLoad, serverExit: exitCode },
     verdict: { ok: reasons.length === 0, reasons },
     failureSamples: stats.failureSamples,
     heapSnapshots: snapshots,
@@ -219,6 +241,7 @@ async function main(): Promise<void> {
     `plateau: minutes ${g.plateau.lastMinutes[0]}–${g.plateau.lastMinutes.at(-1)} at most ${g.plateau.lastMaxMiB} MiB vs minutes ${g.plateau.middleMinutes[0]}–${g.plateau.middleMinutes.at(-1)} ${g.plateau.middleMeanMiB} MiB (goal ≤ +${Math.round((g.goals.plateauFactor - 1) * 100)} %); max ${g.maxMiB} MiB (goal ≤ ${g.goals.ceilingMB} MB); end of quiet ${g.afterLoad.at(-1)?.rssMiB} MiB (goal ≤ idle + ${g.goals.returnMB} MB)`,
   );
   console.log(`RSS ${a.rssMiB.start} → max ${a.rssMiB.max} → end ${a.rssMiB.end} MiB; ${tr(a.rssMiB.secondHalf, 'MiB')}${a.rssMiB.judged ? '' : ' (not judged: heap snapshots inflate RSS)'}`);
+  console.log(`resident after the load: ${JSON.stringify({ ...residentAfterLoad, v8Spaces: undefined })}`);
   console.log(`heap after GC ${a.heapAfterGcMiB.start} → ${a.heapAfterGcMiB.end} MiB; ${tr(a.heapAfterGcMiB.secondHalf, 'MiB')}`);
   console.log(
     `LevelDB memtables and block cache ${a.storageMemoryMiB.start} → max ${a.storageMemoryMiB.max} → end ${a.storageMemoryMiB.end} MiB; table files ${a.tableFiles.start} → ${a.tableFiles.end}`,

@@ -122,6 +122,12 @@ export class ServerProbe {
     return { heapAfterGcBytes: heap.usedSize, ...rest };
   }
 
+  /** V8's heap spaces: committed and resident bytes of each (what of the RSS is the JavaScript heap). */
+  async heapSpaces(): Promise<{ name: string; committedBytes: number; residentBytes: number; usedBytes: number }[]> {
+    const expr = `JSON.stringify(require('node:v8').getHeapSpaceStatistics().map((s) => ({ name: s.space_name, committedBytes: s.space_size, residentBytes: s.physical_space_size, usedBytes: s.space_used_size })))`;
+    return JSON.parse((await this.evaluate(expr)) as string);
+  }
+
   /** Writes a heap snapshot of the server to `file` (compare two with bench/heap-diff.ts). */
   async snapshot(file: string): Promise<void> {
     const chunks: string[] = [];
@@ -142,3 +148,30 @@ export class ServerProbe {
 
 export const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 export const fdsOf = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
+
+/**
+ * Where a process's resident memory is, from /proc/<pid>/smaps: the brk heap (`[heap]`, glibc's main
+ * malloc arena), other anonymous mappings (V8's heap pages, glibc's thread arenas, thread stacks,
+ * native buffers), and file-backed pages (the node binary's code, shared libraries, the uWS addon).
+ */
+export function residentBreakdown(pid: number): { brkHeapBytes: number; anonymousBytes: number; fileBytes: number; stackBytes: number; totalBytes: number } {
+  const out = { brkHeapBytes: 0, anonymousBytes: 0, fileBytes: 0, stackBytes: 0, totalBytes: 0 };
+  let kind: 'brk' | 'anon' | 'file' | 'stack' = 'anon';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (head) {
+      const name = head[2];
+      kind = name === '[heap]' ? 'brk' : name.startsWith('[stack') ? 'stack' : name === '' || name.startsWith('[') ? 'anon' : 'file';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const bytes = Number(rss[1]) * 1024;
+    out.totalBytes += bytes;
+    if (kind === 'brk') out.brkHeapBytes += bytes;
+    else if (kind === 'stack') out.stackBytes += bytes;
+    else if (kind === 'file') out.fileBytes += bytes;
+    else out.anonymousBytes += bytes;
+  }
+  return out;
+}

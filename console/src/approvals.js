@@ -2,7 +2,8 @@
 // them. There is no list route for them: a waiting run's history entry is `working` and carries
 // `metadata.pendingApprovals`, so the console reads each agent's newest history on a short poll (and right after a
 // decision). Answers go to `POST /agents/:id/runs/:runId/approvals/:approvalId`, whose reply is the run's outcome.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useRef, useState } from 'preact/hooks';
+import { usePolling } from './polling.js';
 import { html } from './html.js';
 import { enc, get, post, qs } from './api.js';
 import { JsonView } from './json-view.js';
@@ -59,13 +60,7 @@ export function usePendingApprovals(agents) {
       busy.current = false;
     }
   }, [agents]);
-  useEffect(() => {
-    refresh();
-    const timer = setInterval(() => {
-      if (document.visibilityState !== 'hidden') refresh();
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [refresh]);
+  usePolling(refresh, POLL_MS);
   const hide = useCallback(
     (approvalId) => {
       hidden.current.add(approvalId);

@@ -1,6 +1,7 @@
 // The Schedules view: the config's cron schedules with their state (`GET /schedules`), read again every few seconds
 // and after each action, with Pause / Resume and Run now (`POST /schedules/:id/trigger`), whose new run is linked.
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useState } from 'preact/hooks';
+import { usePolling } from './polling.js';
 import { html } from './html.js';
 import { enc, get, post } from './api.js';
 import { fmtTime, short } from './format.js';
@@ -59,13 +60,7 @@ export function SchedulesView() {
       ),
     [],
   );
-  useEffect(() => {
-    refresh();
-    const timer = setInterval(() => {
-      if (document.visibilityState !== 'hidden') refresh();
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [refresh]);
+  usePolling(refresh, POLL_MS);
   return html`<section class="schedules">
     <header class="bar"><h2>Schedules</h2></header>
     ${err ? html`<p class="error" role="alert">${err}</p>` : null}

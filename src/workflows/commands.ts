@@ -106,7 +106,11 @@ async function create(engine: WorkflowEngine, input: ExecutionInput, custom: boo
 /** Starts an execution; resolves once its first record is durable. */
 export async function startExecution(engine: WorkflowEngine, workflowId: string, rawInput: unknown, options: ExecuteOptions = {}): Promise<StartedRun> {
   const def = requireWorkflow(engine, workflowId);
-  const input = validateInput(def, rawInput);
+  return startValidated(engine, def, validateInput(def, rawInput), options);
+}
+
+/** Starts an execution of `def` on an input already checked by validateInput (an idempotent start checks it once, for its digest). */
+export async function startValidated(engine: WorkflowEngine, def: WorkflowDefinition, input: unknown, options: ExecuteOptions = {}): Promise<StartedRun> {
   if (engine.isStopping) throw new AppError('UNAVAILABLE', 'Server is shutting down');
   const executionId = options.executionId ?? engine.newId();
   const { context, workflowState, userId, conversationId, metadata, idempotency } = options;

@@ -13,7 +13,7 @@ import { badRequest, conflict } from '../errors.js';
 import type { LogRecord } from '../log/types.js';
 import { StreamFencedError } from '../log/capabilities.js';
 import type { ExecutionInput } from '../../machines/workflow-execution.machine.js';
-import { requireWorkflow, startExecution, validateInput, type ExecuteOptions, type StartedRun } from './commands.js';
+import { requireWorkflow, startValidated, validateInput, type ExecuteOptions, type StartedRun } from './commands.js';
 import type { WorkflowEngine } from './engine.js';
 import { executionStream } from './events.js';
 
@@ -65,10 +65,11 @@ export function idempotencyKeyOf(header: string | undefined, option: string | un
 export async function startIdempotent(engine: WorkflowEngine, workflowId: string, rawInput: unknown, key: string, options: ExecuteOptions = {}): Promise<IdempotentRun> {
   if (options.executionId !== undefined) throw badRequest('Send either options.executionId or an idempotency key, not both');
   const def = requireWorkflow(engine, workflowId);
-  const digest = inputDigest(validateInput(def, rawInput));
+  const input = validateInput(def, rawInput);
+  const digest = inputDigest(input);
   const executionId = idempotentExecutionId(def.id, key);
   try {
-    const run = await startExecution(engine, workflowId, rawInput, { ...options, executionId, idempotency: { key, inputDigest: digest } });
+    const run = await startValidated(engine, def, input, { ...options, executionId, idempotency: { key, inputDigest: digest } });
     return { ...run, replayed: false };
   } catch (err) {
     // on a shared store the loser of a race may learn it from the winner's claim (fenced) rather than from the stream
@@ -84,13 +85,25 @@ export async function startIdempotent(engine: WorkflowEngine, workflowId: string
 
 /**
  * The first record of a stream another call is creating: a concurrent creation on this node may not
- * be durable yet, so its first record is awaited (briefly) rather than taken as missing.
+ * be durable yet, so its first record is awaited (up to 2 s, on the fan-out: no polling) rather than
+ * taken as missing. The listener is in place before the read, so the record is either read or heard.
  */
 async function firstRecordOf(engine: WorkflowEngine, executionId: string): Promise<LogRecord> {
-  for (let waitMs = 1; ; waitMs *= 2) {
-    const [first] = await engine.log.readStream(executionStream(executionId), 1, 1);
-    if (first) return first;
-    if (waitMs > 2_000) throw conflict(`Execution ${executionId} is being started by another call; try again`);
-    await new Promise((r) => setTimeout(r, waitMs));
+  const stream = executionStream(executionId);
+  let off: () => void = () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const heard = new Promise<LogRecord>((resolve, reject) => {
+    off = engine.fanout.listen(stream, (rec) => {
+      if (rec.streamSeq === 1) resolve(rec);
+    });
+    timer = setTimeout(() => reject(conflict(`Execution ${executionId} is being started by another call; try again`)), 2_000);
+  });
+  heard.catch(() => undefined);
+  try {
+    const [first] = await engine.log.readStream(stream, 1, 1);
+    return first ?? (await heard);
+  } finally {
+    off();
+    clearTimeout(timer);
   }
 }
