@@ -23,6 +23,9 @@ import { encodeSseFrame } from '../kernel/sse-encoder.js';
 
 type Listener = (record: LogRecord) => void;
 
+/** Records read at a time when a settle wait looks back over what is committed already. */
+const LOOK_BACK_PAGE = 256;
+
 export class ExecutionFanout {
   private readonly listeners = new Map<string, Set<Listener>>();
   private subscription: RxSubscription | undefined;
@@ -136,10 +139,14 @@ export class ExecutionFanout {
       this.pendingWaits.set(abandon, stream);
       // the listener is in place before the read, so a settling record is either read or delivered
       if (lookBack) {
-        this.log.readStream(stream).then((records) => {
-          const settled = records.find((r) => r.streamSeq > afterStreamSeq && SETTLING_RECORD_TYPES.has(r.type));
+        // read in pages from the cursor: a settling record comes early in most streams, and a long one is not held whole
+        const scan = async (from: number): Promise<void> => {
+          const page = await this.log.readStream(stream, from, from + LOOK_BACK_PAGE - 1);
+          const settled = page.find((r) => SETTLING_RECORD_TYPES.has(r.type));
           if (settled) answer(settled);
-        }, abandon);
+          else if (page.length === LOOK_BACK_PAGE && !answered) await scan(from + LOOK_BACK_PAGE);
+        };
+        scan(afterStreamSeq + 1).catch(abandon);
       }
     });
     // a wait nobody ends up awaiting (its command failed) must not become an unhandled rejection
