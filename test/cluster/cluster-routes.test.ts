@@ -1,6 +1,6 @@
 /**
  * Answers of commands that meet a stream another node owns, between two nodes' route wrappers: the
- * inbox between them is a direct call, the store a stand-in with the shared and ownership
+ * inbox between them is a direct call through JSON text, the store a stand-in with the shared and ownership
  * capabilities. A stream answer is served on the receiving node through the read route the owner
  * names; a file and the owner's headers arrive as the owner answered; a `move` command waits for
  * the owner to let the stream go and runs where it was received, or answers a 409 naming the owner.
@@ -31,8 +31,10 @@ function store(nodeId: string, owner: () => string | undefined): EventLog & { cl
   return s as unknown as EventLog & { claims: number };
 }
 
-/** An inbox that hands each request to the owner's `serve` at once. */
-const bridge = (owner: () => ClusterRoutes): CommandInbox => ({ forward: async (_target: string, req: Parameters<ClusterRoutes['serve']>[0]) => owner().serve(req) }) as unknown as CommandInbox;
+/** An inbox that hands each request to the owner's `serve` at once, both ways as JSON text, as `el_inbox` stores them. */
+const viaJson = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+const bridge = (owner: () => ClusterRoutes): CommandInbox =>
+  ({ forward: async (_target: string, req: Parameters<ClusterRoutes['serve']>[0]) => viaJson(await owner().serve(viaJson(req))) }) as unknown as CommandInbox;
 
 function ctx(method: RequestContext['method'], path: string, params: Record<string, string>, body?: unknown): RequestContext {
   return { method, path, params, query: {}, rawQuery: new URLSearchParams(), headers: { 'x-client': 'c1' }, body, origin: 'http://127.0.0.1', signal: new AbortController().signal };
