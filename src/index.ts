@@ -16,7 +16,7 @@ export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from 
 // errors
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 // custom routes
-export type { RouteDef, WsRouteDef, RequestContext, RouteResult, SseSink, AuthClass, AuthUser } from './contract/routes.js';
+export type { RouteDef, WsRouteDef, RequestContext, RouteResult, StreamFollow, SseSink, AuthClass, AuthUser } from './contract/routes.js';
 // workflows
 export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, andWorkflow, andSleep, andSleepUntil, andWaitForEvent } from './workflows/builder.js';
 export type { WorkflowDefinition, WorkflowConfig, WorkflowStep, StepContext, StepCustomEvent, StepFunction, StepType, StepBase, StepKinds } from './workflows/types.js';

@@ -22,6 +22,8 @@ import type { ModuleDocs, RequestExamples } from '../contract/docs.js';
 import { runObject, runStreamObject } from './ops-object.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { AgentHistoryProjection } from './history.js';
+import { StreamFencedError } from '../log/capabilities.js';
+import { runStream } from '../../machines/agent-run.machine.js';
 
 export interface AgentRouteDeps {
   runs: AgentRuns;
@@ -37,6 +39,18 @@ function findAgent(deps: AgentRouteDeps, id: string): Agent {
   const agent = deps.runs.registry.get(id);
   if (!agent) throw new AppError('NOT_FOUND', `Agent ${id} not found`);
   return agent;
+}
+
+/**
+ * Makes a paused run this node's (on a store shared by nodes): a run another live node holds is refused with
+ * StreamFencedError, which the cluster layer meets by moving the run here once that node lets it go.
+ */
+async function claimRun(deps: AgentRouteDeps, runId: string): Promise<void> {
+  const ownership = deps.runs.deps.host.log.ownership;
+  if (!ownership) return;
+  const stream = runStream(runId);
+  const refused = await ownership.claim(stream);
+  if (refused !== undefined) throw new StreamFencedError(stream, refused);
 }
 
 async function prepare(
@@ -154,10 +168,14 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       body: ChatRequest,
       mergeUser: 'agent',
       produces: 'sse',
+      // the model's live output is not in the log: a continued run moves to this node rather than forwarding
+      whenFenced: 'move',
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const body = chatAsTextRequest(ctx.body, (options) => agent.memory !== null && resolveCallOptions(options, agent).memory.userId !== undefined);
         const continued = await findChatContinuation(deps.runs.deps.host.log, agent.id, body.input);
+        // the continued run is made this node's before the stream opens, so a run another node holds is refused here
+        if (continued) await claimRun(deps, continued.started.runId);
         const prepared = await prepare(deps, ctx, agent, body, continued?.started.runId);
         return { kind: 'sse', headers: { ...CHAT_HEADERS, ...conversationHeader(prepared) }, start: (sink) => runChat(deps.runs, prepared, body.input, ctx.signal, sink, continued) };
       },

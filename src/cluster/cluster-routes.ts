@@ -4,13 +4,19 @@
  *   everything committed before it, so a write acknowledged by any node shows in the next request
  *   on every node (projections follow `head()`, which the barrier brings up to date);
  * - forwarding: a command (any non-GET route) refused because another live node owns its stream
- *   is sent to that node through the database inbox and answered with the owner's answer.
+ *   is sent to that node through the database inbox and answered with the owner's answer (status,
+ *   headers, JSON or a file's bytes). A stream answer is not carried: the owner names the read route
+ *   that serves the same stream from the log (`follow`), and the receiving node runs that route
+ *   itself, so the client reads the stream from this node's own fan-out of the shared log;
+ * - moving: a command whose stream answer cannot be rebuilt from the log (a model's live output,
+ *   `whenFenced: 'move'`) is not forwarded; the receiving node waits, bounded, until the owner lets
+ *   the stream go (the run parks or ends, or its lease lapses), claims it and runs the command here.
  * The owner runs forwarded commands with the same handlers, barrier included, forwarding excluded.
  * While the store is failed the barrier cannot be passed (503), except by the status route, which
  * answers from this node's memory and is where an operator sees the fault.
  */
-import { toFailure } from '../errors.js';
-import type { RequestContext, RouteDef, RouteResult } from '../contract/routes.js';
+import { AppError, toFailure } from '../errors.js';
+import type { RequestContext, RouteDef, RouteResult, StreamFollow } from '../contract/routes.js';
 import { StreamFencedError } from '../log/capabilities.js';
 import type { EventLog } from '../log/types.js';
 import type { CommandInbox, ForwardedRequest, ForwardedResponse } from './inbox.js';
@@ -22,16 +28,56 @@ export interface ClusterRoutes {
 }
 
 const FORWARD_TIMEOUT_MS = 30_000;
+/** how long a moving command waits for the owner to let its stream go, and how often it asks */
+const MOVE_WAIT_MS = 15_000;
+const MOVE_POLL_MS = 100;
 /** routes that answer from the node's memory and must answer during a store outage */
 const WITHOUT_STORE = new Set(['GET /observability/status']);
 
-export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined): ClusterRoutes | undefined {
+export interface ClusterRouteOptions {
+  /** how long a moving command waits for the stream's owner, ms (default 15000) */
+  moveWaitMs?: number;
+}
+
+export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, opts: ClusterRouteOptions = {}): ClusterRoutes | undefined {
   const shared = log.shared;
   if (!shared) return undefined;
   const catchUp = () => shared.catchUp();
   const nodeId = log.ownership?.nodeId;
-  /** barrier-only handlers, by `METHOD path` */
+  /** barrier-only handlers and their routes, by `METHOD path` */
   const local = new Map<string, RouteDef['handler']>();
+  const defs = new Map<string, RouteDef>();
+  const moveWaitMs = opts.moveWaitMs ?? MOVE_WAIT_MS;
+
+  /** The answer of a stream's read route on this node: what a forwarded command's stream answer becomes here. */
+  const followHere = async (follow: StreamFollow, ctx: RequestContext, headers: Record<string, string> | undefined): Promise<RouteResult> => {
+    const handler = local.get(follow.route);
+    const route = defs.get(follow.route);
+    if (!handler || !route) throw new AppError('INTERNAL', `The owner node answered with a stream of route ${follow.route}, which this node does not serve`);
+    const raw = follow.query ?? {};
+    const result = await handler({
+      ...ctx,
+      method: route.method,
+      params: follow.params,
+      query: route.query ? (route.query.parse(raw) as Record<string, unknown>) : raw,
+      rawQuery: new URLSearchParams(raw),
+      headers: { ...ctx.headers, ...follow.headers },
+      body: undefined,
+    });
+    return headers && (result.kind === 'sse' || result.kind === 'json' || result.kind === 'body') ? { ...result, headers: { ...headers, ...result.headers } } : result;
+  };
+
+  /** Waits until `stream` is this node's to write (its owner let it go, or its lease lapsed); false when it is not within the wait. */
+  const claimWhenFree = async (stream: string, signal: AbortSignal | undefined): Promise<boolean> => {
+    const ownership = log.ownership;
+    if (!ownership) return false;
+    const deadline = Date.now() + moveWaitMs;
+    while (Date.now() < deadline && !signal?.aborted) {
+      await new Promise((r) => setTimeout(r, MOVE_POLL_MS));
+      if ((await ownership.claim(stream)) === undefined) return true;
+    }
+    return false;
+  };
 
   const wrap = (route: RouteDef): RouteDef => {
     if (route.auth === 'documentation') return route;
@@ -41,7 +87,26 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined): C
       ? async (ctx) => (log.health?.ok === false ? undefined : await catchUp(), handler(ctx))
       : async (ctx) => (await catchUp(), handler(ctx));
     local.set(key, withBarrier);
-    if (!inbox || route.method === 'GET') return { ...route, handler: withBarrier };
+    defs.set(key, route);
+    if (route.method === 'GET') return { ...route, handler: withBarrier };
+    if (route.whenFenced === 'move') {
+      return {
+        ...route,
+        handler: async (ctx) => {
+          try {
+            return await withBarrier(ctx);
+          } catch (err) {
+            if (!(err instanceof StreamFencedError) || !err.owner || err.owner === nodeId) throw err;
+            if (await claimWhenFree(err.stream, ctx.signal)) return withBarrier(ctx);
+            throw new AppError(
+              'CONFLICT',
+              `${err.stream} is running on node ${err.owner}, which did not let it go within ${moveWaitMs} ms; its answer is a live stream that only the node running it can serve: retry once it has paused or ended`,
+            );
+          }
+        },
+      };
+    }
+    if (!inbox) return { ...route, handler: withBarrier };
     return {
       ...route,
       handler: async (ctx) => {
@@ -49,7 +114,8 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined): C
           return await withBarrier(ctx);
         } catch (err) {
           if (!(err instanceof StreamFencedError) || !err.owner || err.owner === nodeId) throw err;
-          return toResult(await inbox.forward(err.owner, toForwarded(route, ctx)));
+          const answer = await inbox.forward(err.owner, toForwarded(route, ctx));
+          return answer.follow ? followHere(answer.follow, ctx, answer.headers) : toResult(answer);
         }
       },
     };
@@ -96,20 +162,28 @@ function toForwarded(route: RouteDef, ctx: RequestContext): ForwardedRequest {
   };
 }
 
-/** The owner's route result as the client would have received it. */
+/** The owner's route result as the client would have received it (a stream: the read route that serves it). */
 function fromResult(r: RouteResult): ForwardedResponse {
   switch (r.kind) {
     case 'json':
-      return { status: r.status ?? 200, body: { success: true, data: r.data, ...(r.extra ?? {}) } };
+      return { status: r.status ?? 200, body: { success: true, data: r.data, ...(r.extra ?? {}) }, ...(r.headers ? { headers: r.headers } : {}) };
     case 'bare-json':
       return { status: r.status ?? 200, body: r.body };
     case 'empty':
       return { status: 204, body: null };
-    default:
-      return { status: 501, body: { success: false, error: 'This answer (a stream or a file) cannot be forwarded between nodes; send the request to the node that runs it' } };
+    case 'body':
+      return { status: r.status ?? 200, body: Buffer.from(r.body).toString('base64'), contentType: r.contentType, ...(r.headers ? { headers: r.headers } : {}) };
+    case 'sse':
+      if (r.follow) return { status: 200, body: null, follow: r.follow, ...(r.headers ? { headers: r.headers } : {}) };
+      // routes answering a live stream that the log does not hold move instead of forwarding (whenFenced: 'move')
+      return { status: 409, body: { success: false, error: 'This command answers with a live stream that only the node running it can serve; send it to that node' } };
   }
 }
 
 function toResult(f: ForwardedResponse): RouteResult {
-  return f.status === 204 ? { kind: 'empty', status: 204 } : { kind: 'bare-json', status: f.status, body: f.body };
+  if (f.status === 204) return { kind: 'empty', status: 204 };
+  if (f.contentType !== undefined) return { kind: 'body', status: f.status, contentType: f.contentType, body: Buffer.from(String(f.body), 'base64'), ...(f.headers ? { headers: f.headers } : {}) };
+  // the owner's headers (a conversation id, Idempotent-Replayed, ...) go along with its JSON
+  if (f.headers) return { kind: 'body', status: f.status, contentType: 'application/json', body: JSON.stringify(f.body), headers: f.headers };
+  return { kind: 'bare-json', status: f.status, body: f.body };
 }

@@ -7,6 +7,7 @@
  * answer in time (it stopped; takeover will follow) gets the client a 503.
  */
 import pg from 'pg';
+import type { StreamFollow } from '../contract/routes.js';
 
 /** What the owner needs to run a route as the receiving node would have. */
 export interface ForwardedRequest {
@@ -23,10 +24,18 @@ export interface ForwardedRequest {
   origin: string;
 }
 
-/** The answer as the client gets it: a status and a JSON body (null for 204). */
+/**
+ * The answer as the client gets it: a status and a JSON body (null for 204), with the answer's headers; a file's
+ * bytes in base64 with its content type; or, for a stream, the read route that serves it from the log on the
+ * receiving node (cluster-routes.ts).
+ */
 export interface ForwardedResponse {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
+  /** a file answer: `body` is its bytes in base64 */
+  contentType?: string;
+  follow?: StreamFollow;
 }
 
 export interface InboxOptions {

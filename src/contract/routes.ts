@@ -59,8 +59,22 @@ export type RouteResult =
   | { kind: 'bare-json'; status?: number; body: unknown }
   | { kind: 'body'; status?: number; contentType: string; body: string | Uint8Array; headers?: Record<string, string> }
   | { kind: 'empty'; status: 204 }
-  /** an event stream: the edge writes the SSE headers, then calls `start` with the sink */
-  | { kind: 'sse'; headers?: Record<string, string>; start: (sink: SseSink) => void | Promise<void> };
+  /**
+   * an event stream: the edge writes the SSE headers, then calls `start` with the sink. `follow` names the read route
+   * that serves the same stream from the log, so a node that forwarded the command serves the stream itself
+   */
+  | { kind: 'sse'; headers?: Record<string, string>; start: (sink: SseSink) => void | Promise<void>; follow?: StreamFollow };
+
+/**
+ * A read route that serves a stream from the log (`METHOD path` of its route, its params, its raw query and headers):
+ * what a command's stream answer becomes on a node other than the one that ran the command.
+ */
+export interface StreamFollow {
+  route: string;
+  params: Record<string, string>;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
 
 export interface RouteDef {
   method: HttpMethod;
@@ -94,6 +108,12 @@ export interface RouteDef {
   pathOnly?: true;
   /** true for operator routes (tagged `Custom Endpoints` when they declare no schema) */
   custom?: boolean;
+  /**
+   * What a node sharing the store does when this command meets a stream another live node owns (src/cluster/): by
+   * default it forwards the command to the owner; `move` waits (bounded) until the owner lets the stream go, then
+   * runs the command here, for answers that cannot be rebuilt from the log (a model's live output)
+   */
+  whenFenced?: 'forward' | 'move';
   handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;
 }
 

@@ -215,7 +215,9 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       produces: 'sse',
       handler: async (ctx) => {
         const { run, headers } = await start(engine, ctx.params.id, ctx.headers, ctx.body as z.infer<typeof executeBody>);
-        return { kind: 'sse', ...(headers ? { headers } : {}), start: (sink) => engine.fanout.attachSse(executionStream(run.executionId), 0, sink) };
+        // on a shared store, a node that forwarded this command serves the stream through the attach route
+        const follow = { route: `GET ${byExec}/stream`, params: { id: ctx.params.id, executionId: run.executionId }, query: { fromSequence: '0' } };
+        return { kind: 'sse', ...(headers ? { headers } : {}), start: (sink) => engine.fanout.attachSse(executionStream(run.executionId), 0, sink), follow };
       },
     },
     {

@@ -9,11 +9,12 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import type { UIMessage } from 'ai';
 import { supportAgent } from '../fixtures/tool-approvals.config.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { killSpawned, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
+import { MemoryState, TestChat } from '../helpers/chat-client.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-approvals-chat-'));
 const refundLog = path.join(dir, 'refunds.txt');
@@ -31,26 +32,6 @@ afterAll(async () => {
   delete process.env.REFUND_LOG;
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The smallest ChatState: what a UI framework binding keeps. */
-class MemoryState implements ChatState<UIMessage> {
-  status: ChatStatus = 'ready';
-  error: Error | undefined;
-  messages: UIMessage[] = [];
-  pushMessage = (m: UIMessage) => void this.messages.push(m);
-  popMessage = () => void this.messages.pop();
-  replaceMessage = (i: number, m: UIMessage) => void (this.messages[i] = m);
-  snapshot = <T>(thing: T): T => structuredClone(thing);
-}
-
-class TestChat extends AbstractChat<UIMessage> {
-  constructor(
-    readonly memory: MemoryState,
-    url: string,
-  ) {
-    super({ state: memory, transport: new DefaultChatTransport({ api: url }), sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
-  }
-}
 
 type ToolPart = { type: string; state: string; approval?: { id: string }; output?: unknown };
 const refundPart = (m: UIMessage | undefined) => m?.parts.find((p) => p.type === 'tool-refund') as ToolPart | undefined;

@@ -14,7 +14,8 @@ import { Role, TaskState, type Message, type Part, type StreamResponse, type Tas
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '../helpers/postgres.js';
 import { api } from '../helpers/server.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import type { SpawnedServer } from '../helpers/spawn-server.js';
+import { startTwoNodes } from '../helpers/pg-nodes.js';
 import { until } from '../helpers/until.js';
 
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'tool-approvals.config.ts');
@@ -40,13 +41,7 @@ async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
   const url = await cluster().createDatabase();
   const round = rounds++;
   refundLog = path.join(dir, `refunds-${round}.txt`);
-  const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dir, id), '--database-url', url, '--node-id', id, '--config', CONFIG], { REFUND_LOG: refundLog });
-  // one after the other: the first creates the schema, the second finds it
-  const a = await start(`a-${round}`);
-  servers.push(a);
-  const b = await start(`b-${round}`);
-  servers.push(b);
-  return [a, b];
+  return startTwoNodes(url, servers, { dir, tag: String(round), args: ['--config', CONFIG], env: { REFUND_LOG: refundLog } });
 }
 
 const refunds = () => (existsSync(refundLog) ? readFileSync(refundLog, 'utf8') : '');
