@@ -72,7 +72,7 @@ export function backoffDelay(policy: RetryPolicy, failed: number): number {
 export function retryAtFor(policy: RetryPolicy, failed: number, now: number, random: number): number {
   const d = backoffDelay(policy, failed);
   const { jitter } = backoffOf(policy);
-  return now + Math.round(d * (1 - jitter * Math.min(Math.max(random, 0), 1)));
+  return now + Math.floor(d * (1 - jitter * Math.min(Math.max(random, 0), 1)));
 }
 
 /** Whether failed attempt `failed` (1-based) of a step with `policy` is followed by another. */
