@@ -41,12 +41,7 @@ export interface RunFailure {
  * attempt waits for its retry there is nothing to decide (undefined): its timer starts the next
  * attempt (`retryDue`: the timer's own call, when the recorded retryAt has come).
  */
-export function nextStepEvent(
-  def: WorkflowDefinition | undefined,
-  c: ExecutionContext,
-  onFailure?: (failure: RunFailure) => void,
-  options: { retryDue?: boolean } = {},
-): ExecutionEvent | undefined {
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (failure: RunFailure) => void, options: { retryDue?: boolean } = {}): ExecutionEvent | undefined {
   if (c.retry && !options.retryDue) return undefined;
   const engineFailure = (message: string): ExecutionEvent => {
     onFailure?.({ message, cause: 'engine' });

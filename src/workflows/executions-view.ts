@@ -35,10 +35,7 @@ interface SuspensionView {
 }
 
 /** What a running execution waits for (a durable wait of its step in flight, or a failed attempt's retry); times ISO 8601. */
-type WaitingForView =
-  | { kind: 'sleep'; until: string }
-  | { kind: 'event'; name: string; timeoutAt: string | null }
-  | { kind: 'retry'; stepId: string; attempt: number; until: string };
+type WaitingForView = { kind: 'sleep'; until: string } | { kind: 'event'; name: string; timeoutAt: string | null } | { kind: 'retry'; stepId: string; attempt: number; until: string };
 
 /** One run of a retried step: its number, how it ended (`running` while in flight), its error and the retry it led to. */
 interface AttemptView {

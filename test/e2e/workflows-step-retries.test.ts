@@ -35,10 +35,14 @@ it('runs the next attempt once, at the retryAt recorded before a SIGKILL during 
   const callsFile = path.join(dir, 'flaky-calls');
   const state = (url: string) => api(`${url}/workflows/flaky/executions/crash-retry/state`).then((r) => r.body.data);
   void api(`${server.url}/workflows/flaky/execute`, { method: 'POST', json: { input: { callsFile, failures: 1 }, options: { executionId: 'crash-retry' } } }).catch(() => undefined);
-  const waiting = await until(async () => {
-    const s = await state(server!.url).catch(() => undefined);
-    return s?.waitingFor?.kind === 'retry' ? s.waitingFor : undefined;
-  }, 'the first attempt to fail and its retry to be recorded', 15_000);
+  const waiting = await until(
+    async () => {
+      const s = await state(server!.url).catch(() => undefined);
+      return s?.waitingFor?.kind === 'retry' ? s.waitingFor : undefined;
+    },
+    'the first attempt to fail and its retry to be recorded',
+    15_000,
+  );
   expect(waiting).toMatchObject({ kind: 'retry', stepId: 'charge', attempt: 2 });
   const retryAt = Date.parse(waiting.until);
   server.child.kill('SIGKILL');

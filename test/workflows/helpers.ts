@@ -15,7 +15,15 @@ export function makeEngine(
   opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock']; random?: WorkflowEngineOptions['random'] } = {},
 ): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
-  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner, clock: opts.clock, random: opts.random });
+  const engine = new WorkflowEngine({
+    log,
+    host: new ActorHost(log),
+    logger: opts.logger ?? pino({ level: 'silent' }),
+    workflows,
+    agentRunner: opts.agentRunner,
+    clock: opts.clock,
+    random: opts.random,
+  });
   engine.fanout.start();
   return engine;
 }

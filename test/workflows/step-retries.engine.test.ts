@@ -221,3 +221,28 @@ it('draws the jitter once, when the failed attempt is recorded', async () => {
   clock.advance(750);
   expect((await run.settled).type).toBe('execution.completed');
 });
+
+it('replays a recording with retries from its records, and reports a current code that would not retry', async () => {
+  const { replayExecutionHistory, collectDefinitions } = await import('../../src/workflows/history-replay.js');
+  const clock = new ManualClock();
+  const calls = { n: 0 };
+  const def = flaky('f8', 2, calls);
+  const engine = makeEngine([def], { clock });
+  const run = await startExecution(engine, 'f8', undefined, { executionId: 'r8' });
+  for (let i = 0; i < 3; i++) {
+    await settle();
+    clock.advance(5_000);
+  }
+  expect((await run.settled).type).toBe('execution.completed');
+  const records = await recordsOf(engine, 'r8');
+  for (const live of [false, true]) {
+    calls.n = 0; // live: the step runs again, failing its first two runs as recorded
+    const report = await replayExecutionHistory(records, { definitions: collectDefinitions([def]), live });
+    expect(report.result, JSON.stringify(report.divergence)).toBe('identical');
+  }
+  const fewer = createWorkflow({ id: 'f8' }, andThen({ id: 'call', retry: { attempts: 2 }, execute: async () => 'ok' }));
+  const report = await replayExecutionHistory(records, { definitions: collectDefinitions([fewer]) });
+  expect(report.result).toBe('diverged');
+  expect(report.divergence).toMatchObject({ kind: 'outcome', stepId: 'call' });
+  expect(report.divergence!.message).toContain('allows 2 attempt(s)');
+});
