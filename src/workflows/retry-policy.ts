@@ -8,7 +8,7 @@
  * `retryAt` is what a replay or a restart reads back, so no later reader draws again).
  */
 
-/** How a step's attempts are spaced; every field has a default (docs/api-reference.md "Step options"). */
+/** How a step's attempts are spaced; every field has a default (docs/api-reference.md "Step options: retries and timeouts"). */
 export interface RetryBackoff {
   /** the wait after the first failed attempt, ms (default 1000) */
   initialMs?: number;

@@ -10,7 +10,7 @@ import { checkRetryOptions, type RetryPolicy } from '../retry-policy.js';
 /**
  * What every builder takes. `retries`: immediate re-runs in memory, not recorded; `retry`: durable
  * attempts with a recorded backoff (top-level steps only; when both are set `retry` wins);
- * `timeoutMs`: an attempt running longer fails (docs/api-reference.md "Step options").
+ * `timeoutMs`: an attempt running longer fails (docs/api-reference.md "Step options: retries and timeouts").
  */
 export type Common = { id: string; name?: string; purpose?: string; retries?: number; retry?: RetryPolicy; timeoutMs?: number };
 /** The schema slots of a step running user code. */
