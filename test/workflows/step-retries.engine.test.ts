@@ -246,3 +246,37 @@ it('replays a recording with retries from its records, and reports a current cod
   expect(report.divergence).toMatchObject({ kind: 'outcome', stepId: 'call' });
   expect(report.divergence!.message).toContain('allows 2 attempt(s)');
 });
+
+it('a cancel during a backoff ends the run, and the retry timer records nothing after it', async () => {
+  const { cancelExecution } = await import('../../src/workflows/commands.js');
+  const clock = new ManualClock();
+  const calls = { n: 0 };
+  const engine = makeEngine([flaky('f9', 5, calls)], { clock });
+  await startExecution(engine, 'f9', undefined, { executionId: 'r9' });
+  await settle();
+  await cancelExecution(engine, 'f9', 'r9', 'no more');
+  clock.advance(10_000);
+  await settle();
+  const records = await recordsOf(engine, 'r9');
+  expect(typesOf(records)).toEqual(['execution.started', 'step.started', 'step.retrying', 'execution.cancelled']);
+  expect(calls.n).toBe(1);
+  expect(toExecutionState(foldExecution(records)).waitingFor).toBeUndefined();
+});
+
+it('a suspend during a backoff holds the retry; the resumed step starts its attempts afresh', async () => {
+  const { suspendExecution, resumeExecution } = await import('../../src/workflows/commands.js');
+  const clock = new ManualClock();
+  const calls = { n: 0 };
+  const engine = makeEngine([flaky('f10', 1, calls)], { clock });
+  await startExecution(engine, 'f10', undefined, { executionId: 'r10' });
+  await settle();
+  await suspendExecution(engine, 'f10', 'r10', 'hold');
+  clock.advance(10_000);
+  await settle();
+  expect(calls.n).toBe(1);
+  const resumed = await resumeExecution(engine, 'f10', 'r10', undefined);
+  expect((await resumed.settled).type).toBe('execution.completed');
+  const records = await recordsOf(engine, 'r10');
+  expect(typesOf(records).filter((t) => t === 'step.started')).toHaveLength(2);
+  expect(records.filter((r) => r.type === 'step.started').map((r) => (r.data as { stepAttempt?: number }).stepAttempt ?? 1)).toEqual([1, 1]);
+});
