@@ -90,7 +90,7 @@ interface CurrentStep {
 }
 
 /** A failed attempt waiting for the next one (`step.retrying`): the step, the attempt to run next, when. */
-export interface RetryWait {
+interface RetryWait {
   stepIndex: number;
   stepId: string;
   /** the step's run number of the next attempt */

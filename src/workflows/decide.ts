@@ -82,7 +82,7 @@ export interface RetryClock {
 }
 
 /** Whether a failed attempt of `step` (its run `stepAttempt`) is retried rather than failing the run. */
-export function retriesFailure(step: WorkflowStep, stepAttempt: number, o: StepOutcome): boolean {
+function retriesFailure(step: WorkflowStep, stepAttempt: number, o: StepOutcome): boolean {
   return o.kind === 'failed' && retriesAfter(step.retry, stepAttempt, o.retryable !== false);
 }
 

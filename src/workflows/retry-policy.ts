@@ -26,7 +26,7 @@ export interface RetryPolicy {
   backoff?: RetryBackoff;
 }
 
-export const RETRY_DEFAULTS = { initialMs: 1_000, factor: 2, maxMs: 300_000, jitter: 0 } as const;
+const RETRY_DEFAULTS = { initialMs: 1_000, factor: 2, maxMs: 300_000, jitter: 0 } as const;
 
 /**
  * Thrown by a step to fail the run at once: no retry of its `retry` policy, no re-run of its
