@@ -166,6 +166,7 @@ class StepEnv implements StepRunEnv {
   readonly conversationId: string | undefined;
   readonly signal: AbortSignal;
   readonly retries: number;
+  readonly stepAttempt: number;
   readonly emit: StepRunEnv['emit'];
   readonly agentRunner: StepRunEnv['agentRunner'];
   readonly runChild: StepRunEnv['runChild'];
@@ -196,6 +197,7 @@ class StepEnv implements StepRunEnv {
     this.conversationId = c.conversationId;
     this.signal = hooks.signal;
     this.retries = def.retries;
+    this.stepAttempt = cur.stepAttempt ?? 1;
     this.emit = hooks.emit;
     this.agentRunner = hooks.agentRunner;
     this.runChild = hooks.runChild;

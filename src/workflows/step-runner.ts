@@ -83,6 +83,7 @@ function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: Ab
     conversationId: env.conversationId,
     executionId: env.executionId,
     workflowId: env.workflowId,
+    attempt: env.stepAttempt ?? 1,
     signal,
     get logger() {
       // loggerFor, not child(): the execution's step logger already binds `stepId`, which must not appear twice

@@ -35,6 +35,8 @@ export interface StepContext<TData = any, TResume = any> {
   conversationId?: string;
   executionId: string;
   workflowId: string;
+  /** the top-level step's run number under its `retry` policy: 1 on the first attempt, 2 on the next, ... */
+  attempt: number;
   /** aborted when the execution is suspended or cancelled from outside, or a race is lost */
   signal: AbortSignal;
   logger: Logger;

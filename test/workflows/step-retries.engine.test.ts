@@ -280,3 +280,39 @@ it('a suspend during a backoff holds the retry; the resumed step starts its atte
   expect(typesOf(records).filter((t) => t === 'step.started')).toHaveLength(2);
   expect(records.filter((r) => r.type === 'step.started').map((r) => (r.data as { stepAttempt?: number }).stepAttempt ?? 1)).toEqual([1, 1]);
 });
+
+it('tells the step which attempt it runs (ctx.attempt), the same number again when an attempt is recovered', async () => {
+  const log = createMemoryLog();
+  const clock = new ManualClock();
+  const seen: number[] = [];
+  let hang = true;
+  const wf = createWorkflow(
+    { id: 'f11' },
+    andThen({
+      id: 'a',
+      retry: { attempts: 3, backoff: { initialMs: 100 } },
+      execute: async ({ attempt }) => {
+        seen.push(attempt);
+        if (attempt === 1) throw new Error('first');
+        if (hang) return new Promise(() => undefined); // attempt 2 is in flight when the engine dies
+        return attempt;
+      },
+    }),
+  );
+  const first = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [wf], clock });
+  first.fanout.start();
+  await startExecution(first, 'f11', undefined, { executionId: 'r11' });
+  await settle();
+  clock.advance(100);
+  await settle();
+  expect(seen).toEqual([1, 2]);
+  hang = false;
+  const second = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [wf], clock: new ManualClock(clock.now()) });
+  second.fanout.start();
+  await second.recover(['r11']);
+  await settle();
+  expect(seen).toEqual([1, 2, 2]);
+  const records = await recordsOf(second, 'r11');
+  expect(records.at(-1)!.type).toBe('execution.completed');
+  expect((records.at(-1)!.data as { result: unknown }).result).toBe(2);
+});

@@ -71,6 +71,8 @@ export interface StepRunEnv {
   logger: Logger;
   /** default retries of the workflow */
   retries: number;
+  /** the top-level step's run number (its `retry` attempts; 1 when absent) */
+  stepAttempt?: number;
   emit(stepId: string, event: StepCustomEvent): Promise<void>;
   agentRunner(): WorkflowAgentRunner | undefined;
   /** runs a sub-workflow as a child execution; resolves with its result, throws SuspendSignal when it suspends */
