@@ -9,7 +9,15 @@
  * outcome comes back as `step.completed` / `step.skipped` / `execution.suspended` /
  * `execution.failed`, tagged with the step's `attempt` so a late result of an aborted attempt is
  * rejected. Named actions are hooks for the effect runner: `advance` (start the next step or
- * complete), `runStep` (run the step just started), `settle` (the run left `running`).
+ * complete), `runStep` (run the step just started), `settle` (the run left `running`), `armRetry`
+ * (a failed attempt is to be tried again at its recorded `retryAt`).
+ *
+ * Durable retries: a failed attempt of a step with a `retry` policy and attempts left is recorded
+ * as `step.retrying` (its error and `retryAt`) instead of `execution.failed`; the run stays
+ * `running` with no step in flight and `retry` set, and only the start of that step's next
+ * attempt (`step.started` with `stepAttempt` = `retry.attempt`) clears it. Per step, `stepAttempt`
+ * numbers its runs from 1 (absent in streams recorded before retries existed: 1); the
+ * execution-wide `attempt` tag stays what guards late outcomes.
  */
 import { assign, setup } from 'xstate';
 
@@ -25,6 +33,8 @@ export interface StepState {
   input: unknown;
   output?: unknown;
   status: StepStatus;
+  /** the step's run number (1 = first) of its last start; absent before retries existed */
+  stepAttempt?: number;
 }
 
 export interface ErrorInfo {
@@ -75,6 +85,19 @@ interface CurrentStep {
   stepId: string;
   attempt: number;
   input: unknown;
+  /** the step's own run number (1 = first); absent in streams recorded before retries existed */
+  stepAttempt?: number;
+}
+
+/** A failed attempt waiting for the next one (`step.retrying`): the step, the attempt to run next, when. */
+interface RetryWait {
+  stepIndex: number;
+  stepId: string;
+  /** the step's run number of the next attempt */
+  attempt: number;
+  /** epoch ms: the next attempt does not start before */
+  at: number;
+  error: ErrorInfo;
 }
 
 interface Suspension {
@@ -139,6 +162,8 @@ export interface ExecutionContext extends Omit<ExecutionInput, 'replay'> {
   inbox?: KeptEvent[];
   /** every event id this execution took in (kept or consumed): a second delivery of one is rejected */
   eventIds?: Record<string, true>;
+  /** set while a failed attempt waits for its retry (undefined/null otherwise) */
+  retry?: RetryWait | null;
 }
 
 interface StepFields {
@@ -148,6 +173,8 @@ interface StepFields {
   stepType: string;
   input: unknown;
   attempt: number;
+  /** the step's own run number (1 = first; absent = 1) */
+  stepAttempt?: number;
 }
 
 export type ExecutionEvent =
@@ -155,6 +182,7 @@ export type ExecutionEvent =
   | ({ type: 'step.completed'; output: unknown; workflowState?: Record<string, unknown>; usage?: Record<string, number> } & StepFields)
   | ({ type: 'step.skipped' } & StepFields)
   | ({ type: 'step.cancelled'; reason: string } & StepFields)
+  | ({ type: 'step.retrying'; error: ErrorInfo; retryAt: number } & StepFields)
   | { type: 'step.event'; stepId: string; attempt: number; event: { type: string; [k: string]: unknown } }
   | ({ type: 'step.waiting'; stepId: string; attempt: number; waitId: string } & Omit<WaitState, 'topStepId' | 'fired'>)
   | ({ type: 'step.wait.fired'; stepId: string; attempt: number; waitId: string } & WaitFiring)
@@ -235,11 +263,20 @@ export const workflowExecutionMachine = setup({
     armWait: () => undefined,
     /** a wait fired: the engine wakes the step waiting for it */
     waitFired: () => undefined,
+    /** a failed attempt is to be tried again: the engine arms its timer for the recorded retryAt */
+    armRetry: () => undefined,
   },
   guards: {
     canStart: ({ context: c, event }) => {
       const e = event as E<'step.started'>;
-      return c.current === null && e.stepIndex === c.nextIndex && c.stepIds[e.stepIndex] === e.stepId && e.attempt === c.attempts + 1;
+      if (!(c.current === null && e.stepIndex === c.nextIndex && c.stepIds[e.stepIndex] === e.stepId && e.attempt === c.attempts + 1)) return false;
+      // while a retry waits, only that step's next attempt may start (the timer's one start)
+      return !c.retry || (c.retry.stepIndex === e.stepIndex && (e.stepAttempt ?? 1) === c.retry.attempt);
+    },
+    /** a failed attempt of the step in flight is followed by the next one of that step */
+    canRetry: ({ context: c, event }) => {
+      const e = event as E<'step.retrying'>;
+      return c.current !== null && c.current.attempt === e.attempt && c.current.index === e.stepIndex && c.current.stepId === e.stepId && (c.current.stepAttempt ?? 1) === (e.stepAttempt ?? 1);
     },
     isCurrent: ({ context: c, event }) => {
       const e = event as { stepIndex?: number; attempt: number };
@@ -316,10 +353,14 @@ export const workflowExecutionMachine = setup({
           actions: [
             assign(({ context: c, event }) => {
               const e = event as E<'step.started'>;
+              const stepAttempt = e.stepAttempt ?? 1;
+              // the fields retries added stay out of the context of runs that never retry (their snapshots are unchanged)
+              const more = e.stepAttempt !== undefined ? { stepAttempt } : {};
               return {
-                current: { index: e.stepIndex, stepId: e.stepId, attempt: e.attempt, input: e.input },
+                current: { index: e.stepIndex, stepId: e.stepId, attempt: e.attempt, input: e.input, ...more },
                 attempts: e.attempt,
-                steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'running' as const } },
+                steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'running' as const, ...more } },
+                ...(c.retry ? { retry: null } : {}),
               };
             }),
             'runStep',
@@ -364,6 +405,16 @@ export const workflowExecutionMachine = setup({
             return { current: null, steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'cancelled' as const } } };
           }),
         },
+        'step.retrying': {
+          guard: 'canRetry',
+          actions: [
+            assign(({ event }) => {
+              const e = event as E<'step.retrying'>;
+              return { current: null, retry: { stepIndex: e.stepIndex, stepId: e.stepId, attempt: (e.stepAttempt ?? 1) + 1, at: e.retryAt, error: e.error } };
+            }),
+            'armRetry',
+          ],
+        },
         'step.event': { guard: 'isCurrent', actions: 'customEvent' },
         'step.waiting': { guard: 'canWait', actions: [assign(({ context: c, event }) => recordWait(c, event as E<'step.waiting'>)), 'armWait'] },
         'step.wait.fired': { guard: 'canFireWait', actions: [assign(({ context: c, event }) => fireWait(c, event as E<'step.wait.fired'>)), 'waitFired'] },
@@ -378,6 +429,8 @@ export const workflowExecutionMachine = setup({
               current: null,
               nextIndex: e.stepIndex,
               resume: endStep(c, e.stepIndex),
+              // a resumed step starts its attempts afresh
+              ...(c.retry ? { retry: null } : {}),
               workflowState,
               steps: { ...c.steps, [e.stepId]: { index: e.stepIndex, input: e.input, status: 'suspended' as const } },
               suspension: {
@@ -402,7 +455,7 @@ export const workflowExecutionMachine = setup({
         'execution.failed': {
           guard: 'canFail',
           target: 'error',
-          actions: assign(({ event }) => ({ current: null, error: (event as E<'execution.failed'>).error })),
+          actions: assign(({ context: c, event }) => ({ current: null, error: (event as E<'execution.failed'>).error, ...(c.retry ? { retry: null } : {}) })),
         },
         'execution.cancelled': {
           guard: 'canCancelRunning',

@@ -22,6 +22,7 @@ export { createWorkflow, andThen, andWhen, andAll, andRace, andTap, andAgent, an
 export type { WorkflowDefinition, WorkflowConfig, WorkflowStep, StepContext, StepCustomEvent, StepFunction, StepType, StepBase, StepKinds } from './workflows/types.js';
 export { registerStepKind } from './workflows/steps/registry.js';
 export { SKIPPED, type StepKind, type StepRun, type DescribeChild } from './workflows/steps/kind.js';
+export { NonRetryableError, type RetryPolicy, type RetryBackoff } from './workflows/retry-policy.js';
 export type { WorkflowAgentResult, WorkflowAgentUsage } from './contract/agent-bridge.js';
 // schedules
 export type { ScheduleConfig } from './schedules/config.js';

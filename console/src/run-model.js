@@ -32,20 +32,31 @@ export function flattenSteps(steps, depth = 0, parent) {
   return out;
 }
 
-/** Per step id: first start, last end, input, output, status, error, attempts, from the events. */
+/**
+ * Per step id: first start, last end, input, output, status, error, attempts, from the events.
+ * `tries` lists each run of the step: its number (`metadata.attempt` of its step-start, else its
+ * rank), its start and end, and for a failed attempt that a retry follows (step-retry) its error
+ * and when the next attempt runs.
+ */
 export function stepRecords(events) {
   const recs = new Map();
   const rec = (id) => {
     let r = recs.get(id);
-    if (!r) recs.set(id, (r = { id, attempts: 0 }));
+    if (!r) recs.set(id, (r = { id, attempts: 0, tries: [] }));
     return r;
   };
+  const lastTry = (r) => r.tries[r.tries.length - 1];
   for (const e of events) {
     const d = e.data ?? {};
     const t = Date.parse(d.timestamp);
     if (e.type === 'step-start' && d.from) {
       const r = rec(d.from);
       r.attempts++;
+      const attempt = d.metadata?.attempt ?? r.tries.length + 1;
+      const prev = lastTry(r);
+      // a run recovered after a crash is the same attempt started again
+      if (prev && prev.attempt === attempt && prev.end === undefined) prev.start = t;
+      else r.tries.push({ attempt, start: t, status: 'running' });
       r.start ??= t;
       r.lastStart = t;
       r.end = undefined;
@@ -54,11 +65,20 @@ export function stepRecords(events) {
       r.stepIndex = d.stepIndex;
       r.stepType = d.stepType;
       r.firstSeq ??= e.seq;
+    } else if (e.type === 'step-retry' && d.from) {
+      const r = rec(d.from);
+      const tr = lastTry(r);
+      if (tr) Object.assign(tr, { end: t, status: 'error', error: d.error, retryAt: Date.parse(d.retryAt) });
+      r.end = t;
+      r.status = 'retrying';
+      r.retryAt = Date.parse(d.retryAt);
     } else if (e.type === 'step-complete' && d.from) {
       const r = rec(d.from);
       r.start ??= t;
       r.end = t;
       r.status = d.status;
+      const tr = lastTry(r);
+      if (tr && tr.end === undefined) Object.assign(tr, { end: t, status: d.status });
       if ('output' in d) r.output = d.output;
       if (d.input !== undefined) r.input ??= d.input;
       if (d.metadata?.reason) r.reason = d.metadata.reason;
@@ -74,6 +94,8 @@ export function stepRecords(events) {
       r.end = t;
       r.status = 'error';
       r.error = d.error;
+      const tr = lastTry(r);
+      if (tr && tr.end === undefined) Object.assign(tr, { end: t, status: 'error', error: d.error });
     }
   }
   return recs;

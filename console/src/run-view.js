@@ -168,9 +168,26 @@ function Gantt({ rows, recs, span, selected, status, replayFrom }) {
       >
         <div class="g-name" style=${{ paddingLeft: `${row.depth * 16 + 4}px` }}>
           <span class=${`dot status-${st}`}></span
-          >${row.name}${row.nest ? html` <span class="tag">${row.nest}</span>` : null}${reused ? html` <span class="tag">reused</span>` : null}${own?.attempts > 1 ? html` <span class="tag">${own.attempts} runs</span>` : null}
+          >${row.name}${row.nest ? html` <span class="tag">${row.nest}</span>` : null}${reused ? html` <span class="tag">reused</span>` : null}${own?.tries.length > 1 ? html` <span class="tag" data-attempts=${own.tries.length}>${own.tries.length} attempts</span>` : own?.attempts > 1 ? html` <span class="tag">${own.attempts} runs</span>` : null}
         </div>
-        <div class="g-track">${start !== undefined ? html`<div class=${`g-bar status-${st} ${own ? '' : 'ghost'}`} style=${{ left: `${left}%`, width: `${w}%` }}></div>` : null}</div>
+        <div class="g-track">
+          ${
+            own?.tries.length > 1
+              ? own.tries.map((tr) => {
+                  // one bar per attempt: the gaps between them are the backoffs
+                  const trEnd = tr.end ?? (status === 'running' ? t1 : tr.start);
+                  return html`<div
+                    class=${`g-bar status-${tr.status}`}
+                    data-attempt=${tr.attempt}
+                    title=${`Attempt ${tr.attempt}: ${tr.status}${tr.error?.message ? ` (${tr.error.message})` : ''}`}
+                    style=${{ left: `${((tr.start - t0) / width) * 100}%`, width: `${Math.max(0.6, ((trEnd - tr.start) / width) * 100)}%` }}
+                  ></div>`;
+                })
+              : start !== undefined
+                ? html`<div class=${`g-bar status-${st} ${own ? '' : 'ghost'}`} style=${{ left: `${left}%`, width: `${w}%` }}></div>`
+                : null
+          }
+        </div>
         <div class="g-dur">${own && own.end !== undefined ? fmtDuration(own.end - own.start) : own ? '…' : ''}</div>
       </a>`;
     })}
@@ -184,6 +201,20 @@ function StepInspector({ wf, id, row, rec, runStatusNow, parentInput, parentOutp
   return html`<div class="inspector panel" data-inspected-step=${row.id}>
     <div class="panel-head">${row.name} <span class="dim">${row.type}${rec?.attempts ? ` · ${rec.status}` : ''}</span></div>
     ${rec ? html`<p class="dim">Started ${fmtTime(rec.start)}${rec.end ? ` · took ${fmtDuration(rec.end - rec.start)}` : ''}${rec.reason ? ` · ${rec.reason}` : ''}</p>` : html`<p class="dim">This step reported no events${row.depth > 0 ? ' (it runs inside its parent step)' : ''}.</p>`}
+    ${
+      rec?.tries?.length > 1 || rec?.status === 'retrying'
+        ? html`<ol class="attempts" aria-label="Attempts">
+            ${rec.tries.map(
+              (tr) =>
+                html`<li data-attempt=${tr.attempt}>
+                  Attempt ${tr.attempt}: <span class=${`status-${tr.status}`}>${tr.status}</span>${tr.end !== undefined ? ` · ${fmtDuration(tr.end - tr.start)}` : ''}${
+                    tr.error?.message ? ` · ${tr.error.message}` : ''
+                  }${tr.retryAt ? ` · retry at ${fmtTime(tr.retryAt)}` : ''}
+                </li>`,
+            )}
+          </ol>`
+        : null
+    }
     <${JsonView} label="Input" value=${rec?.input ?? parentInput} />
     <${JsonView} label="Output" value=${rec?.output ?? parentOutput} />
     ${rec?.error ? html`<${JsonView} label="Error" value=${rec.error} />` : null} ${rec?.suspendData !== undefined ? html`<${JsonView} label="Suspend data" value=${rec.suspendData} />` : null}

@@ -10,6 +10,7 @@ import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { checkDeclared, type StepOutcome, type StepRunEnv } from './step-runner.js';
 import { executionStream } from './events.js';
 import { traceIdFor } from '../kernel/span-types.js';
+import { retriesAfter, retryAtFor } from './retry-policy.js';
 
 /** The trace of an execution's spans (recorded at its start; derived for executions started before it was). */
 export const traceOf = (c: { traceId?: string; executionId: string }) => c.traceId ?? traceIdFor(executionStream(c.executionId));
@@ -36,9 +37,12 @@ export interface RunFailure {
 /**
  * The event the workflow code decides next for a running execution with no step in flight: start
  * the next step, complete the run, or fail it when the definition no longer matches the recording.
- * `onFailure` hears a run failed here rather than by a step (see RunFailure).
+ * `onFailure` hears a run failed here rather than by a step (see RunFailure). While a failed
+ * attempt waits for its retry there is nothing to decide (undefined): its timer starts the next
+ * attempt (`retryDue`: the timer's own call, when the recorded retryAt has come).
  */
-export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (failure: RunFailure) => void): ExecutionEvent {
+export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionContext, onFailure?: (failure: RunFailure) => void, options: { retryDue?: boolean } = {}): ExecutionEvent | undefined {
+  if (c.retry && !options.retryDue) return undefined;
   const engineFailure = (message: string): ExecutionEvent => {
     onFailure?.({ message, cause: 'engine' });
     return { type: 'execution.failed', error: { message, name: 'Error' }, workflowName: c.workflowName };
@@ -53,12 +57,56 @@ export function nextStepEvent(def: WorkflowDefinition | undefined, c: ExecutionC
   if (!step || step.id !== c.stepIds[c.nextIndex]) {
     return engineFailure(`Workflow ${c.workflowId} changed since execution ${c.executionId} started (step ${c.nextIndex} is no longer '${c.stepIds[c.nextIndex]}')`);
   }
-  return { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+  const started: ExecutionEvent = { type: 'step.started', stepIndex: c.nextIndex, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: c.data, attempt: c.attempts + 1 };
+  const stepAttempt = stepAttemptOf(c, step.id);
+  return stepAttempt !== undefined ? { ...started, stepAttempt } : started;
 }
 
-/** The event a top-level step's outcome becomes. */
-export function outcomeEvent(workflowName: string, step: WorkflowStep, cur: { index: number; attempt: number; input: unknown }, o: StepOutcome): ExecutionEvent {
-  const base = { stepIndex: cur.index, stepId: step.id, stepName: step.name ?? step.id, stepType: step.type, input: cur.input, attempt: cur.attempt };
+/**
+ * The run number of the next start of step `stepId` at `c.nextIndex`: the retry's when one waits;
+ * the same number again when an attempt was interrupted (a crash, a takeover: no outcome was
+ * recorded, so it did not fail); else the first (undefined: a record without the field reads as 1,
+ * so runs that never retry record what they always did).
+ */
+function stepAttemptOf(c: ExecutionContext, stepId: string): number | undefined {
+  if (c.retry && c.retry.stepId === stepId) return c.retry.attempt;
+  const st = c.steps[stepId];
+  if (st?.status === 'running' && st.index === c.nextIndex && st.stepAttempt !== undefined) return st.stepAttempt;
+  return undefined;
+}
+
+/** Where a failed attempt's retry is decided: the time now and one random draw in [0, 1) (for the jitter). */
+export interface RetryClock {
+  now: number;
+  random: number;
+}
+
+/** Whether a failed attempt of `step` (its run `stepAttempt`) is retried rather than failing the run. */
+function retriesFailure(step: WorkflowStep, stepAttempt: number, o: StepOutcome): boolean {
+  return o.kind === 'failed' && retriesAfter(step.retry, stepAttempt, o.retryable !== false);
+}
+
+/**
+ * The event a top-level step's outcome becomes. A failure of a step whose `retry` policy has
+ * attempts left (and a retryable error) becomes `step.retrying` with its `retryAt`, decided here
+ * once from `retry` (the engine's clock and draw) and recorded, so no reader decides it again.
+ */
+export function outcomeEvent(
+  workflowName: string,
+  step: WorkflowStep,
+  cur: { index: number; attempt: number; input: unknown; stepAttempt?: number },
+  o: StepOutcome,
+  retry?: RetryClock,
+): ExecutionEvent {
+  const base = {
+    stepIndex: cur.index,
+    stepId: step.id,
+    stepName: step.name ?? step.id,
+    stepType: step.type,
+    input: cur.input,
+    attempt: cur.attempt,
+    ...(cur.stepAttempt !== undefined ? { stepAttempt: cur.stepAttempt } : {}),
+  };
   switch (o.kind) {
     case 'completed':
       return { type: 'step.completed', ...base, output: o.output ?? null, ...(o.workflowState ? { workflowState: o.workflowState } : {}), ...(o.usage ? { usage: o.usage } : {}) };
@@ -73,8 +121,13 @@ export function outcomeEvent(workflowName: string, step: WorkflowStep, cur: { in
         ...(o.workflowState ? { workflowState: o.workflowState } : {}),
         workflowName,
       };
-    case 'failed':
+    case 'failed': {
+      const stepAttempt = cur.stepAttempt ?? 1;
+      if (retry && step.retry && retriesFailure(step, stepAttempt, o)) {
+        return { type: 'step.retrying', ...base, stepAttempt, error: o.error, retryAt: retryAtFor(step.retry, stepAttempt, retry.now, retry.random) };
+      }
       return { type: 'execution.failed', error: o.error, attempt: cur.attempt, workflowName };
+    }
   }
 }
 
@@ -113,6 +166,7 @@ class StepEnv implements StepRunEnv {
   readonly conversationId: string | undefined;
   readonly signal: AbortSignal;
   readonly retries: number;
+  readonly stepAttempt: number;
   readonly emit: StepRunEnv['emit'];
   readonly agentRunner: StepRunEnv['agentRunner'];
   readonly runChild: StepRunEnv['runChild'];
@@ -143,6 +197,7 @@ class StepEnv implements StepRunEnv {
     this.conversationId = c.conversationId;
     this.signal = hooks.signal;
     this.retries = def.retries;
+    this.stepAttempt = cur.stepAttempt ?? 1;
     this.emit = hooks.emit;
     this.agentRunner = hooks.agentRunner;
     this.runChild = hooks.runChild;

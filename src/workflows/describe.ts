@@ -9,6 +9,7 @@
 import type { WorkflowDefinition, WorkflowStep } from './types.js';
 import { toJsonSchema } from '../kernel/json-schema.js';
 import { kindOf } from './steps/registry.js';
+import { backoffOf } from './retry-policy.js';
 
 export interface WorkflowSummary {
   id: string;
@@ -30,6 +31,9 @@ function describeStep(step: WorkflowStep, stepIndex: number): Record<string, unk
   if (step.suspendSchema) out.suspendSchema = toJsonSchema(step.suspendSchema);
   if (step.resumeSchema) out.resumeSchema = toJsonSchema(step.resumeSchema);
   if (step.retries !== undefined) out.retries = step.retries;
+  // the policy with its defaults filled in, so a reader sees the waits it will get
+  if (step.retry) out.retry = { attempts: step.retry.attempts, backoff: backoffOf(step.retry) };
+  if (step.timeoutMs !== undefined) out.timeoutMs = step.timeoutMs;
   const kind = kindOf(step);
   if (kind.nest !== undefined) out.nest = kind.nest;
   if (kind.childOutput !== undefined) out.childOutput = kind.childOutput;

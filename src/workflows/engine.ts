@@ -7,6 +7,13 @@
  *
  * Commands (execute, resume, suspend, cancel, replay) live in `commands.ts`; boot-time recovery and
  * graceful stop are here because they concern the effects.
+ *
+ * Durable retries: a failed attempt with attempts left is recorded as `step.retrying` (retryAt
+ * decided once, with its jitter, by decide.ts outcomeEvent); its timer lives in the durable waits'
+ * heap and, when due, appends the step's next `step.started` only if the run still waits for that
+ * very retry (the machine accepts that one start, once; on PostgreSQL only the owner's fenced
+ * append lands). An execution recovered at boot or taken over while it waits re-arms the timer
+ * for the recorded retryAt through `advance`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -75,6 +82,8 @@ export interface WorkflowEngineOptions {
   runStep?: (step: WorkflowStep, env: StepRunEnv) => Promise<StepOutcome>;
   /** the time of durable waits (due times, timers); default: the host's clock and real timers */
   clock?: Clock;
+  /** the jitter draw of a retry's backoff, in [0, 1) (default Math.random) */
+  random?: () => number;
 }
 
 export const statusOf = (snap: ExecSnapshot) => executionStatus(snap);
@@ -102,6 +111,7 @@ export class WorkflowEngine {
   /** durable waits: their timers and the steps waiting on them */
   readonly waits: DurableWaits;
   private stopping = false;
+  private readonly random: () => number;
 
   constructor(options: WorkflowEngineOptions) {
     this.log = options.log;
@@ -110,6 +120,7 @@ export class WorkflowEngine {
     this.agentRunner = options.agentRunner ?? (() => undefined);
     this.newId = options.newId ?? randomUUID;
     this.runStep = options.runStep ?? runTopLevelStep;
+    this.random = options.random ?? Math.random;
     for (const def of options.workflows) {
       if (this.workflows.has(def.id)) throw new Error(`Workflow id '${def.id}' is registered twice`);
       this.workflows.set(def.id, def);
@@ -149,6 +160,7 @@ export class WorkflowEngine {
       else if (a.type === 'armWait' && event?.type === 'step.waiting') this.waits.armed(actor, event, reached.context);
       else if (a.type === 'waitFired' && event?.type === 'step.wait.fired') this.waits.fired(reached.context.executionId, event, reached.context);
       else if (a.type === 'runStep') this.startStep(actor, reached);
+      else if (a.type === 'armRetry' && reached.context.retry) this.armRetry(actor, reached.context.retry);
       else if (a.type === 'settle') this.abortStep(actor, statusOf(actor.snapshot));
     }
   }
@@ -172,11 +184,30 @@ export class WorkflowEngine {
       if (actor.snapshot.value === 'running') this.heldByStop.add(actor.snapshot.context.executionId);
       return;
     }
+    const now = actor.snapshot;
+    // a recovered (or taken over) run waiting for a retry: its timer again, for the recorded retryAt
+    if (now.value === 'running' && !now.context.current && now.context.retry) return this.armRetry(actor, now.context.retry);
     this.dispatch(actor, (snap) => {
       const c = snap.context;
       if (this.stopping || snap.value !== 'running' || c.current) return [];
-      return nextStepEvent(this.definitions.get(c.workflowId), c, (failure) => this.logEngineFailure(c, failure));
+      return nextStepEvent(this.definitions.get(c.workflowId), c, (failure) => this.logEngineFailure(c, failure)) ?? [];
     });
+  }
+
+  /**
+   * Arms the timer of a retry for its recorded time. When due, it starts the step's next attempt if
+   * the run still waits for this retry (not cancelled, suspended or already started meanwhile).
+   */
+  private armRetry(actor: ExecActor, retry: NonNullable<ExecSnapshot['context']['retry']>): void {
+    if (this.stopping) return;
+    const key = `${actor.snapshot.context.executionId}\u0000retry`;
+    this.waits.timers.arm(key, retry.at, () =>
+      this.dispatch(actor, (snap) => {
+        const c = snap.context;
+        if (this.stopping || snap.value !== 'running' || c.current || c.retry?.stepIndex !== retry.stepIndex || c.retry.attempt !== retry.attempt) return [];
+        return nextStepEvent(this.definitions.get(c.workflowId), c, (failure) => this.logEngineFailure(c, failure), { retryDue: true }) ?? [];
+      }),
+    );
   }
 
   /**
@@ -249,7 +280,7 @@ export class WorkflowEngine {
         this.heldByStop.add(c.executionId);
         return;
       }
-      this.dispatch(actor, outcomeEvent(c.workflowName, step, cur, outcome));
+      this.dispatch(actor, outcomeEvent(c.workflowName, step, cur, outcome, { now: this.waits.clock.now(), random: this.random() }));
     })();
     this.track(task, c.executionId);
   }

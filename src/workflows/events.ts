@@ -53,7 +53,25 @@ export function workflowEventOf(rec: LogRecord): WorkflowEventPayload | undefine
     case 'execution.recovered':
       return { type: 'workflow-start', ...head, from: d.workflowName, input: d.input, status: 'running', metadata: { recovered: true, resumeStepIndex: d.resumeStepIndex } };
     case 'step.started':
-      return { type: 'step-start', ...head, ...stepBase(d), status: 'running', metadata: { displayName: displayName(d.stepIndex, d.stepName) } };
+      return {
+        type: 'step-start',
+        ...head,
+        ...stepBase(d),
+        status: 'running',
+        // a retried step's attempt number (absent on a first run, as before retries existed)
+        metadata: { displayName: displayName(d.stepIndex, d.stepName), ...(d.stepAttempt !== undefined ? { attempt: d.stepAttempt } : {}) },
+      };
+    case 'step.retrying':
+      return {
+        type: 'step-retry',
+        ...head,
+        ...stepBase(d),
+        status: 'running',
+        attempt: d.stepAttempt ?? 1,
+        error: { name: 'Error', ...d.error },
+        retryAt: iso(d.retryAt),
+        metadata: { displayName: displayName(d.stepIndex, d.stepName), nextAttempt: (d.stepAttempt ?? 1) + 1 },
+      };
     case 'step.completed':
       return { type: 'step-complete', ...head, ...stepBase(d), output: d.output, status: 'success', metadata: { displayName: displayName(d.stepIndex, d.stepName) } };
     case 'step.skipped':

@@ -34,8 +34,17 @@ interface SuspensionView {
   suspendData?: unknown;
 }
 
-/** What a running execution waits for (a durable wait of its step in flight); times ISO 8601. */
-type WaitingForView = { kind: 'sleep'; until: string } | { kind: 'event'; name: string; timeoutAt: string | null };
+/** What a running execution waits for (a durable wait of its step in flight, or a failed attempt's retry); times ISO 8601. */
+type WaitingForView = { kind: 'sleep'; until: string } | { kind: 'event'; name: string; timeoutAt: string | null } | { kind: 'retry'; stepId: string; attempt: number; until: string };
+
+/** One run of a retried step: its number, how it ended (`running` while in flight), its error and the retry it led to. */
+interface AttemptView {
+  attempt: number;
+  status: string;
+  startedAt?: string;
+  error?: Record<string, unknown>;
+  retryAt?: string;
+}
 
 export interface ExecutionRecordView {
   id: string;
@@ -54,6 +63,8 @@ export interface ExecutionRecordView {
   cancellation?: { cancelledAt: string; reason: string };
   /** the open durable wait; kept while suspended (a resumed step waits for the same one), shown only while running */
   waitingFor?: WaitingForView;
+  /** per step id that was retried (`step.retrying`): each of its attempts, in order */
+  attempts?: Record<string, AttemptView[]>;
   error?: { message: string; name?: string; stepId?: string };
   replayedFromExecutionId?: string;
   replayFromStepId?: string;
@@ -132,6 +143,18 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
   view.updatedAt = iso(rec.at);
   view.status = statusAfterRecord(rec.type) ?? view.status;
   switch (rec.type) {
+    case 'step.retrying':
+      recordRetry(view, rec, d);
+      break;
+    case 'step.started': {
+      if (view.waitingFor?.kind === 'retry') delete view.waitingFor;
+      const tries = view.attempts?.[d.stepId];
+      const last = tries?.[tries.length - 1];
+      // an interrupted attempt run again (a recovery) stays one attempt
+      if (last && last.status === 'running' && last.attempt === (d.stepAttempt ?? 1)) last.startedAt = iso(rec.at);
+      else if (tries) tries.push({ attempt: d.stepAttempt ?? 1, status: 'running', startedAt: iso(rec.at) });
+      break;
+    }
     case 'step.waiting':
       view.waitingFor = d.kind === 'sleep' ? { kind: 'sleep', until: iso(d.until) } : { kind: 'event', name: d.name, timeoutAt: d.timeoutAt !== undefined ? iso(d.timeoutAt) : null };
       break;
@@ -139,9 +162,11 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
     case 'step.skipped':
     case 'step.cancelled':
       delete view.waitingFor;
+      endAttempt(view, d.stepId, rec.type === 'step.wait.fired' ? undefined : rec.type === 'step.skipped' ? 'skipped' : 'cancelled');
       break;
     case 'step.completed':
       delete view.waitingFor;
+      endAttempt(view, d.stepId, 'success');
       if (d.workflowState) view.workflowState = d.workflowState;
       if (d.usage) {
         const usage = { ...((view.metadata.usage as Record<string, number>) ?? {}) };
@@ -150,6 +175,8 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
       }
       break;
     case 'execution.suspended':
+      endAttempt(view, d.stepId, 'suspended');
+      if (view.waitingFor?.kind === 'retry') delete view.waitingFor;
       if (d.workflowState) view.workflowState = d.workflowState;
       view.suspension = {
         suspendedAt: iso(rec.at),
@@ -173,6 +200,7 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
       break;
     case 'execution.failed':
       delete view.waitingFor;
+      if (d.error?.stepId) endAttempt(view, d.error.stepId, 'failed', { name: 'Error', ...d.error });
       view.error = { name: 'Error', ...d.error };
       view.metadata.errorMessage = d.error?.message;
       view.endAt = iso(rec.at);
@@ -208,6 +236,30 @@ export function applyRecord(view: ExecutionRecordView, rec: LogRecord, detail: E
   if (ev.metadata) e.metadata = ev.metadata as Record<string, unknown>;
   if (ev.error) e.error = ev.error as Record<string, unknown>;
   view.events.push(e);
+}
+
+/** A failed attempt followed by a retry: the attempt's entry (the step's first gets one now), and what the run waits for. */
+function recordRetry(view: ExecutionRecordView, rec: LogRecord, d: Record<string, any>): void {
+  const attempt = d.stepAttempt ?? 1;
+  view.attempts ??= {};
+  let tries = view.attempts[d.stepId];
+  if (!tries) {
+    // the step's first retry: its first attempt's start is the step's last step-start event (when events are kept)
+    const start = view.events.findLast((e) => e.type === 'step-start' && e.from === d.stepId);
+    tries = view.attempts[d.stepId] = [{ attempt, status: 'running', ...(start ? { startedAt: start.startTime } : {}) }];
+  }
+  const last = tries[tries.length - 1];
+  Object.assign(last, { status: 'failed', error: { name: 'Error', ...d.error }, retryAt: iso(d.retryAt) });
+  view.waitingFor = { kind: 'retry', stepId: d.stepId, attempt: attempt + 1, until: iso(d.retryAt) };
+}
+
+/** The last attempt of a retried step ended (a status), or a wait of it fired (undefined: nothing to change). */
+function endAttempt(view: ExecutionRecordView, stepId: string, status: string | undefined, error?: Record<string, unknown>): void {
+  const tries = view.attempts?.[stepId];
+  const last = tries?.[tries.length - 1];
+  if (!last || status === undefined || last.status !== 'running') return;
+  last.status = status;
+  if (error) last.error = error;
 }
 
 /** The ExecutionRecord of the list (internal keys removed). */

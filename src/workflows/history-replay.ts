@@ -11,7 +11,9 @@
  * `live`, step functions run again on their recorded inputs and their outcomes are compared with
  * the recorded ones (agent and sub-workflow steps stay fed: they are other streams' effects).
  * Commands that came from outside (suspend, resume, cancel, crash recovery) are applied as
- * recorded, after checking they still fit the current code.
+ * recorded, after checking they still fit the current code. A failed attempt the recording
+ * retried (`step.retrying`) is replayed from its record, retryAt included (its jitter was drawn
+ * once, when it was recorded); the current code must still have an attempt left for it.
  */
 import pino, { type Logger } from 'pino';
 import {
@@ -96,7 +98,7 @@ export interface HistoryReplayOptions {
 }
 
 type Snapshot = ReturnType<typeof pureInitialTransition<typeof workflowExecutionMachine>>[0];
-type RecordedOutcomeType = 'step.completed' | 'step.skipped' | 'execution.suspended' | 'execution.failed';
+type RecordedOutcomeType = 'step.completed' | 'step.skipped' | 'execution.suspended' | 'execution.failed' | 'step.retrying';
 
 const CURRENT_KIND = `${WORKFLOW_EXECUTION_KIND}@${WORKFLOW_EXECUTION_VERSION}`;
 const EXTERNAL = new Set(['execution.suspended', 'execution.resumed', 'execution.cancelled', 'step.cancelled', 'execution.recovered']);
@@ -124,6 +126,7 @@ function recordedOutcome(r: LogRecord): StepOutcome {
     case 'execution.suspended':
       return { kind: 'suspended', reason: d.reason, ...(d.suspendData !== undefined ? { suspendData: d.suspendData } : {}), ...(d.workflowState ? { workflowState: d.workflowState } : {}) };
     case 'execution.failed':
+    case 'step.retrying':
       return { kind: 'failed', error: d.error };
   }
 }
@@ -132,7 +135,7 @@ function recordedOutcome(r: LogRecord): StepOutcome {
 function isOutcomeOf(r: LogRecord | undefined, attempt: number): boolean {
   if (!r) return false;
   const d = r.data as { attempt?: number };
-  return (r.type === 'step.completed' || r.type === 'step.skipped' || r.type === 'execution.suspended' || r.type === 'execution.failed') && d.attempt === attempt;
+  return (r.type === 'step.completed' || r.type === 'step.skipped' || r.type === 'execution.suspended' || r.type === 'execution.failed' || r.type === 'step.retrying') && d.attempt === attempt;
 }
 
 const describeOutcome = (o: StepOutcome) => (o.kind === 'completed' ? 'ran' : o.kind === 'skipped' ? 'skipped' : o.kind === 'suspended' ? `suspended (${o.reason})` : `failed (${o.error.message})`);
@@ -300,7 +303,7 @@ class Walk {
 
   /** Compares the current code's next decision with a recorded completion or engine-decided failure. */
   private decided(r: LogRecord): void {
-    const actual = nextStepEvent(this.def, this.snap.context);
+    const actual = nextStepEvent(this.def, this.snap.context, undefined, { retryDue: true })!;
     const rec = eventOf(r);
     if (actual.type === 'step.started') {
       diverge({
@@ -373,7 +376,8 @@ class Walk {
   private async step(i: number): Promise<number> {
     const r = this.records[i];
     const rec = eventOf(r) as Extract<ExecutionEvent, { type: 'step.started' }>;
-    const actual = nextStepEvent(this.def, this.snap.context);
+    // a step started after its retry's record: the recording says the retry's time had come
+    const actual = nextStepEvent(this.def, this.snap.context, undefined, { retryDue: true })!;
     this.compareStart(r, rec, actual);
     this.apply(actual, r, 'record-rejected', rec.stepId);
     let j = i + 1;
@@ -386,9 +390,31 @@ class Walk {
     const got = await this.outcome(step, expected);
     this.report.steps++;
     this.compareOutcome(o, step, expected, got);
+    if (o.type === 'step.retrying') {
+      this.compareRetry(o, step);
+      // replayed as recorded: its retryAt (and jitter) were decided once, when it was written
+      this.apply(eventOf(o), o, 'record-rejected', step.id);
+      return j;
+    }
     // the recorded outcome is what the recording continues from (equal to the current one by now)
     this.apply(outcomeEvent(this.snap.context.workflowName, step, cur, expected), o, 'record-rejected', step.id);
     return j;
+  }
+
+  /** A recorded retry: the current code's step must still have an attempt after the one that failed. */
+  private compareRetry(o: LogRecord, step: WorkflowStep): void {
+    const d = o.data as { stepIndex: number; stepAttempt?: number; error?: { message?: string } };
+    const failed = d.stepAttempt ?? 1;
+    if (step.retry && failed < step.retry.attempts) return;
+    diverge({
+      kind: 'outcome',
+      stepId: step.id,
+      stepIndex: d.stepIndex,
+      streamSeq: o.streamSeq,
+      message: `the recording retries step '${step.id}' after its attempt ${failed} failed (${d.error?.message}); the current code ${step.retry ? `allows ${step.retry.attempts} attempt(s)` : 'has no retry policy'} and fails the run`,
+      expected: { retry: { attemptsAtLeast: failed + 1 } },
+      actual: step.retry ? { retry: { attempts: step.retry.attempts } } : null,
+    });
   }
 
   private compareStart(r: LogRecord, rec: Extract<ExecutionEvent, { type: 'step.started' }>, actual: ExecutionEvent): void {

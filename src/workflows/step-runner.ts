@@ -4,7 +4,9 @@
  * Pure of the log: the engine turns the outcome into an event. What differs by kind is the kind's
  * (src/workflows/steps/); what is the same for all is here:
  * returning nothing passes `data` through; `suspend()` stops the step at once; `retries` re-run a
- * throwing step; a step's declared `inputSchema` checks (and parses) its input before it runs, its
+ * throwing step at once (not when it has a durable `retry` policy, whose attempts the engine
+ * records, nor after a NonRetryableError); `timeoutMs` fails an attempt that runs longer (its
+ * signal is aborted); a step's declared `inputSchema` checks (and parses) its input before it runs, its
  * `outputSchema` its output after each run: a mismatch is a failure of that step (an output
  * mismatch is retried like any other failure); a pass-through kind (andTap) never fails the run.
  */
@@ -18,11 +20,14 @@ import { loggerFor } from '../kernel/logger-for.js';
 import { DEFAULT_SUSPEND_REASON, SKIPPED, SuspendSignal, type StepOutcome, type StepRun, type StepRunEnv, type WaitSpec } from './steps/kind.js';
 import type { WaitFiring } from '../../machines/workflow-execution.machine.js';
 import { kindOf } from './steps/registry.js';
+import { isRetryable, StepTimeoutError } from './retry-policy.js';
 
 export { SuspendSignal, type ChildRunRequest, type StepOutcome, type StepRunEnv } from './steps/kind.js';
 
 /** A sub-workflow ended in error: its own failing step was logged already (with this execution as its parent). */
 export class SubWorkflowFailedError extends Error {
+  /** retrying the parent step would find the same failed child: its own step had the retries */
+  readonly nonRetryable = true;
   constructor(message: string) {
     super(message);
     // recorded as the parent's error: named like any step error, as before
@@ -78,6 +83,7 @@ function makeContext(rs: RunState, step: WorkflowStep, data: unknown, signal: Ab
     conversationId: env.conversationId,
     executionId: env.executionId,
     workflowId: env.workflowId,
+    attempt: env.stepAttempt ?? 1,
     signal,
     get logger() {
       // loggerFor, not child(): the execution's step logger already binds `stepId`, which must not appear twice
@@ -114,7 +120,8 @@ export function checkDeclared(schema: ZodType, value: unknown): { ok: true; valu
 function stepSchemaError(step: WorkflowStep, what: 'input' | 'output', issues: string): Error {
   const err = new Error(`Step '${step.id}' ${what} does not match its ${what}Schema: ${issues}`);
   err.name = 'ValidationError';
-  return err;
+  // the same input would fail the same way again; an output may differ on another attempt
+  return what === 'input' ? Object.assign(err, { nonRetryable: true }) : err;
 }
 
 /** The declared output schema applied to a step's output (a pass-through kind returns its input: nothing to check). */
@@ -139,14 +146,43 @@ async function runAny(rs: RunState, step: WorkflowStep, input: unknown, signal: 
     if (!r.ok) throw stepSchemaError(step, 'input', r.issues);
     data = r.value;
   }
-  const retries = step.retries ?? rs.env.retries;
+  // a durable `retry` policy wins over immediate re-runs: its attempts are the engine's, recorded
+  const retries = step.retry ? 0 : (step.retries ?? rs.env.retries);
   for (let attempt = 0; ; attempt++) {
     try {
-      return checkStepOutput(step, await runOnce(rs, step, data, signal));
+      const out = step.timeoutMs === undefined ? await runOnce(rs, step, data, signal) : await runTimed(rs, step, data, signal, step.timeoutMs);
+      return checkStepOutput(step, out);
     } catch (err) {
-      if (err instanceof SuspendSignal || signal.aborted || attempt >= retries) throw err;
+      if (err instanceof SuspendSignal || signal.aborted || attempt >= retries || !isRetryable(err)) throw err;
       loggerFor(rs.env.logger, { stepId: step.id }).warn({ attempt: attempt + 1, err }, 'step failed, retrying');
     }
+  }
+}
+
+/**
+ * One attempt under the step's `timeoutMs`: past it, the attempt's signal is aborted and the attempt
+ * fails with a StepTimeoutError, whether or not the step's code heeds the signal (its late result is
+ * dropped). Wall-clock time: it bounds how long the step's own code may run.
+ */
+async function runTimed(rs: RunState, step: WorkflowStep, data: unknown, signal: AbortSignal, ms: number): Promise<unknown> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new StepTimeoutError(step.id, ms);
+      controller.abort(err);
+      reject(err);
+    }, ms);
+  });
+  try {
+    const attempt = runOnce(rs, step, data, controller.signal);
+    attempt.catch(() => undefined); // a late failure after the timeout is nobody's to hear
+    return await Promise.race([attempt, timedOut]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
   }
 }
 
@@ -229,6 +265,6 @@ export async function runTopLevelStep(step: WorkflowStep, env: StepRunEnv): Prom
     }
     // the one log line of a failed step (the run ends in error with it); an aborted step did not fail
     if (!env.signal.aborted && !(err instanceof SubWorkflowFailedError)) env.logger.warn({ err }, 'workflow step failed');
-    return { kind: 'failed', error: toErrorInfo(err, step.id) };
+    return { kind: 'failed', error: toErrorInfo(err, step.id), ...(isRetryable(err) ? {} : { retryable: false as const }) };
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { ZodType } from 'zod';
 import type { Logger } from 'pino';
+import type { RetryPolicy } from './retry-policy.js';
 
 /** A custom event a step writes to the execution's stream (SSE `event:` = its `type`). */
 export interface StepCustomEvent {
@@ -34,6 +35,8 @@ export interface StepContext<TData = any, TResume = any> {
   conversationId?: string;
   executionId: string;
   workflowId: string;
+  /** the top-level step's run number under its `retry` policy: 1 on the first attempt, 2 on the next, ... */
+  attempt: number;
   /** aborted when the execution is suspended or cancelled from outside, or a race is lost */
   signal: AbortSignal;
   logger: Logger;
@@ -52,8 +55,12 @@ export interface StepBase {
   outputSchema?: ZodType;
   suspendSchema?: ZodType;
   resumeSchema?: ZodType;
-  /** re-runs a throwing step this many more times */
+  /** re-runs a throwing step this many more times, at once and in memory (ignored when `retry` is set) */
   retries?: number;
+  /** durable attempts of a top-level step, spaced by a recorded backoff (retry-policy.ts) */
+  retry?: RetryPolicy;
+  /** an attempt running longer than this many ms fails (its signal is aborted); a retryable failure */
+  timeoutMs?: number;
 }
 
 export interface ThenStep extends StepBase {

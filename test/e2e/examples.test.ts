@@ -104,6 +104,9 @@ describe('the bundled example config', () => {
     expect((await call).body.data).toMatchObject({ status: 'completed', result: { orderId: 'A1', status: 'paid', amount: 30 } });
     const bad = await post(`/workflows/payment-reminder/executions/${id}/events`, { name: 'payment', data: { amount: -1 } });
     expect(bad.status).toBe(400);
+    // its reminder step shows its durable retry policy and timeout
+    const def = (await api(`${t.url}/workflows/payment-reminder`)).body.data;
+    expect(def.steps.find((s: { id: string }) => s.id === 'remind')).toMatchObject({ retry: { attempts: 3, backoff: { initialMs: 1_000, factor: 2, jitter: 0.2 } }, timeoutMs: 5_000 });
   });
 
   it('is what the README code imports: the package by name, never the sources', () => {

@@ -12,10 +12,18 @@ import { executionStream } from '../../src/workflows/events.js';
 
 export function makeEngine(
   workflows: readonly WorkflowDefinition[],
-  opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock'] } = {},
+  opts: { log?: EventLog; agentRunner?: WorkflowEngineOptions['agentRunner']; logger?: Logger; clock?: WorkflowEngineOptions['clock']; random?: WorkflowEngineOptions['random'] } = {},
 ): WorkflowEngine {
   const log = opts.log ?? createMemoryLog();
-  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: opts.logger ?? pino({ level: 'silent' }), workflows, agentRunner: opts.agentRunner, clock: opts.clock });
+  const engine = new WorkflowEngine({
+    log,
+    host: new ActorHost(log),
+    logger: opts.logger ?? pino({ level: 'silent' }),
+    workflows,
+    agentRunner: opts.agentRunner,
+    clock: opts.clock,
+    random: opts.random,
+  });
   engine.fanout.start();
   return engine;
 }

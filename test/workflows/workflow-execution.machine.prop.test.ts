@@ -1,6 +1,6 @@
 /**
  * Model-based test of the workflow-execution machine through pure `transition()`: random sequences
- * of step starts and outcomes (fresh and stale), external suspend, resume, cancel, completion,
+ * of step starts and outcomes (fresh and stale, failed attempts followed by a retry), external suspend, resume, cancel, completion,
  * recovery, engine failures, replays and rehydrations, checked against a small model of
  * the state table of docs/api-reference.md "Statuses and transitions". Illegal commands must be rejected without change,
  * and a snapshot rehydrated from the accepted events must equal the live one.
@@ -30,10 +30,12 @@ interface Model {
   n: number;
   status: Status;
   nextIndex: number;
-  current: { index: number; attempt: number } | null;
+  current: { index: number; attempt: number; stepAttempt?: number } | null;
   attempts: number;
   steps: Map<number, StepSt>;
   suspendedIndex: number;
+  /** a failed attempt waits for its retry: the step's next run number (only that start is accepted) */
+  retryAttempt: number | null;
 }
 
 interface Real {
@@ -77,18 +79,22 @@ const stepFields = (m: Model, index: number, attempt: number) => ({ stepIndex: i
 type Cmd = fc.Command<Model, Real>;
 
 class StartStep implements Cmd {
-  constructor(readonly variant: 'fresh' | 'wrong-index' | 'stale-attempt') {}
+  constructor(readonly variant: 'fresh' | 'wrong-index' | 'stale-attempt' | 'wrong-run') {}
   check = () => true;
   run(m: Model, r: Real) {
     const index = this.variant === 'wrong-index' ? m.nextIndex + 1 : m.nextIndex;
     const attempt = this.variant === 'stale-attempt' ? m.attempts : m.attempts + 1;
-    const ok = decide(r, [{ type: 'step.started', ...stepFields(m, index, attempt) }]);
-    const legal = this.variant === 'fresh' && m.status === 'running' && m.current === null && m.nextIndex < m.n;
+    // the run number a retry expects (a wrong one: another), none on a first run
+    const stepAttempt = this.variant === 'wrong-run' ? (m.retryAttempt ?? 1) + 1 : (m.retryAttempt ?? undefined);
+    const ok = decide(r, [{ type: 'step.started', ...stepFields(m, index, attempt), ...(stepAttempt !== undefined ? { stepAttempt } : {}) }]);
+    // while a retry waits only its run may start; otherwise the run number is the engine's to choose
+    const legal = (this.variant === 'fresh' || (this.variant === 'wrong-run' && m.retryAttempt === null)) && m.status === 'running' && m.current === null && m.nextIndex < m.n;
     expect(ok).toBe(legal);
     if (legal) {
-      m.current = { index, attempt };
+      m.current = { index, attempt, ...(stepAttempt !== undefined ? { stepAttempt } : {}) };
       m.attempts = attempt;
       m.steps.set(index, 'running');
+      m.retryAttempt = null;
     }
   }
   toString = () => `StartStep(${this.variant})`;
@@ -96,7 +102,7 @@ class StartStep implements Cmd {
 
 class FinishStep implements Cmd {
   constructor(
-    readonly outcome: 'completed' | 'skipped' | 'suspended' | 'failed',
+    readonly outcome: 'completed' | 'skipped' | 'suspended' | 'failed' | 'retrying',
     readonly stale: boolean,
   ) {}
   check = () => true;
@@ -111,20 +117,24 @@ class FinishStep implements Cmd {
           ? { type: 'step.skipped', ...f }
           : this.outcome === 'suspended'
             ? { type: 'execution.suspended', ...f, reason: 'asked', suspendData: { i: index }, workflowName: 'W' }
-            : { type: 'execution.failed', error: { message: 'x' }, attempt, workflowName: 'W' };
+            : this.outcome === 'retrying'
+              ? { type: 'step.retrying', ...f, stepAttempt: m.current?.stepAttempt ?? 1, error: { message: 'x' }, retryAt: 5 }
+              : { type: 'execution.failed', error: { message: 'x' }, attempt, workflowName: 'W' };
     const ok = decide(r, [event]);
     const legal = !this.stale && m.status === 'running' && m.current !== null;
     expect(ok).toBe(legal);
     if (!legal) return;
     const cur = m.current!;
     m.current = null;
-    if (this.outcome === 'completed' || this.outcome === 'skipped') {
+    if (this.outcome === 'retrying') {
+      m.retryAttempt = (cur.stepAttempt ?? 1) + 1;
+    } else if (this.outcome === 'completed' || this.outcome === 'skipped') {
       m.nextIndex = cur.index + 1;
       m.steps.set(cur.index, this.outcome === 'completed' ? 'success' : 'skipped');
     } else if (this.outcome === 'suspended') {
       [m.status, m.suspendedIndex, m.nextIndex] = ['suspended', cur.index, cur.index];
       m.steps.set(cur.index, 'suspended');
-    } else m.status = 'error';
+    } else [m.status, m.retryAttempt] = ['error', null];
   }
   toString = () => `FinishStep(${this.outcome}${this.stale ? ', stale' : ''})`;
 }
@@ -137,7 +147,7 @@ class ExternalSuspend implements Cmd {
     const legal = m.status === 'running' && idx !== undefined; // suspend only from running
     expect(ok).toBe(legal);
     if (!legal) return;
-    [m.status, m.suspendedIndex, m.nextIndex, m.current] = ['suspended', idx, idx, null];
+    [m.status, m.suspendedIndex, m.nextIndex, m.current, m.retryAttempt] = ['suspended', idx, idx, null, null];
     m.steps.set(idx, 'suspended');
   }
   toString = () => 'ExternalSuspend';
@@ -197,7 +207,7 @@ class EngineFailure implements Cmd {
   run(m: Model, r: Real) {
     const ok = decide(r, [{ type: 'execution.failed', error: { message: 'Workflow W is no longer registered' }, workflowName: 'W' }]);
     expect(ok).toBe(m.status === 'running');
-    if (ok) [m.status, m.current] = ['error', null];
+    if (ok) [m.status, m.current, m.retryAttempt] = ['error', null, null];
   }
   toString = () => 'EngineFailure';
 }
@@ -241,8 +251,11 @@ class Replay implements Cmd {
 }
 
 const commands = [
-  fc.constantFrom('fresh', 'fresh', 'wrong-index', 'stale-attempt').map((v) => new StartStep(v)),
-  fc.tuple(fc.constantFrom('completed', 'completed', 'skipped', 'suspended', 'failed'), fc.boolean()).map(([o, s]) => new FinishStep(o, s)),
+  fc.constantFrom('fresh', 'fresh', 'wrong-index', 'stale-attempt', 'wrong-run').map((v) => new StartStep(v)),
+  fc.tuple(fc.constantFrom('completed', 'completed', 'skipped', 'suspended', 'failed', 'retrying', 'retrying'), fc.boolean()).map(([o, s]) => new FinishStep(o, s)),
+  // retries: often enough that a failed attempt waiting for its retry meets the next start, right or wrong
+  fc.constant(new FinishStep('retrying', false)),
+  fc.constantFrom('fresh' as const, 'wrong-run' as const).map((v) => new StartStep(v)),
   fc.constant(new ExternalSuspend()),
   fc.nat(5).map((p) => new Resume(p)),
   fc.nat(5).map((p) => new Resume(p)),
@@ -261,7 +274,7 @@ describe('workflow-execution machine', () => {
         const input: ExecutionInput = { executionId: 'x', workflowId: 'w', workflowName: 'W', stepIds: ids(n), input: { start: true }, context: {}, workflowState: {}, metadata: {}, createdAt: 0 };
         const [snapshot] = initialTransition(workflowExecutionMachine, input);
         const real: Real = { snapshot, input, accepted: [] };
-        const model: Model = { n, status: 'running', nextIndex: 0, current: null, attempts: 0, steps: new Map(), suspendedIndex: -1 };
+        const model: Model = { n, status: 'running', nextIndex: 0, current: null, attempts: 0, steps: new Map(), suspendedIndex: -1, retryAttempt: null };
         fc.modelRun(
           () => ({ model, real }),
           [...cmds, new Rehydrate()].map((c) => wrap(c)),
@@ -275,7 +288,7 @@ describe('workflow-execution machine', () => {
     const input: ExecutionInput = { executionId: 'x', workflowId: 'w', workflowName: 'W', stepIds: ids(3), input: {}, context: {}, workflowState: {}, metadata: {}, createdAt: 0 };
     const [snapshot] = initialTransition(workflowExecutionMachine, input);
     const real: Real = { snapshot, input, accepted: [] };
-    const model: Model = { n: 3, status: 'running', nextIndex: 0, current: null, attempts: 0, steps: new Map(), suspendedIndex: -1 };
+    const model: Model = { n: 3, status: 'running', nextIndex: 0, current: null, attempts: 0, steps: new Map(), suspendedIndex: -1, retryAttempt: null };
     const seq: Cmd[] = [
       new StartStep('fresh'),
       new FinishStep('completed', false),
@@ -289,6 +302,27 @@ describe('workflow-execution machine', () => {
     ];
     for (const c of seq.map(wrap)) c.run(model, real);
     expect(statusOf(real)).toBe('running');
+  });
+
+  it('starts only the run of a step that its retry expects while a failed attempt waits for it, and a rehydration keeps the wait', () => {
+    const input: ExecutionInput = { executionId: 'x', workflowId: 'w', workflowName: 'W', stepIds: ids(2), input: {}, context: {}, workflowState: {}, metadata: {}, createdAt: 0 };
+    const [snapshot] = initialTransition(workflowExecutionMachine, input);
+    const real: Real = { snapshot, input, accepted: [] };
+    const model: Model = { n: 2, status: 'running', nextIndex: 0, current: null, attempts: 0, steps: new Map(), suspendedIndex: -1, retryAttempt: null };
+    const seq: Cmd[] = [
+      new StartStep('fresh'),
+      new FinishStep('retrying', false),
+      new StartStep('wrong-run'),
+      new Rehydrate(),
+      new Recover(),
+      new StartStep('fresh'),
+      new FinishStep('retrying', false),
+      new StartStep('fresh'),
+      new FinishStep('completed', false),
+    ];
+    for (const c of seq.map(wrap)) c.run(model, real);
+    expect(real.accepted.filter((e) => e.type === 'step.started').map((e) => (e as { stepAttempt?: number }).stepAttempt ?? 1)).toEqual([1, 2, 3]);
+    expect(real.snapshot.context.nextIndex).toBe(1);
   });
 
   it('refuses to replay a stream recorded by another machine version with a clear error', () => {

@@ -17,13 +17,13 @@ import {
   type ToolApprovalSuspension,
   type WorkflowAgentResult,
 } from '../../contract/agent-bridge.js';
-import { checkId, type Common, type Schemas } from './checks.js';
+import { checkStep, type Common, type Schemas } from './checks.js';
 import type { StepKind } from './kind.js';
 
 export function andAgent<TIn = any>(
   def: Common & Schemas & { agent: string; prompt: (data: TIn, ctx: StepContext<TIn>) => string | Promise<string>; schema?: ZodType; map?: (output: any, ctx: StepContext<TIn>) => unknown },
 ): AgentStep {
-  checkId(def?.id, 'andAgent');
+  checkStep(def, 'andAgent');
   if (typeof def.agent !== 'string' || def.agent.length === 0) throw new TypeError(`andAgent '${def.id}' needs an agent id`);
   if (typeof def.prompt !== 'function') throw new TypeError(`andAgent '${def.id}' needs a prompt function`);
   const { agent, ...rest } = def;

@@ -1,10 +1,10 @@
 /** `andAll`: runs its nested steps side by side; waits for all and fails with the first failure in declaration order. */
 import type { AllStep, WorkflowStep } from '../types.js';
-import { checkGroup, checkId, type Common } from './checks.js';
+import { checkGroup, checkStep, type Common } from './checks.js';
 import { childController, SKIPPED, type StepKind } from './kind.js';
 
 export function andAll(def: Common & { steps: WorkflowStep[] }): AllStep {
-  checkId(def?.id, 'andAll');
+  checkStep(def, 'andAll');
   checkGroup('andAll', def.id, def.steps);
   return { ...def, type: 'andAll' };
 }

@@ -71,6 +71,8 @@ export interface StepRunEnv {
   logger: Logger;
   /** default retries of the workflow */
   retries: number;
+  /** the top-level step's run number (its `retry` attempts; 1 when absent) */
+  stepAttempt?: number;
   emit(stepId: string, event: StepCustomEvent): Promise<void>;
   agentRunner(): WorkflowAgentRunner | undefined;
   /** runs a sub-workflow as a child execution; resolves with its result, throws SuspendSignal when it suspends */
@@ -90,7 +92,8 @@ export type StepOutcome =
   | { kind: 'completed'; output: unknown; workflowState?: Record<string, unknown>; usage?: Record<string, number> }
   | { kind: 'skipped'; workflowState?: Record<string, unknown> }
   | { kind: 'suspended'; reason: string; suspendData?: unknown; workflowState?: Record<string, unknown> }
-  | { kind: 'failed'; error: ErrorInfo };
+  /** `retryable: false`: a failure no attempt may follow (a NonRetryableError, an input that fails its schema, a failed sub-workflow) */
+  | { kind: 'failed'; error: ErrorInfo; retryable?: false };
 
 /**
  * What a kind's `run` gets: one attempt of one step on its input. A step that waits (for a timer,

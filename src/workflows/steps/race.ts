@@ -1,10 +1,10 @@
 /** `andRace`: runs its nested steps side by side; takes the first to settle and aborts the others without awaiting them. */
 import type { RaceStep, WorkflowStep } from '../types.js';
-import { checkGroup, checkId, type Common } from './checks.js';
+import { checkGroup, checkStep, type Common } from './checks.js';
 import { childController, SKIPPED, type StepKind } from './kind.js';
 
 export function andRace(def: Common & { steps: WorkflowStep[] }): RaceStep {
-  checkId(def?.id, 'andRace');
+  checkStep(def, 'andRace');
   checkGroup('andRace', def.id, def.steps);
   return { ...def, type: 'andRace' };
 }

@@ -4,7 +4,7 @@
  * fires at once. The step passes its input through.
  */
 import type { StepBase, StepContext } from '../types.js';
-import { checkId, type Common } from './checks.js';
+import { checkStep, type Common } from './checks.js';
 import type { StepKind } from './kind.js';
 import { checkTime } from './sleep.js';
 
@@ -28,7 +28,7 @@ function timeOf(date: unknown, stepId: string): number {
 }
 
 export function andSleepUntil<TIn = any>(def: Common & { date: DateLike | ((ctx: StepContext<TIn>) => DateLike | Promise<DateLike>) }): SleepUntilStep {
-  checkId(def?.id, 'andSleepUntil');
+  checkStep(def, 'andSleepUntil');
   if (typeof def.date !== 'function') timeOf(def.date, def.id);
   return { ...def, type: 'andSleepUntil' };
 }

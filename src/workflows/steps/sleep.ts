@@ -5,7 +5,7 @@
  * passes its input through.
  */
 import type { StepBase, StepContext } from '../types.js';
-import { checkId, type Common } from './checks.js';
+import { checkStep, type Common } from './checks.js';
 import type { StepKind } from './kind.js';
 
 export interface SleepStep extends StepBase {
@@ -27,7 +27,7 @@ export function checkTime(value: unknown, stepId: string, what: string): number 
 }
 
 export function andSleep<TIn = any>(def: Common & { duration: number | ((ctx: StepContext<TIn>) => number | Promise<number>) }): SleepStep {
-  checkId(def?.id, 'andSleep');
+  checkStep(def, 'andSleep');
   if (typeof def.duration !== 'function') checkTime(def.duration, def.id, 'a duration in ms (a number or a function)');
   return { ...def, type: 'andSleep' };
 }

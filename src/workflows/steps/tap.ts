@@ -1,10 +1,10 @@
 /** `andTap`: runs a function for its side effect; its failures are logged, never the run's, and data passes through. */
 import type { StepFunction, TapStep } from '../types.js';
-import { checkId, type Common, type Schemas } from './checks.js';
+import { checkStep, type Common, type Schemas } from './checks.js';
 import { SuspendSignal, type StepKind } from './kind.js';
 
 export function andTap<TIn = any>(def: Common & Schemas & { execute: StepFunction<TIn, unknown> }): TapStep {
-  checkId(def?.id, 'andTap');
+  checkStep(def, 'andTap');
   if (typeof def.execute !== 'function') throw new TypeError(`andTap '${def.id}' needs an execute function`);
   return { ...def, type: 'andTap' };
 }

@@ -8,7 +8,7 @@
  */
 import type { ZodType } from 'zod';
 import type { StepBase } from '../types.js';
-import { checkId, type Common } from './checks.js';
+import { checkStep, type Common } from './checks.js';
 import type { StepKind } from './kind.js';
 import { checkTime } from './sleep.js';
 
@@ -33,7 +33,7 @@ declare module '../types.js' {
 export const EVENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export function andWaitForEvent(def: Common & { event: string; schema?: ZodType; match?: (data: any) => boolean; timeoutMs?: number; onTimeout?: 'fail' | 'continue' }): WaitForEventStep {
-  checkId(def?.id, 'andWaitForEvent');
+  checkStep(def, 'andWaitForEvent');
   if (typeof def.event !== 'string' || !EVENT_NAME_PATTERN.test(def.event)) throw new TypeError(`andWaitForEvent '${def.id}' needs an event name (letters, digits, . _ : / -)`);
   if (def.match !== undefined && typeof def.match !== 'function') throw new TypeError(`andWaitForEvent '${def.id}': match must be a function of the event data`);
   if (def.timeoutMs !== undefined && checkTime(def.timeoutMs, def.id, 'a timeoutMs in ms') < 0) throw new TypeError(`andWaitForEvent '${def.id}': timeoutMs must be >= 0`);

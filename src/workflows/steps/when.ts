@@ -4,13 +4,13 @@
  * it feeds the nested step its recorded outcome.
  */
 import type { StepContext, WhenStep, WorkflowStep } from '../types.js';
-import { checkId, checkUnique, type Common } from './checks.js';
+import { checkGroup, checkStep, type Common } from './checks.js';
 import { SKIPPED, type StepKind } from './kind.js';
 
 export function andWhen(def: Common & { condition: (ctx: StepContext) => boolean | Promise<boolean>; step: WorkflowStep }): WhenStep {
-  checkId(def?.id, 'andWhen');
+  checkStep(def, 'andWhen');
   if (typeof def.condition !== 'function') throw new TypeError(`andWhen '${def.id}' needs a condition function`);
-  checkUnique([def.step], `andWhen '${def.id}'`);
+  checkGroup('andWhen', def.id, [def.step]);
   return { ...def, type: 'andWhen' };
 }
 

@@ -3,11 +3,11 @@
  * suspends or fails with it. Its effect lives in that stream: replay feeds its recorded result.
  */
 import type { SubWorkflowStep, WorkflowDefinition } from '../types.js';
-import { checkId, type Common } from './checks.js';
+import { checkStep, type Common } from './checks.js';
 import type { StepKind } from './kind.js';
 
 export function andWorkflow(def: Common & { workflow: WorkflowDefinition }): SubWorkflowStep {
-  checkId(def?.id, 'andWorkflow');
+  checkStep(def, 'andWorkflow');
   if (!def.workflow || def.workflow.kind !== 'eventloom.workflow') throw new TypeError(`andWorkflow '${def.id}' needs a workflow built with createWorkflow`);
   return { ...def, type: 'andWorkflow' };
 }
