@@ -121,6 +121,16 @@ export class DurableWaits {
     return fired;
   }
 
+  /** Whether a step of the execution is blocked on the wait `waitId` in this process. */
+  isWaiting(executionId: string, waitId: string): boolean {
+    return this.waiters.has(keyOf(executionId, waitId));
+  }
+
+  /** Whether a timer is armed for the execution under `key` (a wait id, or another kind's own key). */
+  timerArmed(executionId: string, key: string): boolean {
+    return this.timers.isArmed(keyOf(executionId, key));
+  }
+
   /** The `armWait` effect: the wait `event` recorded is durable, its timer is armed. */
   armed(actor: ExecActor, event: Extract<ExecutionEvent, { type: 'step.waiting' }>, reached: ExecutionContext): void {
     const w = reached.waits?.[event.waitId];

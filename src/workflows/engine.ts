@@ -421,6 +421,12 @@ export class WorkflowEngine {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
 
+  /** Whether the code of the execution's step in flight runs in this process (for the attempt in flight). */
+  stepRunning(actor: ExecActor): boolean {
+    const scratch = actor.scratch.step as StepScratch | undefined;
+    return scratch !== undefined && scratch.attempt === actor.snapshot.context.current?.attempt;
+  }
+
   get isStopping(): boolean {
     return this.stopping;
   }

@@ -49,6 +49,8 @@ function waitStepsFor(def: WorkflowDefinition, name: string): WaitForEventStep[]
 
 export interface WorkflowEvents {
   routes: RouteDef[];
+  /** the open event waits by execution */
+  index: EventWaitsIndex;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -157,6 +159,7 @@ export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) =
 
   return {
     routes,
+    index,
     start: () => index.start(),
     stop: () => index.stop(),
   };

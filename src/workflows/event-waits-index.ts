@@ -51,6 +51,11 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
     return [...(this.byName.get(name) ?? [])];
   }
 
+  /** Whether the execution has an open wait for `name`. */
+  lists(executionId: string, name: string): boolean {
+    return this.byName.get(name)?.has(executionId) ?? false;
+  }
+
   private fold(r: LogRecord): void {
     const id = executionIdOf(r.stream);
     const d = r.data as Record<string, any>;
