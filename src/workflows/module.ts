@@ -112,6 +112,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
       const recovered = await engine.recover(running);
       if (running.length > 0) logger.info({ running: running.length, recovered }, 'recovered running workflow executions');
+      await events.deliver();
       stopWatchingStore = ctx.log.health?.onChange((status, previous) => {
         if (status.state !== 'ok' && previous.state === 'ok') {
           // appends are refused now: the calls waiting for an execution get their answer, as at shutdown
