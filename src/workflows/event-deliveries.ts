@@ -20,6 +20,9 @@ import type { WorkflowEngine } from './engine.js';
 import { executionStream } from './events.js';
 import type { EventWaitsIndex, PendingEvent } from './event-waits-index.js';
 
+/** executions delivered to at once by one broadcast */
+const PARALLEL = 64;
+
 export class EventDeliveries {
   private readonly ownership: OwnershipCapability | undefined;
   /** one delivery pass at a time per execution, in arrival order */
@@ -84,12 +87,12 @@ export class EventDeliveries {
   async deliver(event: PendingEvent, executionIds: readonly string[], receiver: boolean): Promise<string[]> {
     const owners = this.ownership ? await this.ownership.liveOwners(executionIds.map(executionStream)) : undefined;
     const self = this.ownership?.nodeId;
-    const out: string[] = [];
-    for (const executionId of [...executionIds].sort()) {
-      if (this.stopped || this.engine.isStopping) break;
+    const took = new Set<string>();
+    const one = async (executionId: string): Promise<void> => {
+      if (this.stopped || this.engine.isStopping) return;
       const owner = owners?.get(executionStream(executionId));
-      if (owner !== undefined && owner !== self) continue;
-      const took = await this.serially(executionId, async () => {
+      if (owner !== undefined && owner !== self) return;
+      const delivered = await this.serially(executionId, async () => {
         let actor;
         try {
           actor = await this.engine.host.load(this.engine.kind, executionStream(executionId));
@@ -106,8 +109,16 @@ export class EventDeliveries {
         this.logger.warn({ err, executionId, eventId: event.eventId }, 'event not delivered to a waiting execution');
         return false;
       });
-      if (took) out.push(executionId);
-    }
+      if (delivered) took.add(executionId);
+    };
+    // executions are independent: their appends share group commits
+    const queue = [...executionIds];
+    await Promise.all(
+      Array.from({ length: Math.min(PARALLEL, queue.length) }, async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) await one(id);
+      }),
+    );
+    const out = [...took].sort();
     return out;
   }
 
