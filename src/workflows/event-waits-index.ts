@@ -19,7 +19,7 @@ import { EXECUTION_STREAM_PREFIX, executionIdOf, TERMINAL_RECORD_TYPES } from '.
 const FOLDED = new Set(['step.waiting', 'step.wait.fired', 'step.completed', 'step.skipped', 'execution.event.received', 'execution.recovered', 'execution.resumed', ...TERMINAL_RECORD_TYPES]);
 /** The record of a broadcast on its own stream (event-routes.ts). */
 export const EVENT_PUBLISHED = 'event.published';
-export const EVENT_STREAM_PREFIX = 'event:';
+const EVENT_STREAM_PREFIX = 'event:';
 
 interface OpenWait {
   name: string;

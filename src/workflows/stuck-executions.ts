@@ -36,7 +36,7 @@ export interface StuckSources {
 }
 
 /** What this node knows live of an execution's actor (undefined: not in memory here). */
-export function livenessOf(engine: WorkflowEngine, eventWaits: StuckSources['eventWaits'], executionId: string, actor: ExecActor | undefined): ExecutionLiveness {
+function livenessOf(engine: WorkflowEngine, eventWaits: StuckSources['eventWaits'], executionId: string, actor: ExecActor | undefined): ExecutionLiveness {
   return {
     hosted: actor !== undefined,
     poisoned: actor?.poisoned?.message,

@@ -17,7 +17,7 @@
 import type { ExecutionContext, ExecutionStatus, WaitState } from '../../machines/workflow-execution.machine.js';
 
 /** A due time the execution's context says is pending, and the engine's timer key for it. */
-export interface PendingTimer {
+interface PendingTimer {
   kind: string;
   /** the key the engine arms it under (per execution) */
   key: string;
@@ -32,13 +32,13 @@ function openWaits(c: ExecutionContext): Array<[string, WaitState]> {
 }
 
 /** Every kind of pending due time, one line each (see the header). */
-export const PENDING_TIMERS: ReadonlyArray<(c: ExecutionContext) => PendingTimer[]> = [
+const PENDING_TIMERS: ReadonlyArray<(c: ExecutionContext) => PendingTimer[]> = [
   (c) => openWaits(c).flatMap(([id, w]) => (w.kind === 'sleep' ? [{ kind: 'sleep', key: id, dueAt: w.until ?? 0 }] : [])),
   (c) => openWaits(c).flatMap(([id, w]) => (w.kind === 'event' && w.timeoutAt !== undefined ? [{ kind: 'event timeout', key: id, dueAt: w.timeoutAt }] : [])),
 ];
 
 /** The pending due times of an execution's context. */
-export const pendingTimers = (c: ExecutionContext): PendingTimer[] => PENDING_TIMERS.flatMap((f) => f(c));
+const pendingTimers = (c: ExecutionContext): PendingTimer[] => PENDING_TIMERS.flatMap((f) => f(c));
 
 /** What this node knows live of one execution. */
 export interface ExecutionLiveness {
