@@ -35,7 +35,8 @@ export function defaultModules(): ModuleFactory[] {
   let workflows: WorkflowsModule | undefined;
   let tools: ToolsModule | undefined;
   return [
-    observabilityModule,
+    // the status lists stuck executions, read from the workflows module once it exists
+    (ctx) => observabilityModule(ctx, { stuckExecutions: async () => (workflows ? workflows.stuckExecutions() : []) }),
     (ctx) =>
       memoryModule(ctx, {
         agents: () => agents?.registry.list() ?? [],

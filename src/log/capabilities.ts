@@ -47,6 +47,11 @@ export interface OwnershipCapability {
    * whose owner's lease lapsed or whose owner registered again: the takeover candidates.
    */
   lapsedStreams(prefix: string, limit: number): Promise<string[]>;
+  /**
+   * The owner of each of `streams` whose lease is current (this node included), by stream; a stream
+   * with no owner, or whose owner's lease lapsed, is absent.
+   */
+  liveOwners(streams: readonly string[]): Promise<Map<string, string>>;
 }
 
 /**

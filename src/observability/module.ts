@@ -14,7 +14,7 @@
  *    timeoutMs?, npmCommand?, installTimeoutMs?} }`.
  */
 import path from 'node:path';
-import type { ModuleFactory, ServerContext, ServerModule } from '../contract/server-module.js';
+import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import { StoreHealth } from '../log/store-health.js';
 import { VERSION } from '../version.js';
 import { LogCapture } from './log-capture.js';
@@ -32,7 +32,7 @@ import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './liv
 import { SPAN_CAPACITY, TraceStore } from './traces-store.js';
 import { loadSpanSnapshot, saveSpanSnapshot, SNAPSHOT_EVERY } from './span-snapshot.js';
 import { logsRoutes } from './logs-routes.js';
-import { observabilityRoutes } from './routes.js';
+import { observabilityRoutes, type StuckExecutionView } from './routes.js';
 import { systemRoutes } from './system-routes.js';
 
 export interface ObservabilityConfig {
@@ -63,7 +63,12 @@ const REPLAY_RECORDS = 250_000;
 const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
 const SCOPE = { name: 'eventloom', version: VERSION };
 
-export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Promise<ObservabilityModule> => {
+export interface ObservabilityModuleDeps {
+  /** the unfinished executions of this node that nothing would move (the workflows module's), for the status */
+  stuckExecutions?: () => Promise<StuckExecutionView[]>;
+}
+
+export const observabilityModule = async (ctx: ServerContext, deps: ObservabilityModuleDeps = {}): Promise<ObservabilityModule> => {
   const section = (ctx.config.observability ?? {}) as ObservabilityConfig;
   const envLevel = ctx.env.EVENTLOOM_LOG_CAPTURE_LEVEL?.toLowerCase();
   const captureLevel = section.captureLevel ?? ((LEVELS as readonly string[]).includes(envLevel ?? '') ? (envLevel as LevelName) : 'info');
@@ -149,6 +154,7 @@ export const observabilityModule: ModuleFactory = async (ctx: ServerContext): Pr
     })(),
     node: ctx.node,
     live: () => describeLiveRuns(live.getSnapshot().context),
+    stuckExecutions: deps.stuckExecutions,
   });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),

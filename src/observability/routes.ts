@@ -31,6 +31,17 @@ export interface ObservabilityRouteDeps {
   node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory'; owns?: () => Promise<{ executions: number; agentRuns: number }> };
   /** executions and agent runs in flight */
   live: () => unknown;
+  /** the unfinished executions of this node that nothing would move (absent: no workflows module) */
+  stuckExecutions?: () => Promise<StuckExecutionView[]>;
+}
+
+/** One stuck execution as the status shows it (the workflows module decides which: src/workflows/stuck-executions.ts). */
+export interface StuckExecutionView {
+  executionId: string;
+  workflowId: string;
+  status: string;
+  since: string;
+  reason: string;
 }
 
 const STORE_NAMES = { leveldb: 'Event log (LevelDB)', postgres: 'Event log (PostgreSQL, shared by the nodes)', memory: 'Event log (in memory)' } as const;
@@ -103,6 +114,13 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
               : {}),
           },
           ...runtimeStatus(deps),
+          // should always be empty; unknown (absent) while the store is failed
+          ...(deps.stuckExecutions
+            ? await deps.stuckExecutions().then(
+                (stuckExecutions) => ({ stuckExecutions }),
+                () => ({}),
+              )
+            : {}),
           message: deps.exportTarget ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}` : 'Observability is enabled with local storage',
         },
       }),

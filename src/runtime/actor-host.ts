@@ -172,6 +172,13 @@ export class ActorHost {
     this.snapshotEvery = Math.max(0, Math.floor(options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY));
   }
 
+  /** The streams under `prefix` whose actor is in memory. */
+  hostedStreams(prefix: string): string[] {
+    const out: string[] = [];
+    for (const stream of this.actors.keys()) if (stream.startsWith(prefix)) out.push(stream);
+    return out;
+  }
+
   /** The live actor of a stream, if it is in memory. */
   peek<TLogic extends AnyStateMachine>(stream: string): Actor<TLogic> | undefined {
     return this.actors.get(stream);

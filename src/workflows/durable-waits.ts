@@ -42,6 +42,10 @@ export type Delivery = 'consumed' | 'kept' | 'none';
 const waitIdOf = (topStepId: string, stepId: string) => (topStepId === stepId ? stepId : `${topStepId}/${stepId}`);
 
 const keyOf = (executionId: string, waitId: string) => `${executionId}\u0000${waitId}`;
+/** The id a step retry's timer is armed under (keyOf(executionId, RETRY_TIMER_ID)): one per execution, as only one retry waits at a time. */
+export const RETRY_TIMER_ID = 'retry';
+/** The timer heap key of a wait (or of the retry) of an execution. */
+export const timerKeyOf = keyOf;
 
 /** The andWaitForEvent step a wait id names in a definition (undefined: none, or another kind). */
 function waitStepOf(def: WorkflowDefinition | undefined, topStepId: string, waitId: string): WaitForEventStep | undefined {
@@ -119,6 +123,16 @@ export class DurableWaits {
         });
     }
     return fired;
+  }
+
+  /** Whether a step of the execution is blocked on the wait `waitId` in this process. */
+  isWaiting(executionId: string, waitId: string): boolean {
+    return this.waiters.has(keyOf(executionId, waitId));
+  }
+
+  /** Whether a timer is armed for the execution under `key` (a wait id, or another kind's own key). */
+  timerArmed(executionId: string, key: string): boolean {
+    return this.timers.isArmed(keyOf(executionId, key));
   }
 
   /** The `armWait` effect: the wait `event` recorded is durable, its timer is armed. */

@@ -40,7 +40,7 @@ import { loggerFor } from '../kernel/logger-for.js';
 import { collectDefinitions } from './steps/walk.js';
 import { traceIdFor } from '../kernel/span-types.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
-import { DurableWaits } from './durable-waits.js';
+import { DurableWaits, RETRY_TIMER_ID, timerKeyOf } from './durable-waits.js';
 
 /** The cause of a run whose result fails its schema, as logged (no stack: the engine's frames say nothing about the result). */
 class ValidationError extends Error {
@@ -200,7 +200,7 @@ export class WorkflowEngine {
    */
   private armRetry(actor: ExecActor, retry: NonNullable<ExecSnapshot['context']['retry']>): void {
     if (this.stopping) return;
-    const key = `${actor.snapshot.context.executionId}\u0000retry`;
+    const key = timerKeyOf(actor.snapshot.context.executionId, RETRY_TIMER_ID);
     this.waits.timers.arm(key, retry.at, () =>
       this.dispatch(actor, (snap) => {
         const c = snap.context;
@@ -450,6 +450,12 @@ export class WorkflowEngine {
     // a waiting step ends unrecorded: after the restart it waits again for its recorded due time
     this.waits.stop();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Whether the code of the execution's step in flight runs in this process (for the attempt in flight). */
+  stepRunning(actor: ExecActor): boolean {
+    const scratch = actor.scratch.step as StepScratch | undefined;
+    return scratch !== undefined && scratch.attempt === actor.snapshot.context.current?.attempt;
   }
 
   get isStopping(): boolean {

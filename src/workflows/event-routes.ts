@@ -5,18 +5,19 @@
  * stream until a wait consumes it. An event id is delivered once however often it is sent: the
  * broadcast's outcome is recorded on its own stream (`event:<id>`), and every execution records
  * the event ids it took in, so a second send answers the same and delivers nothing. Also the
- * lifecycle of the index of waiting executions these routes read (event-waits-index.ts).
+ * lifecycle of the index of waiting executions these routes read (event-waits-index.ts). On several
+ * nodes the broadcast reaches every node through the log (event-deliveries.ts): its answer's
+ * `deliveredTo` lists the executions the receiving node delivered to before answering.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, badRequest } from '../errors.js';
 import type { RouteDef } from '../contract/routes.js';
 import { StreamConflictError, type LogRecord } from '../log/types.js';
-import { StreamNotFoundError } from '../runtime/actor-host.js';
 import type { WorkflowEngine } from './engine.js';
 import { loadOwned, requireWorkflow } from './commands.js';
-import { executionStream } from './events.js';
-import { EventWaitsIndex } from './event-waits-index.js';
+import { EVENT_PUBLISHED, EventWaitsIndex } from './event-waits-index.js';
+import { EventDeliveries } from './event-deliveries.js';
 import { acceptsEvent, EVENT_NAME_PATTERN, type WaitForEventStep } from './steps/wait-for-event.js';
 import { walkSteps } from './steps/walk.js';
 import type { WorkflowDefinition } from './types.js';
@@ -32,7 +33,12 @@ const eventBody = z.object({
 });
 type EventBody = z.infer<typeof eventBody>;
 
-const broadcastAnswer = z.object({ eventId: z.string(), deliveredTo: z.array(z.string()).describe('the executions whose wait took the event (or keep it, suspended at that wait)') });
+const broadcastAnswer = z.object({
+  eventId: z.string(),
+  deliveredTo: z
+    .array(z.string())
+    .describe('the executions the receiving node delivered the event to before answering: their wait took it, or they keep it, suspended at that wait (other nodes deliver to theirs from the log)'),
+});
 const targetedAnswer = z.object({ eventId: z.string(), delivered: z.boolean().describe('a wait of the execution took it; false: kept until a wait of that name consumes it') });
 
 /** The stream recording a broadcast event's outcome. */
@@ -49,35 +55,17 @@ function waitStepsFor(def: WorkflowDefinition, name: string): WaitForEventStep[]
 
 export interface WorkflowEvents {
   routes: RouteDef[];
+  /** the open event waits by execution */
+  index: EventWaitsIndex;
   start(): Promise<void>;
+  /** after recovery: broadcasts still pending for this node's executions go out, then live ones as they are folded */
+  deliver(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) => void): WorkflowEvents {
   const index = new EventWaitsIndex(engine.log, onError);
-
-  /** Delivers a broadcast to the executions waiting for its name; the ids that took (or keep) it. */
-  async function broadcast(eventId: string, name: string, data: unknown): Promise<string[]> {
-    await index.waitFor(engine.log.head());
-    const deliveredTo: string[] = [];
-    for (const executionId of index.waitingFor(name).sort()) {
-      let actor;
-      try {
-        actor = await engine.host.load(engine.kind, executionStream(executionId));
-      } catch (err) {
-        if (err instanceof StreamNotFoundError) continue;
-        throw err;
-      }
-      try {
-        const r = await engine.waits.deliver(actor, { eventId, name, data }, 'if-waiting');
-        if (r.delivery !== 'none') deliveredTo.push(executionId);
-      } catch (err) {
-        // an execution another node owns (its stream is fenced here) or one whose append failed: the others still get it
-        engine.logger.warn({ err, executionId, eventId }, 'event not delivered to a waiting execution');
-      }
-    }
-    return deliveredTo;
-  }
+  const deliveries = new EventDeliveries(engine, index, engine.logger);
 
   /** The recorded answer of a broadcast id, or undefined when it is new (or its delivery never finished). */
   function recordedAnswer(records: readonly LogRecord[], eventId: string, name: string): { eventId: string; deliveredTo: string[] } | undefined {
@@ -107,15 +95,25 @@ export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) =
         const before = await engine.log.readStream(stream);
         const known = recordedAnswer(before, eventId, body.name);
         if (known) return { kind: 'json', status: 202, data: known };
+        let waiting: readonly string[] | undefined;
         if (before.length === 0) {
+          const folded = deliveries.expect(eventId);
           try {
-            await engine.log.append(stream, [{ type: 'event.published', data: { name: body.name, data } }], { expectedStreamSeq: 0, freshStream: body.id === undefined });
+            await engine.log.append(stream, [{ type: EVENT_PUBLISHED, data: { name: body.name, data } }], { expectedStreamSeq: 0, freshStream: body.id === undefined });
+            // the executions waiting for it where the log has it: every node's fold finds the same ones
+            waiting = await folded;
           } catch (err) {
+            deliveries.forget(eventId);
             // the same id sent at the same time: both deliver, the executions take it once
             if (!(err instanceof StreamConflictError)) throw err;
           }
         }
-        const deliveredTo = await broadcast(eventId, body.name, data);
+        if (!waiting) {
+          // published before (a send whose delivery did not finish) or at the same time: the waits open now
+          await index.waitFor(engine.log.head());
+          waiting = index.waitingFor(body.name);
+        }
+        const deliveredTo = await deliveries.deliver({ eventId, name: body.name, data }, waiting, true);
         const head = await engine.log.streamHead(stream);
         const again = recordedAnswer(await engine.log.readStream(stream), eventId, body.name);
         if (again) return { kind: 'json', status: 202, data: again };
@@ -157,7 +155,12 @@ export function workflowEvents(engine: WorkflowEngine, onError: (err: unknown) =
 
   return {
     routes,
+    index,
     start: () => index.start(),
-    stop: () => index.stop(),
+    deliver: () => deliveries.start(),
+    stop: async () => {
+      deliveries.stop();
+      await index.stop();
+    },
   };
 }

@@ -15,6 +15,7 @@ import { claimable } from '../contract/ownership.js';
 import { warnUnconfigured } from './unconfigured.js';
 import { workflowDocs, workflowRoutes } from './routes.js';
 import { workflowEvents } from './event-routes.js';
+import { stuckExecutions, type StuckExecution } from './stuck-executions.js';
 
 /** The workflows of the config: an array or a record of `createWorkflow(...)` definitions. */
 export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
@@ -30,6 +31,8 @@ export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
 export interface WorkflowsModule extends ServerModule {
   engine: WorkflowEngine;
   index: ExecutionsIndex;
+  /** the unfinished executions of this node that nothing would move (should be none) */
+  stuckExecutions(): Promise<StuckExecution[]>;
   /** answers a tool approval of an andAgent step's run by resuming its suspended execution */
   resumeForApproval(a: StepApprovalAnswer): Promise<Record<string, unknown>>;
 }
@@ -90,6 +93,16 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     index,
     routes: [...workflowRoutes({ engine, index }), ...events.routes],
     resumeForApproval: (a) => resumeForApproval(engine, a),
+    stuckExecutions: () =>
+      stuckExecutions({
+        engine,
+        eventWaits: events.index,
+        running: async () => {
+          await index.waitFor(ctx.log.head());
+          return index.idsWithStatus('running');
+        },
+        ownership: ctx.log.ownership,
+      }),
     async start() {
       engine.fanout.start();
       await index.start();
@@ -99,6 +112,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       const running = await claimable(ctx, await index.idsWithStatus('running'), executionStream);
       const recovered = await engine.recover(running);
       if (running.length > 0) logger.info({ running: running.length, recovered }, 'recovered running workflow executions');
+      await events.deliver();
       stopWatchingStore = ctx.log.health?.onChange((status, previous) => {
         if (status.state !== 'ok' && previous.state === 'ok') {
           // appends are refused now: the calls waiting for an execution get their answer, as at shutdown

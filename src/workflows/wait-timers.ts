@@ -41,6 +41,11 @@ export class WaitTimers {
     this.live.delete(key);
   }
 
+  /** Whether a timer is armed under `key` (not fired, not disarmed). */
+  isArmed(key: string): boolean {
+    return this.live.has(key);
+  }
+
   /** Timers armed and not fired or disarmed. */
   get size(): number {
     return this.live.size;

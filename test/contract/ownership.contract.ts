@@ -152,5 +152,18 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
       expect(await ownershipOf(b).lapsedStreams('exec:', 10)).toEqual([]);
       expect(await ownershipOf(b).ownedCounts(['exec:', 'run:'])).toEqual([2, 0]);
     });
+
+    it('names the live owner of each stream asked about, and none for a free stream or one whose owner stopped', async () => {
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
+      await a.append('exec:p', [{ type: 't', data: 1 }]);
+      await b.append('exec:q', [{ type: 't', data: 2 }]);
+      const owners = await ownershipOf(b).liveOwners(['exec:p', 'exec:q', 'exec:free']);
+      expect(Object.fromEntries(owners)).toEqual({ 'exec:p': 'a', 'exec:q': 'b' });
+      await a.close();
+      expect(Object.fromEntries(await ownershipOf(b).liveOwners(['exec:p', 'exec:q']))).toEqual({ 'exec:q': 'b' });
+      expect((await ownershipOf(b).liveOwners([])).size).toBe(0);
+    });
   });
 }

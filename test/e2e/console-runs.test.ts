@@ -200,6 +200,29 @@ describe('the event store’s health', () => {
     await closeClean(w);
   });
 
+  it('lists stuck runs beside the store health, each a link to its run with its reason', async () => {
+    const w = await openWatchedPage(browser, t.url, '', { goto: false });
+    const { page } = w;
+    await page.route('**/observability/status', async (route) => {
+      const res = await route.fetch();
+      const body = await res.json();
+      expect(body.data.stuckExecutions).toEqual([]);
+      body.data.stuckExecutions = [
+        { executionId: 'ex-stuck', workflowId: 'review', status: 'running', since: '2026-11-27T13:40:05.000Z', reason: "step 'draft' sleeps on 'draft' with no timer armed" },
+      ];
+      await route.fulfill({ response: res, json: body });
+    });
+    await page.goto(`${t.url}/console`);
+    const badge = await page.waitForSelector('.top .stuck-runs[data-stuck-count="1"]');
+    expect(await badge.getAttribute('role')).toBe('alert');
+    await page.click('.stuck-runs summary');
+    expect(await page.textContent('.stuck-runs summary')).toBe('1 stuck run');
+    expect(await page.textContent('.stuck-runs .stuck-reason')).toContain("step 'draft' sleeps on 'draft' with no timer armed");
+    await page.click('.stuck-runs a');
+    await page.waitForFunction(() => (globalThis as any).location.search.includes('run=ex-stuck'));
+    await closeClean(w, { expectedFailures: [/ex-stuck/] });
+  });
+
   it('shows a full store, a healthy one quietly, and nothing when the server reports no store', async () => {
     const cases: Array<[unknown, string | null]> = [
       [{ kind: 'pg', state: 'full', since: '2026-11-27T13:41:00.000Z', reason: 'could not extend file' }, 'full'],

@@ -269,6 +269,8 @@ describe('observability on a running server', () => {
     expect(Number.isInteger(eventLog.tableFiles) && eventLog.tableFiles >= 0).toBe(true);
     expect(proc.rssBytes).toBeGreaterThan(proc.heapUsedBytes);
     expect(proc.heapTotalBytes).toBeGreaterThanOrEqual(proc.heapUsedBytes);
+    // every unfinished execution moves by itself: none is stuck
+    expect(s.body.data.stuckExecutions).toEqual([]);
   });
 
   it('rebuilds the spans from the event log after a restart; log records do not survive it', async () => {

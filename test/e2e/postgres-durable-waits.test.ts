@@ -4,50 +4,14 @@
  * new full sleep); an event sent to the node that does not own the execution reaches the owner's
  * waiting step (the targeted route is forwarded like any command).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { expect, it } from 'vitest';
+import { usePgNodes } from '../helpers/pg-nodes.js';
 import { api } from '../helpers/server.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
 
-const cluster = usePostgres();
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'durable-waits.config.ts');
-const LEASE_MS = 1500;
-let dataDir = '';
-let db: pg.Pool;
-const servers: SpawnedServer[] = [];
-
-beforeAll(() => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-pg-waits-'));
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.child.kill('SIGKILL');
-    await s.exited;
-  }
-  await db?.end();
-});
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
-  const url = await cluster().createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 4 });
-  const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', String(LEASE_MS), '--config', CONFIG]);
-  const a = await start(`a-${servers.length}`);
-  servers.push(a);
-  const b = await start(`b-${servers.length}`);
-  servers.push(b);
-  return [a, b];
-}
-
-async function records(stream: string): Promise<Array<{ type: string; at: number; data: any }>> {
-  const r = await db.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream]);
-  return r.rows.map((row) => JSON.parse(row.body));
-}
+const { startNodes, records } = usePgNodes(CONFIG, { leaseMs: 1500 });
 
 const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 30_000) => until(check, what, ms);
 

@@ -60,6 +60,15 @@ export class MemoryLeases {
     });
   }
 
+  liveOwners(streams: readonly string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const stream of streams) {
+      const o = this.owners.get(stream);
+      if (o && this.current({ nodeId: o.nodeId, epoch: o.nodeEpoch })) out.set(stream, o.nodeId);
+    }
+    return out;
+  }
+
   lapsedStreams(prefix: string, limit: number): string[] {
     const out: string[] = [];
     for (const [stream, o] of this.owners) {

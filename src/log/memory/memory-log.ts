@@ -257,6 +257,10 @@ function ownershipOf(lease: NodeLease, ensureOpen: () => void): OwnershipCapabil
       assertName(prefix, 'stream prefix');
       return leases.lapsedStreams(prefix, limit);
     },
+    liveOwners: async (streams) => {
+      ensureOpen();
+      return leases.liveOwners(streams);
+    },
   };
 }
 

@@ -81,6 +81,16 @@ export class NodeLease {
     return r.rows.map((row) => row.stream);
   }
 
+  async liveOwners(streams: readonly string[]): Promise<Map<string, string>> {
+    if (streams.length === 0) return new Map();
+    const r = await this.pool.query<{ stream: string; node_id: string }>(
+      `SELECT o.stream, o.node_id FROM el_owners o JOIN el_nodes n ON n.node_id = o.node_id
+       WHERE o.stream = ANY($1::text[]) AND n.expires_at > now() AND n.epoch = o.node_epoch`,
+      [streams],
+    );
+    return new Map(r.rows.map((row) => [row.stream, row.node_id]));
+  }
+
   async ownedCounts(prefixes: readonly string[]): Promise<number[]> {
     const r = await this.pool.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM el_owners o WHERE o.node_id = $1 AND o.node_epoch = $2 AND starts_with(o.stream, p)) AS n

@@ -234,6 +234,10 @@ class PgLog implements PgEventLog {
         assertName(prefix, 'stream prefix');
         return lease.lapsedStreams(prefix, limit);
       },
+      liveOwners: async (streams) => {
+        this.readable();
+        return lease.liveOwners(streams);
+      },
     };
   }
 
