@@ -9,7 +9,7 @@ import { expect, it } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { ActorHost } from '../../src/runtime/actor-host.js';
 import { WorkflowEngine } from '../../src/workflows/engine.js';
-import { andSleep, andWaitForEvent, createWorkflow } from '../../src/workflows/builder.js';
+import { andSleep, andThen, andWaitForEvent, createWorkflow } from '../../src/workflows/builder.js';
 import { startExecution, suspendExecution } from '../../src/workflows/commands.js';
 import { EventWaitsIndex } from '../../src/workflows/event-waits-index.js';
 import { stuckExecutions } from '../../src/workflows/stuck-executions.js';
@@ -18,11 +18,21 @@ import { until } from '../helpers/until.js';
 
 const nap = createWorkflow({ id: 'nap' }, andSleep({ id: 'nap', duration: 3_600_000 }));
 const hold = createWorkflow({ id: 'hold' }, andWaitForEvent({ id: 'go', event: 'go' }));
+const flaky = createWorkflow(
+  { id: 'flaky' },
+  andThen({
+    id: 'call',
+    retry: { attempts: 3, backoff: { initialMs: 60_000 } },
+    execute: async () => {
+      throw new Error('upstream down');
+    },
+  }),
+);
 
 async function setup() {
   const log = createMemoryLog();
   const clock = new ManualClock();
-  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [nap, hold], clock });
+  const engine = new WorkflowEngine({ log, host: new ActorHost(log), logger: pino({ level: 'silent' }), workflows: [nap, hold, flaky], clock });
   engine.fanout.start();
   const index = new EventWaitsIndex(log);
   await index.start();
@@ -74,4 +84,15 @@ it('names a running execution no actor hosts after a crash nobody recovered', as
   expect(await fresh.recover(['s1'])).toBe(1);
   await until(() => fresh.waits.timers.size === 1);
   expect(await stuckExecutions({ engine: fresh, eventWaits: index, running: async () => ['s1'] })).toEqual([]);
+});
+
+it('leaves an execution waiting for a step retry off the list while its timer is armed, and names the retry when it is not', async () => {
+  const { engine, log, start, list } = await setup();
+  await start('flaky', 'r1');
+  await until(async () => (await log.readStream('exec:r1')).some((r) => r.type === 'step.retrying') && engine.waits.timers.size === 1);
+  expect(await list()).toEqual([]);
+  engine.waits.timers.disarm('r1\u0000retry');
+  const [stuck] = await list();
+  expect(stuck).toMatchObject({ executionId: 'r1', workflowId: 'flaky', status: 'running' });
+  expect(stuck.reason).toMatch(/^a retry of step 'call' is due .* with no timer armed$/);
 });
