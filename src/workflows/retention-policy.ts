@@ -37,7 +37,7 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 const DAY = UNITS.d;
 
 /** `30d`, `12h`, `15m`, `45s`, `500ms` or a number of ms. */
-export function parseDuration(value: unknown, where: string): number {
+function parseDuration(value: unknown, where: string): number {
   if (typeof value === 'number') {
     if (Number.isSafeInteger(value) && value > 0) return value;
     throw new Error(`${where}: a duration in ms must be a positive integer, got ${value}`);

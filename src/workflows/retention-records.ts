@@ -28,7 +28,7 @@ export interface Tombstone {
 }
 
 /** When `executionId` was removed by retention, while its tombstone lasts. */
-export async function removedAt(kv: KeyValueStore, executionId: string): Promise<number | undefined> {
+async function removedAt(kv: KeyValueStore, executionId: string): Promise<number | undefined> {
   if (executionId.length === 0) return undefined;
   return (await kv.get<Tombstone>(tombstoneKey(executionId)))?.removedAt;
 }

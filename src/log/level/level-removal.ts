@@ -19,7 +19,7 @@
 import type { ClassicLevel } from 'classic-level';
 import { KeySpace, prefixEnd, readSeq, recordKey, stringKey } from './key-codec.js';
 
-export const REMOVED_KEY = stringKey(KeySpace.meta, 'removed');
+const REMOVED_KEY = stringKey(KeySpace.meta, 'removed');
 
 export interface RemovedMeta {
   records: number;
