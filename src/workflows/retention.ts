@@ -139,12 +139,14 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
 
 async function removeStreams(deps: RetentionDeps, streams: readonly string[]): Promise<number> {
   let records = 0;
+  // kv deletes ride on the log's next group commit: issued here, awaited together at the end
+  const dels: Array<Promise<void>> = [];
   for (const stream of streams) {
     records += await deps.log.removal!.removeStream(stream, deps.settings.batch);
-    await deps.log.kv.del(streamSnapshotKey(stream));
-    await deps.log.kv.del(viewSnapshotKey(stream));
+    dels.push(deps.log.kv.del(streamSnapshotKey(stream)), deps.log.kv.del(viewSnapshotKey(stream)));
     deps.release?.(stream);
   }
+  await Promise.all(dels);
   return records;
 }
 
@@ -161,9 +163,13 @@ async function expireTombstones(deps: RetentionDeps, now: number): Promise<numbe
     const ids = records.filter((r) => r.type === RETENTION_REMOVED).flatMap((r) => (r.data as RetentionRemovedData).executionIds);
     const leftovers: string[] = [];
     for (const id of ids) {
-      // an execution started again under the id after the pass (a freed idempotency key) is not a leftover
-      const [first] = await log.readStream(executionStream(id), 1, 1);
-      if (first && first.seq < records[0].seq && (await isTerminal(log, id))) leftovers.push(id);
+      // what is left of a stream the pass named ends before the pass record (its removal runs oldest
+      // first, so a cut-short one keeps its tail); one started again under the id after the pass (a
+      // freed idempotency key) ends after it and is not a leftover
+      const stream = executionStream(id);
+      const head = await log.streamHead(stream);
+      const [last] = head > 0 ? await log.readStream(stream, head, head) : [];
+      if (last && last.seq < records[0].seq && TERMINAL_RECORD_TYPES.has(last.type)) leftovers.push(id);
     }
     if (leftovers.length > 0) await removeStreams(deps, (await Promise.all(leftovers.map((id) => streamsOf(log, id)))).flat());
     const at = Number(stream.slice(RETENTION_STREAM_PREFIX.length).split('-')[0]);

@@ -379,7 +379,7 @@ class LevelLog implements LevelEventLog {
     return batch.waitKept<void>(undefined);
   }
 
-  /** Retention (level-removal.ts): the stream's records and index entries go, in bounded synced writes. */
+  /** Retention (level-removal.ts): the stream's records and index entries go, in bounded atomic writes. */
   private async removeStream(stream: string, batch = 1000): Promise<number> {
     this.readable();
     if (this.closing) throw new LogClosedError();

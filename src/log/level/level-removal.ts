@@ -98,7 +98,10 @@ export async function removeIndexedStream(db: ClassicLevel<Buffer, string>, pref
     const m = meta();
     m.records += records;
     ops.put(REMOVED_KEY, JSON.stringify(m));
-    await ops.write({ sync: true });
+    // not synced: a crash loses a suffix of these writes, each whole (records, index entries and the
+    // meta value together), so the log stays consistent and the stream is only partly removed; the
+    // retention record that named it is synced (an append), and the next pass removes the rest
+    await ops.write({ sync: false });
   }
 }
 
