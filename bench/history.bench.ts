@@ -8,14 +8,21 @@
  *   folds the whole fill once, is reported apart);
  * - RSS 2 s after that first answer;
  * - page latency (p50 of 20) of the first, middle and last page by cursor, and of `offset` at n/2;
- * - disk bytes per execution.
- * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3).
+ * - disk bytes per execution;
+ * - retention throughput: a log of BENCH_HISTORY_RETENTION (default 10000) echo executions, one pass
+ *   of a policy that lets every one go (no archive): executions and records removed per second, and
+ *   the disk before and after the pass (its compaction gives the space back).
+ * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3);
+ * BENCH_HISTORY_ONLY=retention runs the retention figure alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openLevelLog } from '../src/log/level/level-log.js';
+import { ExecutionsIndex } from '../src/workflows/executions-index.js';
+import { parseRetention } from '../src/workflows/retention-policy.js';
+import { runRetention } from '../src/workflows/retention.js';
 import type { NewRecord } from '../src/log/types.js';
 import { printMachineInfo } from './lib/machine-info.js';
 
@@ -142,6 +149,36 @@ console.log(
 );
 const t = await template();
 console.log(`template: ${t.records.length} records per echo execution\n`);
+
+/** One retention pass removing every execution of a filled log: removals per second and the disk given back. */
+async function retentionThroughput(n: number): Promise<void> {
+  const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-retention-'));
+  try {
+    await fill(data, n, t);
+    const log = await openLevelLog(path.join(data, 'log'));
+    const index = new ExecutionsIndex(log);
+    await index.start();
+    await log.db.compactRange(Buffer.from([0]), Buffer.from([0xff]));
+    const before = diskBytes(data);
+    const settings = parseRetention({ keepNewest: 0, archive: false, maxPerPass: n }, new Set(['echo']))!;
+    const r = await runRetention({ log, index, settings, workflowIds: ['echo'] });
+    await index.waitFor(log.head());
+    const left = (await index.query({}, 1, 0)).total;
+    await index.stop();
+    await log.close();
+    const after = diskBytes(data);
+    if (r.executions !== n || left !== 0) throw new Error(`retention removed ${r.executions} of ${n}, the index still lists ${left}`);
+    console.log(
+      `retention: one pass removed ${n} executions (${r.records} records) in ${(r.ms / 1000).toFixed(2)} s: ${Math.round(n / (r.ms / 1000))} executions/s, ` +
+        `${Math.round(r.records / (r.ms / 1000))} records/s (compaction included); disk ${(before / 1024 / 1024).toFixed(1)} MiB before, ${(after / 1024 / 1024).toFixed(1)} MiB after`,
+    );
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+await retentionThroughput(Number(process.env.BENCH_HISTORY_RETENTION ?? 10_000));
+if (process.env.BENCH_HISTORY_ONLY === 'retention') process.exit(0);
 
 const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-empty-'));
 const rows: string[][] = [];

@@ -53,6 +53,9 @@ export class AppError extends Error {
 export const badRequest = (message: string, extra?: Record<string, unknown>) => new AppError('BAD_REQUEST', message, extra);
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
+/** A request for an execution retention removed, while its tombstone lasts (src/workflows/retention.ts). */
+export const executionRemoved = (executionId: string, removedAt: number) =>
+  new AppError('NOT_FOUND', `Execution ${executionId} not found (removed by retention at ${new Date(removedAt).toISOString()})`, { executionId, removedAt: new Date(removedAt).toISOString() });
 
 export interface FailureEnvelope {
   success: false;

@@ -11,6 +11,7 @@ export type { IdleCollectionOptions } from './runtime/idle-collection.js';
 export type { ServerModule, ServerContext, ModuleFactory } from './contract/server-module.js';
 export type { AuthConfig } from './http/auth/index.js';
 export type { CorsConfig } from './config/cors.js';
+export type { RetentionConfig, RetentionDuration, RetentionPolicyConfig } from './config/retention.js';
 export type { ObservabilityConfig } from './observability/module.js';
 export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from './mcp/config.js';
 // errors

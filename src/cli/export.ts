@@ -6,7 +6,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openHistorySource } from './history-source.js';
-import { historyHeader } from './history-file.js';
+import { historyHeader } from '../kernel/history-format.js';
 import { normalizeStatus, selectStreams, type StreamSelector } from './select-streams.js';
 import { CliError } from './cli-error.js';
 import { refuseOutInsideData } from './out-path.js';

@@ -8,24 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { isStreamId } from '../log/names.js';
 import type { LogRecord } from '../log/types.js';
-import { VERSION } from '../version.js';
+import { HISTORY_FORMAT, HISTORY_FORMAT_VERSION, type HistoryHeader } from '../kernel/history-format.js';
 import { CliError } from './cli-error.js';
-
-const HISTORY_FORMAT = 'eventloom-history';
-const HISTORY_FORMAT_VERSION = 1;
-
-export interface HistoryHeader {
-  format: typeof HISTORY_FORMAT;
-  formatVersion: number;
-  eventloomVersion: string;
-  exportedAt: string;
-  /** how many streams follow */
-  streams: number;
-}
-
-export function historyHeader(streams: number, now = new Date()): HistoryHeader {
-  return { format: HISTORY_FORMAT, formatVersion: HISTORY_FORMAT_VERSION, eventloomVersion: VERSION, exportedAt: now.toISOString(), streams };
-}
 
 /** A history read from a file: streams in the order they appear, each complete from streamSeq 1. */
 export type History = Map<string, LogRecord[]>;

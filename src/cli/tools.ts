@@ -1,5 +1,5 @@
 /**
- * The offline tools of the `eventloom` command: `export`, `import`, `replay`, `repair`, `rebuild`. None starts a server.
+ * The offline tools of the `eventloom` command: `export`, `import`, `replay`, `repair`, `rebuild`, `retention`. None starts a server.
  * Exit codes: 0 success, 1 a failure or (replay) a divergence, 2 a usage error.
  */
 import { CliError } from './cli-error.js';
@@ -32,6 +32,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
     const m = await import('./rebuild.js');
     return { run: m.rebuildCommand, usage: m.REBUILD_USAGE };
   },
+  retention: async () => {
+    const m = await import('./retention.js');
+    return { run: m.retentionCommand, usage: m.RETENTION_USAGE };
+  },
 };
 
 export const TOOLS_USAGE = `       eventloom export  (--data <dir>) [--out <file>] [--execution <id> | --run <id> | --workflow <id> --status <s> --since <iso>]
@@ -39,6 +43,7 @@ export const TOOLS_USAGE = `       eventloom export  (--data <dir>) [--out <file
        eventloom replay  (--data <dir> | <file.jsonl>...) [--config <file>] [--execution <id>] [--workflow <id>] [--live] [--json]
        eventloom repair  --data <dir> [--json]
        eventloom rebuild --data <dir>
+       eventloom retention --data <dir> [--config <file>] [--dry-run]
        eventloom <tool> --help for details`;
 
 export const isToolCommand = (name: string | undefined): name is string => name !== undefined && Object.hasOwn(COMMANDS, name);

@@ -10,6 +10,7 @@ import { PACKAGE_ROOT } from '../package-root.js';
 import type { CorsConfig } from './cors.js';
 import type { ClusterConfig } from './cluster.js';
 import type { ScheduleConfig } from './schedules.js';
+import type { RetentionConfig } from './retention.js';
 import type { RouteDef, RequestContext, RouteResult } from '../contract/routes.js';
 
 /** An operator route: `authenticatedUser` is the verified user (undefined when anonymous). */
@@ -56,6 +57,8 @@ export interface EventloomConfig {
   observability?: unknown;
   /** cron schedules that start workflow executions (checked at start-up: src/schedules/config.ts) */
   schedules?: readonly ScheduleConfig[];
+  /** terminal workflow executions kept, archived and removed (checked at start-up: src/workflows/retention-policy.ts) */
+  retention?: RetentionConfig;
   server?: ServerConfig;
   /** several nodes on one PostgreSQL store (src/config/cluster.ts) */
   cluster?: ClusterConfig;

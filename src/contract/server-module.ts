@@ -43,6 +43,7 @@ interface ModuleConfig {
   mcpServers?: unknown;
   observability?: unknown;
   schedules?: unknown;
+  retention?: unknown;
   server?: { shutdownTimeoutMs?: number };
 }
 

@@ -10,7 +10,9 @@
  *   (PostgreSQL);
  * - `storage`: figures of the storage under the log, for the status route (LevelDB);
  * - `integrity`: a check that reads the store's raw storage, so damage is reported, not thrown
- *   (LevelDB; other logs are checked through the EventLog API, integrity.ts).
+ *   (LevelDB; other logs are checked through the EventLog API, integrity.ts);
+ * - `removal`: whole streams removed with their index entries, in bounded batches (retention;
+ *   every store).
  *
  * A capability with cases of its own has a contract suite in test/contract/ that every store
  * offering it runs, as every store runs the EventLog contract.
@@ -123,4 +125,25 @@ export interface IntegrityReport {
 /** A store's own integrity check, reading its raw storage (a corrupt value is a problem listed, not an error thrown). */
 export interface IntegrityCapability {
   check(): Promise<IntegrityReport>;
+}
+
+/**
+ * Whole streams taken out of the log (retention, src/workflows/retention.ts). After `removeStream`
+ * the stream reads as never written: `streamHead` 0, `readStream` and `listStreams` without it,
+ * `readGlobal` and catch-up skip its records; global sequences are never handed out again (`head()`
+ * does not move back), so the log's sequences have gaps where removed records were. A later append
+ * to the same id starts a new stream at streamSeq 1. The caller removes only streams no writer
+ * appends to any more (terminal executions); a stream being appended to is waited for, not refused.
+ */
+export interface RemovalCapability {
+  /**
+   * Deletes every record of `stream` and its index entries, at most `batch` records per write
+   * (default 1000), each write atomic (records with their index entries: no index entry ever
+   * points to a missing record). Resolves with the number of records removed (0: no such stream).
+   */
+  removeStream(stream: string, batch?: number): Promise<number>;
+  /** Gives the space of removed records back to the disk (LevelDB compacts the removed key ranges). */
+  compact(): Promise<void>;
+  /** Records removed from this store since it was created. */
+  removedRecords(): Promise<number>;
 }

@@ -104,9 +104,9 @@ export class SubscriptionHub {
     for (const sub of this.all) sub.unsubscribe();
   }
 
-  private deliver(sub: Subscriber, rec: LogRecord): void {
+  private deliver(sub: Subscriber, rec: LogRecord, fromStorage = false): void {
     if (rec.seq <= sub.cursor) return; // already delivered by catch-up
-    if (rec.seq !== sub.cursor + 1) {
+    if (rec.seq !== sub.cursor + 1 && !fromStorage) {
       this.fail(sub, new Error(`Subscription gap: expected seq ${sub.cursor + 1}, got ${rec.seq}`), rec);
       return;
     }
@@ -139,8 +139,11 @@ export class SubscriptionHub {
           for (;;) {
             const chunk = await reader.next(CHUNK);
             if (sub.closed || chunk.length === 0) break;
-            for (let i = 0; i < chunk.length && !sub.closed; i++) this.deliver(sub, chunk[i]);
+            // records removed by retention are gaps in storage, not lost deliveries
+            for (let i = 0; i < chunk.length && !sub.closed; i++) this.deliver(sub, chunk[i], true);
           }
+          // everything up to `head` was durable when the reader opened: what it did not return was removed
+          if (!sub.closed && sub.cursor < head) sub.cursor = head;
         } finally {
           sub.reader = undefined;
           reader.close();

@@ -5,10 +5,10 @@
  * it has cases.
  */
 
-import type { IntegrityCapability, OwnershipCapability, SharedStoreCapability, StorageCapability } from './capabilities.js';
+import type { IntegrityCapability, OwnershipCapability, RemovalCapability, SharedStoreCapability, StorageCapability } from './capabilities.js';
 import type { StoreHealth } from './store-health.js';
 
-/** A committed record. `seq` is global and gap-free; `streamSeq` is 1-based within `stream`. */
+/** A committed record. `seq` is global and gap-free (save where retention removed streams: removal capability); `streamSeq` is 1-based within `stream`. */
 export interface LogRecord<T = unknown> {
   seq: number;
   stream: string;
@@ -122,6 +122,8 @@ export interface EventLog {
   readonly storage?: StorageCapability;
   /** A check of the raw storage (absent: the log is checked through this interface). */
   readonly integrity?: IntegrityCapability;
+  /** Whole streams removed by retention (absent: the store keeps everything). */
+  readonly removal?: RemovalCapability;
   /** Finishes pending appends, then closes. Idempotent. */
   close(): Promise<void>;
 }

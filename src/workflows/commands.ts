@@ -20,6 +20,7 @@ import { subWorkflowsOf, walkSteps } from './steps/walk.js';
 import type { ZodType } from 'zod';
 import type { ExecutionRecordView } from './executions-view.js';
 import { readExecutionView } from './execution-view-snapshot.js';
+import { executionNotFound as executionNotFoundOf } from './retention-records.js';
 import { iso } from '../kernel/time.js';
 import { traceIdFor } from '../kernel/span-types.js';
 
@@ -42,6 +43,8 @@ export interface StartedRun {
 }
 
 const executionNotFound = (id: string) => notFound(`Execution ${id} not found`);
+/** The 404 of an id with no stream: names the retention pass that removed it, while its tombstone lasts. */
+const missingExecution = (engine: WorkflowEngine, id: string) => executionNotFoundOf(engine.log.kv, id);
 
 export function requireWorkflow(engine: WorkflowEngine, workflowId: string): WorkflowDefinition {
   const def = engine.workflows.get(workflowId);
@@ -56,7 +59,7 @@ export async function loadOwned(engine: WorkflowEngine, def: WorkflowDefinition,
   try {
     actor = await engine.host.load(engine.kind, stream);
   } catch (err) {
-    if (err instanceof StreamNotFoundError) throw executionNotFound(executionId);
+    if (err instanceof StreamNotFoundError) throw await missingExecution(engine, executionId);
     throw err;
   }
   const c = actor.snapshot.context;
@@ -72,7 +75,7 @@ export async function readExecution(engine: WorkflowEngine, workflowId: string, 
   const def = requireWorkflow(engine, workflowId);
   // a long execution's view is folded from its last stored view on (execution-view-snapshot.ts)
   const view = await readExecutionView(engine.log, executionStream(executionId));
-  if (!view) throw executionNotFound(executionId);
+  if (!view) throw await missingExecution(engine, executionId);
   if (view.workflowId !== def.id || view.parentExecutionId) throw executionNotFound(executionId);
   return view;
 }
@@ -294,7 +297,8 @@ export async function replayExecution(engine: WorkflowEngine, workflowId: string
   const def = requireWorkflow(engine, workflowId);
   const stream = executionStream(executionId);
   const records = await engine.log.readStream(stream);
-  if (records.length === 0 || records[0].type !== 'execution.started') throw executionNotFound(executionId);
+  if (records.length === 0) throw await missingExecution(engine, executionId);
+  if (records[0].type !== 'execution.started') throw executionNotFound(executionId);
   const source = replayRecords(engine.kind, stream, records);
   if (source.context.workflowId !== def.id || source.context.parentExecutionId) throw executionNotFound(executionId);
   // an unknown or ambiguous step answers before the status check (the rest of the checks are the plan's)

@@ -12,6 +12,10 @@
  *   wfx/s/<status>\x01<ts>/<id>               → IndexDoc   (by status)
  *   wfx/ws/<workflowId>\x01<status>\x01<ts>/<id> → IndexDoc (by workflow and status)
  *   wfx/counts                                → counts per (workflow|*, status|*) bucket
+ *   wfx/tomb/<id>                             → Tombstone of an execution retention removed
+ * A `retention.removed` record (retention-records.ts) drops the rows of the executions it names and
+ * leaves their tombstones; `retention.expired` drops tombstones. Folded in log order like the rest,
+ * so the rows after a removal are those a rebuild of the remaining log writes.
  * Every write of one drained batch, the counts and the checkpoint are issued in one synchronous
  * turn, so they share one group commit: after a crash the index is exactly at its checkpoint.
  */
@@ -21,6 +25,7 @@ import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } fr
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf, executionStream } from './events.js';
+import { RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, tombstoneKey, type RetentionRemovedData, type Tombstone } from './retention-records.js';
 
 const EXECUTIONS_INDEX_NAME = 'workflow-executions';
 const P = 'wfx/';
@@ -120,6 +125,7 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
 
   accepts(rec: LogRecord): boolean {
     // top-level execution streams only: child executions are part of their parent
+    if (rec.stream.startsWith(RETENTION_STREAM_PREFIX)) return true;
     return rec.stream.startsWith(EXECUTION_STREAM_PREFIX) && rec.stream.indexOf('/', EXECUTION_STREAM_PREFIX.length) < 0;
   }
 
@@ -154,6 +160,10 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
     const before = new Map<string, IndexDoc | null>();
     const changed = new Set<string>();
     for (const rec of records) {
+      if (rec.stream.startsWith(RETENTION_STREAM_PREFIX)) {
+        await this.applyRetention(rec, writes, kv, views, before, changed);
+        continue;
+      }
       const id = executionIdOf(rec.stream);
       if (rec.type === 'execution.started') {
         if ((rec.data as ExecutionInput).parentExecutionId) continue;
@@ -182,17 +192,61 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
       if (old && sameRow(old, doc)) continue;
       if (old) {
         for (const k of indexKeys(old)) writes.del(k);
-        for (const b of bucketKeys(old)) {
-          // an empty bucket is dropped, so the stored counts do not depend on how records were batched
-          const n = (this.counts[b] ?? 1) - 1;
-          if (n > 0) this.counts[b] = n;
-          else delete this.counts[b];
-        }
+        this.uncount(old);
       }
       for (const k of indexKeys(doc)) writes.put(k, doc);
       for (const b of bucketKeys(doc)) this.counts[b] = (this.counts[b] ?? 0) + 1;
     }
     if (writes.size > 0) writes.put(COUNTS_KEY, { ...this.counts });
+  }
+
+  /**
+   * A retention record: the rows of each removed execution go (what is stored, and what this fold
+   * holds of it), its counts with them, and a tombstone stays; an expiry drops tombstones.
+   */
+  private async applyRetention(
+    rec: LogRecord,
+    writes: ProjectionWrites,
+    kv: KeyValueStore,
+    views: Map<string, ExecutionRecordView>,
+    before: Map<string, IndexDoc | null>,
+    changed: Set<string>,
+  ): Promise<void> {
+    const ids = (rec.data as RetentionRemovedData | undefined)?.executionIds ?? [];
+    if (rec.type === RETENTION_EXPIRED) {
+      for (const id of ids) writes.del(tombstoneKey(id));
+      return;
+    }
+    if (rec.type !== RETENTION_REMOVED) return;
+    for (const id of ids) {
+      // the row stored now: as this fold found it, else as kv (or memory, for a running one) holds it
+      let stored: IndexDoc | null;
+      if (before.has(id)) stored = before.get(id) ?? null;
+      else {
+        const view = this.running.get(id) ?? (await kv.get<ExecutionRecordView>(`${P}r/${id}`));
+        stored = view ? indexDocOf(view) : null;
+      }
+      views.delete(id);
+      changed.delete(id);
+      this.running.delete(id);
+      // a later record of the same id starts a new execution (an idempotency key freed by the removal)
+      before.set(id, null);
+      writes.put(tombstoneKey(id), { removedAt: rec.at } satisfies Tombstone);
+      if (!stored) continue;
+      writes.del(`${P}r/${id}`);
+      for (const k of indexKeys(stored)) writes.del(k);
+      this.uncount(stored);
+    }
+    writes.put(COUNTS_KEY, { ...this.counts });
+  }
+
+  private uncount(d: IndexDoc): void {
+    for (const b of bucketKeys(d)) {
+      // an empty bucket is dropped, so the stored counts do not depend on how records were batched
+      const n = (this.counts[b] ?? 1) - 1;
+      if (n > 0) this.counts[b] = n;
+      else delete this.counts[b];
+    }
   }
 
   /**
@@ -305,6 +359,23 @@ export class ExecutionsIndex extends ProjectionHandle {
       if (n > 0 && bucket.endsWith('|*') && bucket !== '*|*') out.set(bucket.slice(0, -2), n);
     }
     return out;
+  }
+
+  /** Rows of one workflow's executions, newest first, read chunk by chunk (retention's scan). */
+  async *rowsOf(workflowId: string): AsyncGenerator<IndexDoc> {
+    const prefix = `${P}w/${workflowId}${SEP}`;
+    let upper = `${prefix}~`;
+    for (;;) {
+      const rows = await this.log.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
+      for (const [, d] of rows) yield d;
+      if (rows.length < CHUNK) return;
+      upper = rows[rows.length - 1][0];
+    }
+  }
+
+  /** The stored summary of one execution (the in-memory one while it runs). */
+  async summary(id: string): Promise<ExecutionRecordView | undefined> {
+    return this.definition.running.get(id) ?? (await this.log.kv.get<ExecutionRecordView>(`${P}r/${id}`));
   }
 
   /** Ids of every execution in `status` (boot-time recovery). */

@@ -16,6 +16,8 @@ import { warnUnconfigured } from './unconfigured.js';
 import { workflowDocs, workflowRoutes } from './routes.js';
 import { workflowEvents } from './event-routes.js';
 import { stuckExecutions, type StuckExecution } from './stuck-executions.js';
+import { parseRetention } from './retention-policy.js';
+import { runRetention } from './retention.js';
 
 /** The workflows of the config: an array or a record of `createWorkflow(...)` definitions. */
 export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
@@ -64,6 +66,20 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
   const engine = new WorkflowEngine({ log: ctx.log, host: ctx.host, logger, workflows: configuredWorkflows(ctx.config.workflows), agentRunner: deps.agentRunner });
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
   const events = workflowEvents(engine, (err) => logger.error({ err }, 'event waits index failed'));
+  // a mistake in the retention section stops the start, naming its path
+  const retention = parseRetention(ctx.config.retention, new Set(engine.workflows.keys()));
+  let retentionTimer: NodeJS.Timeout | undefined;
+  let retentionPass: Promise<unknown> | undefined;
+  const retentionRun = () => {
+    if (!retention || retentionPass) return;
+    const workflowIds = new Set([...engine.workflows.keys(), ...index.executionsPerWorkflow().keys()]);
+    retentionPass = runRetention({ log: ctx.log, index, settings: retention, workflowIds, release: (s) => engine.host.release(s) })
+      .then((r) => {
+        if (r.executions > 0 || r.expired > 0) logger.info({ ...r, ms: Math.round(r.ms) }, `retention removed ${r.executions} execution(s), ${r.records} record(s)`);
+      })
+      .catch((err: unknown) => logger.warn({ err }, 'retention pass failed (the next pass tries again)'))
+      .finally(() => (retentionPass = undefined));
+  };
   let left = false;
   let stopWatchingStore: (() => void) | undefined;
   // the store is back: executions whose actor a refused append dropped continue from their last durable step
@@ -113,6 +129,13 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       const recovered = await engine.recover(running);
       if (running.length > 0) logger.info({ running: running.length, recovered }, 'recovered running workflow executions');
       await events.deliver();
+      if (retention && !ctx.log.removal) logger.warn('config.retention is set, but this event store cannot remove streams: nothing is removed');
+      else if (retention && ctx.log.shared) logger.warn('config.retention is set, but passes on a shared PostgreSQL store are not supported yet: nothing is removed');
+      else if (retention) {
+        retentionTimer = setInterval(retentionRun, retention.everyMs);
+        retentionTimer.unref();
+        setImmediate(retentionRun);
+      }
       stopWatchingStore = ctx.log.health?.onChange((status, previous) => {
         if (status.state !== 'ok' && previous.state === 'ok') {
           // appends are refused now: the calls waiting for an execution get their answer, as at shutdown
@@ -125,6 +148,8 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     },
     async stop() {
       stopWatchingStore?.();
+      if (retentionTimer) clearInterval(retentionTimer);
+      await retentionPass;
       await engine.stop();
       leave();
       void index.stop();

@@ -15,6 +15,7 @@ import type { WorkflowEngine } from './engine.js';
 import { describeWorkflowDetail, describeWorkflowSummary } from './describe.js';
 import { cancelExecution, executionResult, readExecution, replayExecution, requireWorkflow, resumeExecution, startExecution, suspendExecution, type StartedRun } from './commands.js';
 import { executionStream } from './events.js';
+import { executionNotFound } from './retention-records.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENT_REPLAYED_HEADER, idempotencyKeyOf, startIdempotent } from './idempotent-start.js';
 import type { LogRecord } from '../log/types.js';
 import type { ExecutionsIndex, ExecutionsFilter } from './executions-index.js';
@@ -239,10 +240,15 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         requireWorkflow(engine, ctx.params.id);
         const first = engine.fanout.firstRecord(stream);
         if (!(first instanceof Promise)) {
+          if (first === undefined) return executionNotFound(engine.log.kv, ctx.params.executionId).then((err) => Promise.reject(err));
           checkExecutionHead(first, ctx.params.id, ctx.params.executionId);
           return answer();
         }
-        return first.then((rec) => (checkExecutionHead(rec, ctx.params.id, ctx.params.executionId), answer()));
+        return first.then(async (rec) => {
+          if (rec === undefined) throw await executionNotFound(engine.log.kv, ctx.params.executionId);
+          checkExecutionHead(rec, ctx.params.id, ctx.params.executionId);
+          return answer();
+        });
       },
     },
     {

@@ -1,7 +1,8 @@
 /**
  * The LevelDB log's own integrity check (its `integrity` capability, ../integrity.ts): reads the raw
  * key spaces, so a corrupt value is reported, not thrown, and checks that the stream index covers
- * every record exactly once, in stream order.
+ * every record exactly once, in stream order. Records removed by retention (level-removal.ts) are
+ * gaps: with `removed` records gone, the records present and the removed ones add up to the head.
  */
 import type { ClassicLevel } from 'classic-level';
 import { INTEGRITY_CHUNK as CHUNK, Problems, type IntegrityReport } from '../integrity.js';
@@ -9,13 +10,14 @@ import { recordProblem } from '../record-codec.js';
 import type { EventLog, LogRecord } from '../types.js';
 import { KeySpace, SEQ_BYTES, decodeStreamKey, prefixEnd, readSeq, recordKey } from './key-codec.js';
 
-export async function checkLevelIntegrity(log: EventLog, db: ClassicLevel<Buffer, string>): Promise<IntegrityReport> {
+export async function checkLevelIntegrity(log: EventLog, db: ClassicLevel<Buffer, string>, removed = 0): Promise<IntegrityReport> {
   const problems = new Problems();
   // Pass 1: records in key order.
   const streamOf: string[] = [''];
   const streamSeqOf: number[] = [0];
   const streamHeads = new Map<string, number>();
   let expected = 1;
+  let present = 0;
   const it = db.iterator({ gte: recordKey(0), lte: recordKey(Number.MAX_SAFE_INTEGER) });
   try {
     for (;;) {
@@ -23,8 +25,10 @@ export async function checkLevelIntegrity(log: EventLog, db: ClassicLevel<Buffer
       if (entries.length === 0) break;
       for (const [key, value] of entries) {
         const seq = key.length === 1 + SEQ_BYTES ? readSeq(key, 1) : -1;
-        if (seq !== expected) problems.add(`record key ${seq} where ${expected} was expected`);
+        // after removals a gap is expected; the count below checks there are no more gaps than records removed
+        if (seq !== expected && !(removed > 0 && seq > expected)) problems.add(`record key ${seq} where ${expected} was expected`);
         expected = seq + 1;
+        present++;
         let rec: LogRecord | undefined;
         try {
           rec = JSON.parse(value) as LogRecord;
@@ -48,8 +52,9 @@ export async function checkLevelIntegrity(log: EventLog, db: ClassicLevel<Buffer
   } finally {
     await it.close();
   }
-  const records = expected - 1;
-  if (log.head() !== records) problems.add(`head() is ${log.head()} but the last record is ${records}`);
+  const records = removed > 0 ? log.head() : expected - 1;
+  if (removed === 0 && log.head() !== records) problems.add(`head() is ${log.head()} but the last record is ${records}`);
+  if (removed > 0 && present + removed !== records) problems.add(`${present} records and ${removed} removed do not add up to head() ${records}`);
 
   // Pass 2: the stream index must cover every record exactly once, in stream order.
   const covered = new Uint8Array(records + 1);
@@ -80,7 +85,7 @@ export async function checkLevelIntegrity(log: EventLog, db: ClassicLevel<Buffer
         indexHeads.set(stream, start + count - 1);
         for (let i = 0; i < count; i++) {
           const seq = first + i;
-          if (seq > records) {
+          if (seq > records || (removed > 0 && streamOf[seq] === undefined)) {
             problems.add(`index of ${stream}@${start + i} points to missing record ${seq}`);
             break;
           }
@@ -95,7 +100,7 @@ export async function checkLevelIntegrity(log: EventLog, db: ClassicLevel<Buffer
   } finally {
     await ix.close();
   }
-  for (let seq = 1; seq <= records; seq++) if (!covered[seq]) problems.add(`record ${seq} is not in the stream index`);
+  for (let seq = 1; seq <= records; seq++) if (!covered[seq] && streamOf[seq] !== undefined) problems.add(`record ${seq} is not in the stream index`);
   for (const [stream, head] of streamHeads) {
     if (indexHeads.get(stream) !== head) problems.add(`stream ${stream}: records end at ${head}, index at ${indexHeads.get(stream) ?? 0}`);
   }

@@ -26,7 +26,8 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { AckedMark } from './acked-mark.js';
-import type { IntegrityCapability, StorageCapability, StorageStats } from '../capabilities.js';
+import type { IntegrityCapability, RemovalCapability, StorageCapability, StorageStats } from '../capabilities.js';
+import { RemovedRanges, headAfterRemovals, readRemovedMeta, removeIndexedStream, type RemovedMeta } from './level-removal.js';
 import { GroupCommitter, type LevelCommitStats, type PendingBatch } from './group-commit.js';
 import { checkLevelIntegrity } from './level-integrity.js';
 import { probeDirectory } from './level-recovery.js';
@@ -121,9 +122,10 @@ export async function openLevelLog(dir: string, opts: LevelLogOptions = {}): Pro
     if (format === undefined) await db.put(FORMAT_KEY, FORMAT, { sync: true });
     else if (format !== FORMAT) throw new Error(`${dir} holds an event log of format ${format}; this build reads format ${FORMAT}`);
     const last = await db.keys({ gte: RECORD_LO, lte: RECORD_HI, reverse: true, limit: 1 }).all();
-    const head = last.length ? readSeq(last[0], 1) : 0;
+    const removed = await readRemovedMeta(db);
+    const head = headAfterRemovals(last[0], removed);
     checkAckedTail(head, before, checks);
-    return new LevelLog(dir, db, head, opts, new AckedMark(dir, head));
+    return new LevelLog(dir, db, head, opts, new AckedMark(dir, head), removed);
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
@@ -168,7 +170,13 @@ class LevelLog implements LevelEventLog {
   readonly kv: LevelKv;
   readonly health: StoreHealth;
   readonly storage: StorageCapability = { stats: () => this.stats() };
-  readonly integrity: IntegrityCapability = { check: () => checkLevelIntegrity(this, this.db) };
+  readonly integrity: IntegrityCapability = { check: () => checkLevelIntegrity(this, this.db, this.removedMeta.records) };
+  readonly removal: RemovalCapability = {
+    removeStream: (stream, batch) => this.removeStream(stream, batch),
+    compact: () => this.removedRanges.compact(this.db),
+    removedRecords: async () => this.removedMeta.records,
+  };
+  private readonly removedRanges = new RemovedRanges();
   /** set while the database is closed and reopened after a failure: reads wait for it */
   private reopening: Promise<void> | undefined;
   private recoveryTimer: NodeJS.Timeout | undefined;
@@ -179,6 +187,7 @@ class LevelLog implements LevelEventLog {
     head: number,
     opts: LevelLogOptions,
     private readonly acked: AckedMark,
+    private readonly removedMeta: RemovedMeta = { records: 0, headFloor: 0 },
   ) {
     this.durableHead = head;
     this.assignedSeq = head;
@@ -368,6 +377,29 @@ class LevelLog implements LevelEventLog {
     batch.keep(stringKey(KeySpace.checkpoint, name), String(seq));
     batch.checkpointWrites++;
     return batch.waitKept<void>(undefined);
+  }
+
+  /** Retention (level-removal.ts): the stream's records and index entries go, in bounded atomic writes. */
+  private async removeStream(stream: string, batch = 1000): Promise<number> {
+    this.readable();
+    if (this.closing) throw new LogClosedError();
+    assertStreamId(stream);
+    if (!Number.isSafeInteger(batch) || batch < 1) throw new RangeError(`A removal batch is a positive integer, got ${batch}`);
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
+    const st = await this.loadStream(stream);
+    const gate = this.gate;
+    if (gate) await gate;
+    if (st.assigned > st.durable && st.tail) await st.tail;
+    const meta = () => {
+      this.removedMeta.headFloor = Math.max(this.removedMeta.headFloor, this.durableHead);
+      return this.removedMeta;
+    };
+    try {
+      return await removeIndexedStream(this.db, st.prefix, batch, meta, this.removedRanges);
+    } finally {
+      // the head reloads from the index (0 once the stream is gone)
+      this.streams.delete(stream);
+    }
   }
 
   // ---- reads --------------------------------------------------------------------------------
@@ -593,7 +625,7 @@ class LevelLog implements LevelEventLog {
     await this.db.put(PROBE_KEY, String(this.clock()), { sync: true });
     // a batch whose fsync failed may have reached the write-ahead log all the same: what is on disk counts
     const last = await this.db.keys({ gte: RECORD_LO, lte: RECORD_HI, reverse: true, limit: 1 }).all();
-    const head = last.length ? readSeq(last[0], 1) : 0;
+    const head = headAfterRemovals(last[0], this.removedMeta);
     if (this.closing) return;
     if (head > this.durableHead) {
       const landed = (await this.db.values({ gte: recordKey(this.durableHead + 1), lte: recordKey(head), ...SCAN }).all()).map(decodeRecord);

@@ -10,7 +10,7 @@
  * capability with the PostgreSQL store's rules (memory-leases.ts), for tests of several nodes.
  * kv and checkpoints stay each node's own, as on PostgreSQL.
  */
-import { StreamFencedError, type OwnershipCapability } from '../capabilities.js';
+import { StreamFencedError, type OwnershipCapability, type RemovalCapability } from '../capabilities.js';
 import { MemoryLeases } from './memory-leases.js';
 import { assertStreamId, compareCodePoints, isStreamId } from '../names.js';
 import { assertCheckpoint, assertName, encodeKvValue, normalizeLimit } from '../kv-codec.js';
@@ -56,14 +56,15 @@ interface StreamState {
 
 /** What the logs of one store share: the records, the streams, and the open logs to deliver to. */
 interface MemoryStore {
-  /** stored JSON of record `seq` at index `seq - 1` */
-  records: string[];
+  /** stored JSON of record `seq` at index `seq - 1` (undefined: removed by retention) */
+  records: Array<string | undefined>;
   streams: Map<string, StreamState>;
   logs: Set<MemoryLog>;
+  removed: number;
 }
 
 function newStore(): MemoryStore {
-  return { records: [], streams: new Map(), logs: new Set() };
+  return { records: [], streams: new Map(), logs: new Set(), removed: 0 };
 }
 
 interface NodeLease {
@@ -75,8 +76,8 @@ interface NodeLease {
 
 class MemoryLog implements EventLog {
   private readonly clock: () => number;
-  /** stored JSON of record `seq` at index `seq - 1` */
-  private readonly records: string[];
+  /** stored JSON of record `seq` at index `seq - 1` (undefined: removed) */
+  private readonly records: Array<string | undefined>;
   private readonly streams: Map<string, StreamState>;
   private readonly checkpoints = new Map<string, number>();
   private readonly kvData = new Map<string, string>();
@@ -86,6 +87,11 @@ class MemoryLog implements EventLog {
   private readonly inflight = new Set<Promise<AppendResult>>();
   readonly kv: KeyValueStore;
   readonly ownership: OwnershipCapability | undefined;
+  readonly removal: RemovalCapability = {
+    removeStream: async (stream) => this.removeStream(stream),
+    compact: async () => this.ensureOpen(),
+    removedRecords: async () => this.store.removed,
+  };
 
   constructor(
     opts: MemoryLogOptions,
@@ -168,8 +174,20 @@ class MemoryLog implements EventLog {
     const from = Math.max(1, Math.ceil(fromStreamSeq));
     const to = Math.min(st.seqs.length, Math.floor(toStreamSeq));
     const out: LogRecord[] = [];
-    for (let s = from; s <= to; s++) out.push(decodeRecord(this.records[st.seqs[s - 1] - 1]));
+    for (let s = from; s <= to; s++) out.push(decodeRecord(this.records[st.seqs[s - 1] - 1]!));
     return out;
+  }
+
+  /** Retention: the stream's records become holes (sequences are not reused), and the stream is gone. */
+  private removeStream(stream: string): number {
+    this.ensureOpen();
+    assertStreamId(stream);
+    const st = this.streams.get(stream);
+    if (!st) return 0;
+    for (const seq of st.seqs) this.records[seq - 1] = undefined;
+    this.streams.delete(stream);
+    this.store.removed += st.seqs.length;
+    return st.seqs.length;
   }
 
   async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
@@ -177,7 +195,10 @@ class MemoryLog implements EventLog {
     const from = Math.max(1, Math.ceil(fromSeq));
     const to = Math.min(this.records.length, Math.floor(toSeq));
     const out: LogRecord[] = [];
-    for (let s = from; s <= to && out.length < limit; s++) out.push(decodeRecord(this.records[s - 1]));
+    for (let s = from; s <= to && out.length < limit; s++) {
+      const json = this.records[s - 1];
+      if (json !== undefined) out.push(decodeRecord(json));
+    }
     return out;
   }
 
@@ -200,7 +221,10 @@ class MemoryLog implements EventLog {
     return {
       next: (limit) => {
         const out: LogRecord[] = [];
-        while (next <= uptoSeq && out.length < limit) out.push(decodeRecord(this.records[next++ - 1]));
+        while (next <= uptoSeq && out.length < limit) {
+          const json = this.records[next++ - 1];
+          if (json !== undefined) out.push(decodeRecord(json));
+        }
         return out;
       },
       close: () => {},

@@ -1,0 +1,27 @@
+/**
+ * Retention's archive: the streams a pass removes, written before anything is removed as one file of
+ * the portable history format (src/kernel/history-format.ts), `retention-<time>-<nonce>.jsonl` in the
+ * archive directory, synced to disk. `eventloom import <file> --data <dir>` restores them.
+ */
+import { mkdir, open } from 'node:fs/promises';
+import path from 'node:path';
+import { historyHeader } from '../kernel/history-format.js';
+import type { EventLog } from '../log/types.js';
+
+/** Writes `streams` (whole, in order) to a new archive file in `dir`; resolves with its path once synced. */
+export async function archiveStreams(log: EventLog, dir: string, streams: readonly string[], now: Date, nonce: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `retention-${now.toISOString().replace(/[:.]/g, '-')}-${nonce}.jsonl`);
+  const fh = await open(file, 'wx');
+  try {
+    await fh.write(JSON.stringify(historyHeader(streams.length, now)) + '\n');
+    for (const stream of streams) {
+      const records = await log.readStream(stream);
+      if (records.length > 0) await fh.write(records.map((r) => JSON.stringify(r) + '\n').join(''));
+    }
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return file;
+}

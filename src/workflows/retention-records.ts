@@ -1,0 +1,40 @@
+/**
+ * The records of retention passes and the tombstones they leave. A pass appends
+ * `retention.removed` to a stream of its own (`retention:<time>-<nonce>`) before it removes
+ * anything, so every read model that follows the log learns of the removal in log order, on every
+ * node of a shared store, and a rebuild of the remaining log gives the same rows (the executions
+ * index drops the removed executions' rows and keeps a tombstone per id: `wfx/tomb/<id>`). When a
+ * pass stream's tombstones are older than `tombstonesFor`, a later pass appends
+ * `retention.expired` to it (the index drops those tombstones) and removes the stream itself.
+ */
+import { executionRemoved, notFound, type AppError } from '../errors.js';
+import type { KeyValueStore } from '../log/types.js';
+
+export const RETENTION_STREAM_PREFIX = 'retention:';
+export const RETENTION_REMOVED = 'retention.removed';
+export const RETENTION_EXPIRED = 'retention.expired';
+
+export interface RetentionRemovedData {
+  /** top-level executions removed (their sub-workflow executions went with them) */
+  executionIds: string[];
+}
+
+/** kv key of a removed execution's tombstone (in the executions index's key range). */
+export const tombstoneKey = (executionId: string) => `wfx/tomb/${executionId}`;
+
+export interface Tombstone {
+  /** epoch ms of the pass that removed it */
+  removedAt: number;
+}
+
+/** When `executionId` was removed by retention, while its tombstone lasts. */
+async function removedAt(kv: KeyValueStore, executionId: string): Promise<number | undefined> {
+  if (executionId.length === 0) return undefined;
+  return (await kv.get<Tombstone>(tombstoneKey(executionId)))?.removedAt;
+}
+
+/** The 404 of an execution that does not exist: naming its removal while its tombstone lasts. */
+export async function executionNotFound(kv: KeyValueStore, executionId: string): Promise<AppError> {
+  const at = await removedAt(kv, executionId).catch(() => undefined);
+  return at === undefined ? notFound(`Execution ${executionId} not found`) : executionRemoved(executionId, at);
+}

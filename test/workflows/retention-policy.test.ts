@@ -1,0 +1,37 @@
+/**
+ * The `retention` section of the config: durations and counts are read as documented, and each
+ * mistake is refused with an error naming its path in the config.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseRetention, policyOf } from '../../src/workflows/retention-policy.js';
+
+const IDS = new Set(['echo', 'checkout']);
+
+describe('retention config', () => {
+  it('reads durations, counts, per-workflow policies and the defaults', () => {
+    const s = parseRetention({ keepFor: '30d', keepNewest: 5, archive: './a', workflows: { echo: { keepFor: 90_000 }, checkout: false } }, IDS)!;
+    expect(s).toMatchObject({ global: { keepForMs: 30 * 86_400_000, keepNewest: 5 }, archive: './a', tombstoneMs: 7 * 86_400_000, everyMs: 3_600_000, batch: 1000, maxPerPass: 1000 });
+    expect(policyOf(s, 'echo')).toEqual({ keepForMs: 90_000 });
+    expect(policyOf(s, 'checkout')).toBeUndefined();
+    expect(policyOf(s, 'other')).toEqual({ keepForMs: 30 * 86_400_000, keepNewest: 5 });
+    expect(parseRetention(undefined, IDS)).toBeUndefined();
+    expect(parseRetention({ archive: false, tombstonesFor: '12h', every: '15m' }, IDS)).toMatchObject({ archive: false, tombstoneMs: 43_200_000, everyMs: 900_000 });
+  });
+
+  it('refuses each mistake naming its path', () => {
+    const bad: Array<[unknown, string]> = [
+      [{ keepFor: '30d' }, 'config.retention.archive: name a directory'],
+      [{ keepFor: '3 weeks', archive: false }, 'config.retention.keepFor: a duration is'],
+      [{ keepFor: 0, archive: false }, 'config.retention.keepFor: a duration in ms must be a positive integer'],
+      [{ keepNewest: -1, archive: false }, 'config.retention.keepNewest: a count of executions'],
+      [{ archive: 3 }, 'config.retention.archive: a directory path, or false'],
+      [{ archive: false, keep: 1 }, "config.retention: unknown key 'keep'"],
+      [{ archive: false, workflows: { nope: { keepNewest: 1 } } }, "config.retention.workflows.nope: no workflow 'nope' is configured"],
+      [{ archive: false, workflows: { echo: {} } }, 'config.retention.workflows.echo: set keepFor and/or keepNewest'],
+      [{ archive: false, workflows: { echo: { keepFor: '1d', max: 2 } } }, "config.retention.workflows.echo: unknown key 'max'"],
+      [{ archive: false, batch: 0 }, 'config.retention.batch: a positive integer'],
+      [[], 'config.retention: an object'],
+    ];
+    for (const [section, message] of bad) expect(() => parseRetention(section, IDS), JSON.stringify(section)).toThrow(message);
+  });
+});
