@@ -24,6 +24,11 @@ export interface CatchUpSource {
   head(): number;
   /** A reader over records with `afterSeq < seq <= uptoSeq`. */
   openReader(afterSeq: number, uptoSeq: number): ChunkReader;
+  /**
+   * How many records retention has removed from storage (0 or absent: none). A catch-up skips gaps
+   * in storage up to that many records; a gap beyond it is damage, reported like a live gap.
+   */
+  removedRecords?(): number;
 }
 
 export type SubscriberErrorHandler = (err: unknown, record: LogRecord | undefined) => void;
@@ -104,9 +109,9 @@ export class SubscriptionHub {
     for (const sub of this.all) sub.unsubscribe();
   }
 
-  private deliver(sub: Subscriber, rec: LogRecord, fromStorage = false): void {
+  private deliver(sub: Subscriber, rec: LogRecord): void {
     if (rec.seq <= sub.cursor) return; // already delivered by catch-up
-    if (rec.seq !== sub.cursor + 1 && !fromStorage) {
+    if (rec.seq !== sub.cursor + 1) {
       this.fail(sub, new Error(`Subscription gap: expected seq ${sub.cursor + 1}, got ${rec.seq}`), rec);
       return;
     }
@@ -135,15 +140,30 @@ export class SubscriptionHub {
         }
         const reader = this.source.openReader(sub.cursor, head);
         sub.reader = reader;
+        // records removed by retention are gaps in storage, not lost deliveries: skipped, up to as many as were removed
+        const removed = this.source.removedRecords?.() ?? 0;
+        let skipped = 0;
+        const skip = (to: number, rec: LogRecord | undefined): boolean => {
+          skipped += to - sub.cursor;
+          if (skipped <= removed) return true;
+          this.fail(sub, new Error(`Subscription gap: expected seq ${sub.cursor + 1}, got ${rec?.seq ?? `nothing up to ${head}`}`), rec);
+          return false;
+        };
         try {
           for (;;) {
             const chunk = await reader.next(CHUNK);
             if (sub.closed || chunk.length === 0) break;
-            // records removed by retention are gaps in storage, not lost deliveries
-            for (let i = 0; i < chunk.length && !sub.closed; i++) this.deliver(sub, chunk[i], true);
+            for (let i = 0; i < chunk.length && !sub.closed; i++) {
+              const rec = chunk[i];
+              if (rec.seq > sub.cursor + 1) {
+                if (!skip(rec.seq - 1, rec)) break;
+                sub.cursor = rec.seq - 1;
+              }
+              this.deliver(sub, rec);
+            }
           }
           // everything up to `head` was durable when the reader opened: what it did not return was removed
-          if (!sub.closed && sub.cursor < head) sub.cursor = head;
+          if (!sub.closed && sub.cursor < head && skip(head, undefined)) sub.cursor = head;
         } finally {
           sub.reader = undefined;
           reader.close();

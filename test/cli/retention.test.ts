@@ -82,5 +82,6 @@ describe('retention', () => {
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
-  });
+    // four CLI processes one after the other, each starting through tsx
+  }, 120_000);
 });

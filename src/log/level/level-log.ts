@@ -200,7 +200,7 @@ class LevelLog implements LevelEventLog {
       (b) => this.onCommit(b),
       (err) => this.onWriteFailed(err),
     );
-    this.hub = new SubscriptionHub({ head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto) }, opts.onSubscriberError);
+    this.hub = new SubscriptionHub({ head: () => this.durableHead, openReader: (after, upto) => this.reader(after, upto), removedRecords: () => this.removedMeta.records }, opts.onSubscriberError);
     this.kv = new LevelKv(
       db,
       () => this.writable(),

@@ -107,6 +107,7 @@ class MemoryLog implements EventLog {
       {
         head: () => this.records.length,
         openReader: (afterSeq, uptoSeq) => this.reader(afterSeq, uptoSeq),
+        removedRecords: () => this.store.removed,
       },
       opts.onSubscriberError,
     );
