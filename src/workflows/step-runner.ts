@@ -150,7 +150,7 @@ async function runAny(rs: RunState, step: WorkflowStep, input: unknown, signal: 
   const retries = step.retry ? 0 : (step.retries ?? rs.env.retries);
   for (let attempt = 0; ; attempt++) {
     try {
-      const out = step.timeoutMs === undefined ? await runOnce(rs, step, data, signal) : await runTimed(rs, step, data, signal, step.timeoutMs);
+      const out = step.timeoutMs === undefined || kindOf(step).ownTimeout ? await runOnce(rs, step, data, signal) : await runTimed(rs, step, data, signal, step.timeoutMs);
       return checkStepOutput(step, out);
     } catch (err) {
       if (err instanceof SuspendSignal || signal.aborted || attempt >= retries || !isRetryable(err)) throw err;

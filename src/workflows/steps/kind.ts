@@ -151,6 +151,11 @@ export interface StepKind<S extends { type: string } = WorkflowStep> {
   readonly childOutput?: 'by-index' | 'whole';
   /** the step passes its input through: its outputSchema does not apply and its failures (an input mismatch too) are logged, never the run's */
   readonly passThrough?: boolean;
+  /**
+   * the step's `timeoutMs` is its own durable deadline (andWaitForEvent: how long to wait for the
+   * event, recorded with the wait), not the common per-attempt timeout of a step's code
+   */
+  readonly ownTimeout?: boolean;
   /** the steps nested directly in the step, in declaration order (a sub-workflow's steps are its own) */
   children(step: S): readonly WorkflowStep[];
   /** the workflows the step runs as child executions */

@@ -33,7 +33,8 @@ declare module '../types.js' {
 export const EVENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export function andWaitForEvent(def: Common & { event: string; schema?: ZodType; match?: (data: any) => boolean; timeoutMs?: number; onTimeout?: 'fail' | 'continue' }): WaitForEventStep {
-  checkStep(def, 'andWaitForEvent');
+  // its timeoutMs is the wait's deadline (0 allowed: the wait times out at once), checked below
+  checkStep({ ...def, timeoutMs: undefined }, 'andWaitForEvent');
   if (typeof def.event !== 'string' || !EVENT_NAME_PATTERN.test(def.event)) throw new TypeError(`andWaitForEvent '${def.id}' needs an event name (letters, digits, . _ : / -)`);
   if (def.match !== undefined && typeof def.match !== 'function') throw new TypeError(`andWaitForEvent '${def.id}': match must be a function of the event data`);
   if (def.timeoutMs !== undefined && checkTime(def.timeoutMs, def.id, 'a timeoutMs in ms') < 0) throw new TypeError(`andWaitForEvent '${def.id}': timeoutMs must be >= 0`);
@@ -58,6 +59,7 @@ export function acceptsEvent(step: WaitForEventStep, data: unknown): { ok: true;
 
 export const waitForEventKind: StepKind<WaitForEventStep> = {
   type: 'andWaitForEvent',
+  ownTimeout: true,
   children: () => [],
   async run(step, run) {
     const fired = await run.wait(() => ({ kind: 'event', name: step.event, ...(step.timeoutMs !== undefined ? { timeoutAt: run.now() + step.timeoutMs } : {}) }));
