@@ -94,10 +94,17 @@ export const branching = createWorkflow(
   }),
 );
 
-/** A step that waits until the test releases it (per execution input key). */
+/**
+ * A step that waits until the test releases it (per execution input key). A release that comes
+ * before the step is reached (the run shows as running while its first step's start is still being
+ * made durable) is kept, and the step then passes at once.
+ */
 const gates = new Map<string, () => void>();
+const releasedEarly = new Set<string>();
 export const release = (key: string) => {
-  gates.get(key)?.();
+  const open = gates.get(key);
+  if (open) open();
+  else releasedEarly.add(key);
   gates.delete(key);
 };
 export const gated = createWorkflow(
@@ -108,6 +115,7 @@ export const gated = createWorkflow(
     execute: ({ data, signal }) =>
       new Promise((resolve, reject) => {
         const key = (data as { key: string }).key;
+        if (releasedEarly.delete(key)) return resolve({ released: key });
         gates.set(key, () => resolve({ released: key }));
         signal.addEventListener('abort', () => reject(signal.reason), { once: true });
       }),
