@@ -36,7 +36,8 @@ import { SubscriptionHub, reportSubscriberError, type ChunkReader, type Subscrib
 import { LogClosedError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
 import { PgCommitter, WriterConnection, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
-import type { Fencing, OwnershipCapability, SharedStoreCapability } from '../capabilities.js';
+import type { Fencing, OwnershipCapability, RemovalCapability, SharedStoreCapability } from '../capabilities.js';
+import { exclusive, pgRemoval } from './pg-removal.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { InOrderDelivery } from './pg-delivery.js';
@@ -136,7 +137,15 @@ class PgLog implements PgEventLog {
   readonly scope: string;
   readonly kv: PgKv;
   readonly health: StoreHealth;
-  readonly shared: SharedStoreCapability = { catchUp: () => this.catchUp() };
+  readonly shared: SharedStoreCapability = {
+    catchUp: () => this.catchUp(),
+    exclusive: (job, fn) => {
+      this.readable();
+      return exclusive(this.pool, job, fn);
+    },
+  };
+  /** retention's removal of whole streams (pg-removal.ts); refused on a log opened read-only */
+  readonly removal: RemovalCapability | undefined;
   /** with the `lease` option only: without a lease this node owns nothing and claims nothing */
   readonly ownership: OwnershipCapability | undefined;
   /** `pool` whose query errors that are store faults become the store's `StoreFaultError` */
@@ -170,6 +179,7 @@ class PgLog implements PgEventLog {
     this.health = new StoreHealth('pg', this.clock);
     this.pool = guardedPool(rawPool, (err) => this.storeError(err));
     const pool = this.pool;
+    this.removal = opts.readOnly ? undefined : pgRemoval(pool, () => this.readable());
     this.hub = new SubscriptionHub({ head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) }, opts.onSubscriberError ?? reportSubscriberError);
     this.delivery = new InOrderDelivery(
       head,
