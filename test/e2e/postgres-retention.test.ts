@@ -76,4 +76,10 @@ it('archives finished executions of both nodes once, removes them, and both node
     expect(new Set(mine.map((r) => r.file)).size).toBe(1);
     expect(mine.at(-1)?.type).toBe('execution.completed');
   }
+  // a removed id starts a new execution on the node that ran it, whichever node's pass removed it
+  for (const [i, node] of [a, b].entries()) {
+    const again = await api(`${node.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'again' }, options: { executionId: ids[i] } } });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data).toMatchObject({ executionId: ids[i], status: 'completed' });
+  }
 }, 90_000);
