@@ -2,7 +2,9 @@
  * The EventLog on PostgreSQL, shared by several eventloom nodes. Writes are group-committed per
  * node (pg-commit.ts) through `el_commit`, which serialises commits on the `el_head` row: global
  * sequences are dense and committed in order, so every snapshot sees a prefix of the log and a
- * reader that asks for `seq > cursor` can never skip a record that commits late.
+ * reader that asks for `seq > cursor` can never skip a record that commits late. Retention removes
+ * whole streams (`removal`, pg-removal.ts), leaving gaps that readers skip; under the same rule a
+ * sequence missing below a committed head is a removed one, never a late commit.
  *
  * Each node keeps `head()`: the last global sequence it has delivered to its live subscribers, with
  * no gap (pg-delivery.ts). It moves forward from this node's own commits, NOTIFY payloads from
