@@ -57,6 +57,27 @@ describe('postgres log removal on a shared store', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('delivers past gaps spread over more records than one read returns', async () => {
+    const url = await cluster().createDatabase();
+    const a = await openAt(url, 'a');
+    const b = await openAt(url, 'b');
+    const seen: number[] = [];
+    b.subscribe(0, (r) => seen.push(r.seq));
+    await (b as unknown as { tail: { stop(): Promise<void> } }).tail.stop();
+    // 2,400 records, every other run of 100 removed: 1,200 left, more than a delivery read (1,024)
+    for (let i = 0; i < 24; i++)
+      await a.append(
+        i % 2 ? 'exec:keep' : 'exec:gone',
+        Array.from({ length: 100 }, (_, j) => ({ type: 't', data: j })),
+      );
+    expect(await a.removal!.removeStream('exec:gone', 500)).toBe(1200);
+    expect(await b.shared.catchUp()).toBe(2400);
+    await until(() => seen.length === 1200);
+    expect(seen).toEqual((await a.readStream('exec:keep')).map((r) => r.seq));
+    expect(await a.removal!.removedRecords()).toBe(1200);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('frees the ownership of a removed stream', async () => {
     const url = await cluster().createDatabase();
     const lease = { nodeId: 'n1', leaseMs: 5000, fenced: (s: string) => s.startsWith('exec:') };
