@@ -13,6 +13,7 @@
  *   (LevelDB; other logs are checked through the EventLog API, integrity.ts);
  * - `removal`: whole streams removed with their index entries, in bounded batches (retention;
  *   every store).
+ * - `shared.exclusive`: a job (the retention pass) that one node of a shared store runs at a time.
  *
  * A capability with cases of its own has a contract suite in test/contract/ that every store
  * offering it runs, as every store runs the EventLog contract.
@@ -84,6 +85,11 @@ export interface SharedStoreCapability {
    * after it, `head()` and the read models fed by `subscribe` include every acknowledged write.
    */
   catchUp(): Promise<number>;
+  /**
+   * Runs `fn` unless another node of the store runs the job named `job` now (then resolves
+   * `{ ran: false }` without waiting): a job such as the retention pass runs on one node at a time.
+   */
+  exclusive<T>(job: string, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
 }
 
 /** Group-commit figures of a durable store. */

@@ -66,7 +66,7 @@ export class SubscriptionHub {
   /** Subscribers that are caught up and receive `publish`ed records. */
   readonly live = new Set<Subscriber>();
   readonly all = new Set<Subscriber>();
-  private queue: LogRecord[][] = [];
+  private queue: Array<{ records: LogRecord[]; upto?: number }> = [];
   private draining = false;
 
   constructor(
@@ -87,15 +87,30 @@ export class SubscriptionHub {
   /** Delivers freshly committed records (in global order) to live subscribers. Not re-entrant:
    * records published from inside a callback are queued behind the ones being delivered. */
   publish(records: LogRecord[]): void {
+    this.enqueue({ records });
+  }
+
+  /**
+   * Delivers records read back from storage that are everything committed up to `upto` (a shared
+   * store's other nodes' commits): the sequences they lack were removed by retention, so they are
+   * gaps, not lost deliveries, and live subscribers stand at `upto` afterwards.
+   */
+  publishRead(records: LogRecord[], upto: number): void {
+    this.enqueue({ records, upto });
+  }
+
+  private enqueue(batch: { records: LogRecord[]; upto?: number }): void {
     if (this.live.size === 0 && !this.draining) return;
-    this.queue.push(records);
+    this.queue.push(batch);
     if (this.draining) return;
     this.draining = true;
     try {
       for (let q = 0; q < this.queue.length; q++) {
-        const batch = this.queue[q];
+        const { records: batch, upto } = this.queue[q];
+        const read = upto !== undefined;
         for (const sub of this.live) {
-          for (let i = 0; i < batch.length && !sub.closed; i++) this.deliver(sub, batch[i]);
+          for (let i = 0; i < batch.length && !sub.closed; i++) this.deliver(sub, batch[i], read);
+          if (read && !sub.closed && sub.cursor < upto) sub.cursor = upto;
         }
       }
     } finally {

@@ -73,9 +73,13 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
   const retentionRun = () => {
     if (!retention || retentionPass) return;
     const workflowIds = new Set([...engine.workflows.keys(), ...index.executionsPerWorkflow().keys()]);
-    retentionPass = runRetention({ log: ctx.log, index, settings: retention, workflowIds, release: (s) => engine.host.release(s) })
-      .then((r) => {
-        if (r.executions > 0 || r.expired > 0) logger.info({ ...r, ms: Math.round(r.ms) }, `retention removed ${r.executions} execution(s), ${r.records} record(s)`);
+    const pass = () => runRetention({ log: ctx.log, index, settings: retention, workflowIds, release: (s) => engine.host.release(s) });
+    // on a shared store one node at a time runs a pass (a PostgreSQL advisory lock); the others skip this turn
+    const shared = ctx.log.shared;
+    retentionPass = (shared ? shared.exclusive('retention', pass) : pass().then((value) => ({ ran: true as const, value })))
+      .then((done) => {
+        const r = done.ran ? done.value : undefined;
+        if (r && (r.executions > 0 || r.expired > 0)) logger.info({ ...r, ms: Math.round(r.ms) }, `retention removed ${r.executions} execution(s), ${r.records} record(s)`);
       })
       .catch((err: unknown) => logger.warn({ err }, 'retention pass failed (the next pass tries again)'))
       .finally(() => (retentionPass = undefined));
@@ -130,7 +134,6 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
       if (running.length > 0) logger.info({ running: running.length, recovered }, 'recovered running workflow executions');
       await events.deliver();
       if (retention && !ctx.log.removal) logger.warn('config.retention is set, but this event store cannot remove streams: nothing is removed');
-      else if (retention && ctx.log.shared) logger.warn('config.retention is set, but passes on a shared PostgreSQL store are not supported yet: nothing is removed');
       else if (retention) {
         retentionTimer = setInterval(retentionRun, retention.everyMs);
         retentionTimer.unref();

@@ -15,6 +15,12 @@
  *
  * A crash between 3 and 4 leaves streams whose rows are gone: the next pass removes the streams of
  * every tombstone it finds still present in the log (`leftovers`), so a pass completes by running again.
+ *
+ * On a shared store (PostgreSQL) the caller runs the pass on one node at a time (`shared.exclusive`,
+ * src/workflows/module.ts); the pass first catches up with every node's commits, so it plans from an
+ * index that holds the other nodes' executions and the earlier passes of any node. The other nodes'
+ * read models drop the removed executions when they fold the `retention.removed` record from the
+ * shared log; a node that is behind folds it whether or not the removed rows are still there.
  */
 import { randomBytes } from 'node:crypto';
 import type { EventLog } from '../log/types.js';
@@ -116,6 +122,8 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
   if (!removal) throw new Error('this event store cannot remove streams (no removal capability)');
   const started = performance.now();
   const now = (deps.now ?? Date.now)();
+  // on a shared store, what every node committed (their executions, an earlier pass of another node)
+  await log.shared?.catchUp();
   await index.waitFor(log.head());
   const planned = await planRetention(index, settings, now, deps.workflowIds);
   const ids: string[] = [];

@@ -3,7 +3,7 @@
  * retention uses: every store registers this suite with a factory and must pass it unchanged. The
  * factory opens a fresh, empty log; `reopen` (stores that outlive their process) closes a log and
  * opens the same store again. Registered by the memory and LevelDB stores
- * (test/log/stream-removal.test.ts); PostgreSQL offers no removal yet.
+ * (test/log/stream-removal.test.ts) and PostgreSQL (test/log/pg-stream-removal.test.ts).
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -4,7 +4,10 @@
  * towards `target` (the highest sequence known to be committed) from this node's own commits, whose
  * records are published as they are, and from other nodes' commits, whose records are read from
  * `el_events` first (or skipped over when nobody subscribes). Commits hold the head row until they
- * are visible, so every sequence up to a known head is readable: a hole is reported, never skipped.
+ * are visible, so every sequence up to a known head is committed and readable, unless retention
+ * removed it (pg-removal.ts): a sequence missing from a read of committed sequences is a removed
+ * record, skipped as LevelDB's reads skip removed keys. A node behind a removal thus never waits for
+ * the removed records; it delivers the rest, the `retention.removed` record among them.
  */
 import type { SubscriptionHub } from '../subscriptions.js';
 import type { LogRecord } from '../types.js';
@@ -95,13 +98,9 @@ export class InOrderDelivery {
         }
         const rows = await this.read(this.delivered, upto, CHUNK);
         if (this.stopped()) return;
-        if (rows.length === 0 || rows[0].seq !== this.delivered + 1) {
-          // cannot happen while commits hold the head row; say so loudly and retry on the next hint
-          process.emitWarning(`PostgreSQL log: records after ${this.delivered} up to ${upto} are not readable yet`, 'EventLogTailWarning');
-          return;
-        }
+        // a short read covers the whole range: what it lacks was removed; a full one ends at its last row
         const fresh = rows.filter((r) => r.seq > this.delivered);
-        this.advance(fresh, fresh[fresh.length - 1].seq);
+        this.advance(fresh, rows.length < CHUNK ? upto : rows[rows.length - 1].seq, true);
       }
     } catch (err) {
       if (!this.stopped()) this.onReadError(err);
@@ -110,9 +109,13 @@ export class InOrderDelivery {
     }
   }
 
-  /** Publishes `records` (all of delivered+1..to, or none when nobody listens) and moves the head. */
-  private advance(records: LogRecord[], to: number): void {
-    if (records.length > 0) this.hub.publish(records);
+  /**
+   * Publishes `records` (all of delivered+1..to, or none when nobody listens; `read`: all that a read
+   * of that range found, the rest removed) and moves the head.
+   */
+  private advance(records: LogRecord[], to: number, read = false): void {
+    if (read) this.hub.publishRead(records, to);
+    else if (records.length > 0) this.hub.publish(records);
     this.delivered = to;
     // own batches the tail delivered from the database meanwhile are done
     for (const [first, batch] of this.own) if (batch.last <= to) this.own.delete(first);

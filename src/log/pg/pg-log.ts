@@ -2,7 +2,9 @@
  * The EventLog on PostgreSQL, shared by several eventloom nodes. Writes are group-committed per
  * node (pg-commit.ts) through `el_commit`, which serialises commits on the `el_head` row: global
  * sequences are dense and committed in order, so every snapshot sees a prefix of the log and a
- * reader that asks for `seq > cursor` can never skip a record that commits late.
+ * reader that asks for `seq > cursor` can never skip a record that commits late. Retention removes
+ * whole streams (`removal`, pg-removal.ts), leaving gaps that readers skip; under the same rule a
+ * sequence missing below a committed head is a removed one, never a late commit.
  *
  * Each node keeps `head()`: the last global sequence it has delivered to its live subscribers, with
  * no gap (pg-delivery.ts). It moves forward from this node's own commits, NOTIFY payloads from
@@ -36,7 +38,8 @@ import { SubscriptionHub, reportSubscriberError, type ChunkReader, type Subscrib
 import { LogClosedError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
 import { PgCommitter, WriterConnection, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
-import type { Fencing, OwnershipCapability, SharedStoreCapability } from '../capabilities.js';
+import type { Fencing, OwnershipCapability, RemovalCapability, SharedStoreCapability } from '../capabilities.js';
+import { exclusive, pgRemoval } from './pg-removal.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { InOrderDelivery } from './pg-delivery.js';
@@ -136,7 +139,15 @@ class PgLog implements PgEventLog {
   readonly scope: string;
   readonly kv: PgKv;
   readonly health: StoreHealth;
-  readonly shared: SharedStoreCapability = { catchUp: () => this.catchUp() };
+  readonly shared: SharedStoreCapability = {
+    catchUp: () => this.catchUp(),
+    exclusive: (job, fn) => {
+      this.readable();
+      return exclusive(this.pool, job, fn);
+    },
+  };
+  /** retention's removal of whole streams (pg-removal.ts); refused on a log opened read-only */
+  readonly removal: RemovalCapability | undefined;
   /** with the `lease` option only: without a lease this node owns nothing and claims nothing */
   readonly ownership: OwnershipCapability | undefined;
   /** `pool` whose query errors that are store faults become the store's `StoreFaultError` */
@@ -170,6 +181,7 @@ class PgLog implements PgEventLog {
     this.health = new StoreHealth('pg', this.clock);
     this.pool = guardedPool(rawPool, (err) => this.storeError(err));
     const pool = this.pool;
+    this.removal = opts.readOnly ? undefined : pgRemoval(pool, () => this.readable());
     this.hub = new SubscriptionHub({ head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) }, opts.onSubscriberError ?? reportSubscriberError);
     this.delivery = new InOrderDelivery(
       head,

@@ -7,7 +7,8 @@
  * - `el_head`: one row, the last global sequence handed out. Every append transaction locks it
  *   (FOR UPDATE) first and holds it until commit, which serialises the log's commits across nodes:
  *   global sequences are dense and commit order is sequence order, so any snapshot sees a prefix of
- *   the log (see docs/design-notes.md, "PostgreSQL store").
+ *   the log (see docs/design-notes.md, "PostgreSQL store"); retention's removals (pg-removal.ts)
+ *   take this row too, and leave gaps, never a sequence handed out twice.
  * - `el_events`: the records; `body` is the JSON of everything but seq/stream/streamSeq, as text
  *   so that the record reads back exactly as appended (jsonb would reorder keys and refuses
  *   `\u0000`). `(stream, stream_seq)` is unique: the last guard of one writer per stream.

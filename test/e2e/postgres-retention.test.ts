@@ -1,0 +1,85 @@
+/**
+ * Retention on two server processes sharing one PostgreSQL store: finished executions started on
+ * either node are archived once (one pass at a time, whichever node runs it: no record in two
+ * archive files) and removed from the shared log; both nodes answer 404 naming the removal, because
+ * each folds the `retention.removed` record into its own executions index; a suspended execution stays.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { usePgNodes } from '../helpers/pg-nodes.js';
+import { api } from '../helpers/server.js';
+import { until } from '../helpers/until.js';
+
+const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'retention-nodes.config.ts');
+const archiveRoot = mkdtempSync(path.join(os.tmpdir(), 'eventloom-pg-retention-'));
+process.env.RETENTION_ARCHIVE_ROOT = archiveRoot;
+afterAll(() => rmSync(archiveRoot, { recursive: true, force: true }));
+
+const { startNodes, records } = usePgNodes(CONFIG);
+
+/** Every archived record line of every node's archive files, with the file it is in. */
+function archivedRecords(): Array<{ file: string; stream: string; streamSeq: number; type: string }> {
+  const out: Array<{ file: string; stream: string; streamSeq: number; type: string }> = [];
+  for (const node of readdirSync(archiveRoot)) {
+    for (const f of readdirSync(path.join(archiveRoot, node))) {
+      const file = path.join(node, f);
+      const lines = readFileSync(path.join(archiveRoot, file), 'utf8').split('\n').filter(Boolean);
+      // the first line is the history header
+      for (const line of lines.slice(1)) {
+        const r = JSON.parse(line) as { stream: string; streamSeq: number; type: string };
+        out.push({ file, stream: r.stream, streamSeq: r.streamSeq, type: r.type });
+      }
+    }
+  }
+  return out;
+}
+
+it('archives finished executions of both nodes once, removes them, and both nodes answer 404 naming the removal', async () => {
+  const [a, b] = await startNodes();
+  // enough executions, ending at about the same time on both nodes, for two unguarded passes to overlap
+  const started = await Promise.all(Array.from({ length: 40 }, (_, i) => api(`${(i % 2 ? b : a).url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: `t${i}` } } })));
+  const ids = started.map((r) => {
+    expect(r.body.data.status).toBe('completed');
+    return r.body.data.executionId as string;
+  });
+  const suspended = (await api(`${b.url}/workflows/order-approval/execute`, { method: 'POST', json: { input: { items: [{ price: 101, qty: 1 }] } } })).body.data;
+  expect(suspended.status).toBe('suspended');
+  for (const node of [a, b]) {
+    await until(async () => (await api(`${node.url}/workflows/executions?workflowId=echo`)).body.total === 0, 'both nodes to drop the removed executions', 30_000);
+  }
+  for (const id of ids) {
+    expect(await records(`exec:${id}`)).toEqual([]);
+    for (const node of [a, b]) {
+      const gone = await api(`${node.url}/workflows/echo/executions/${id}/state`);
+      expect(gone.status).toBe(404);
+      expect(gone.body.error).toMatch(new RegExp(`^Execution ${id} not found \\(removed by retention at \\d{4}-\\d\\d-\\d\\dT`));
+    }
+  }
+  for (const node of [a, b]) expect((await api(`${node.url}/workflows/order-approval/executions/${suspended.executionId}/state`)).body.data.status).toBe('suspended');
+
+  const archived = archivedRecords();
+  const keys = archived.map((r) => `${r.stream}#${r.streamSeq}`);
+  expect(
+    new Set(keys).size,
+    `records archived twice: ${keys
+      .filter((k, i) => keys.indexOf(k) !== i)
+      .slice(0, 4)
+      .join(', ')}`,
+  ).toBe(keys.length);
+  expect([...new Set(archived.map((r) => r.stream))].sort()).toEqual(ids.map((id) => `exec:${id}`).sort());
+  for (const id of ids) {
+    const mine = archived.filter((r) => r.stream === `exec:${id}`);
+    // the whole stream, in one file, ending in its completion
+    expect(mine.map((r) => r.streamSeq)).toEqual(mine.map((_, i) => i + 1));
+    expect(new Set(mine.map((r) => r.file)).size).toBe(1);
+    expect(mine.at(-1)?.type).toBe('execution.completed');
+  }
+  // a removed id starts a new execution on the node that ran it, whichever node's pass removed it
+  for (const [i, node] of [a, b].entries()) {
+    const again = await api(`${node.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: 'again' }, options: { executionId: ids[i] } } });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data).toMatchObject({ executionId: ids[i], status: 'completed' });
+  }
+}, 90_000);
