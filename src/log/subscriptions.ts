@@ -124,9 +124,10 @@ export class SubscriptionHub {
     for (const sub of this.all) sub.unsubscribe();
   }
 
-  private deliver(sub: Subscriber, rec: LogRecord): void {
+  /** `read`: the record was read back from storage below a committed head (publishRead), where a gap is a removal */
+  private deliver(sub: Subscriber, rec: LogRecord, read = false): void {
     if (rec.seq <= sub.cursor) return; // already delivered by catch-up
-    if (rec.seq !== sub.cursor + 1) {
+    if (rec.seq !== sub.cursor + 1 && !read) {
       this.fail(sub, new Error(`Subscription gap: expected seq ${sub.cursor + 1}, got ${rec.seq}`), rec);
       return;
     }

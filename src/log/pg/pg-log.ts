@@ -182,7 +182,15 @@ class PgLog implements PgEventLog {
     this.pool = guardedPool(rawPool, (err) => this.storeError(err));
     const pool = this.pool;
     this.removal = opts.readOnly ? undefined : pgRemoval(pool, () => this.readable());
-    this.hub = new SubscriptionHub({ head: () => this.delivery.head, openReader: (after, upto) => this.reader(after, upto) }, opts.onSubscriberError ?? reportSubscriberError);
+    this.hub = new SubscriptionHub(
+      {
+        head: () => this.delivery.head,
+        openReader: (after, upto) => this.reader(after, upto),
+        // below the committed head a missing sequence can only be a removal (commits hold the head row and are visible before they release it)
+        removedRecords: () => Number.POSITIVE_INFINITY,
+      },
+      opts.onSubscriberError ?? reportSubscriberError,
+    );
     this.delivery = new InOrderDelivery(
       head,
       this.hub,
