@@ -1,6 +1,6 @@
 /**
  * `eventloom rebuild --data <dir>`: rebuilds every persisted read model of a stopped server's data
- * directory from its log (executions index, agent history, memory) and drops the span store's
+ * directory from its log (executions index, agent history, memory, event waits) and drops the span store's
  * snapshot (the next start folds the log's recent tail into it). A server start never does this by
  * itself unless a read model's version changed: it resumes each model from its checkpoint. This is
  * the on-demand path, for a model believed damaged or a bench that wants a cold one.
@@ -13,13 +13,14 @@ import type { EventLog } from '../log/types.js';
 import { ExecutionsIndex } from '../workflows/executions-index.js';
 import { AgentHistoryProjection } from '../agents/history.js';
 import { MemoryProjection } from '../memory/projection.js';
+import { EventWaitsIndex } from '../workflows/event-waits-index.js';
 import { dropSpanSnapshot } from '../observability/span-snapshot.js';
 import type { ProjectionHandle } from '../projections/runner.js';
 import { CliError } from './cli-error.js';
 import { logDirOf, openLogForWriting } from './history-source.js';
 
 export const REBUILD_USAGE = `usage: eventloom rebuild --data <dir>
-  Rebuilds the read models (executions index, agent history, memory) of a stopped server's data
+  Rebuilds the read models (executions index, agent history, memory, event waits) of a stopped server's data
   directory from its event log, and drops the span store's snapshot.`;
 
 /** The persisted read models a rebuild covers, by the name it prints. */
@@ -28,6 +29,7 @@ function readModels(log: EventLog, fail: (err: unknown) => void): Array<[string,
     ['executions index', new ExecutionsIndex(log, fail)],
     ['agent history', new AgentHistoryProjection(log, { onError: fail })],
     ['memory', new MemoryProjection(log, { onError: fail, tailMessages: 0 })],
+    ['event waits', new EventWaitsIndex(log, fail)],
   ];
 }
 

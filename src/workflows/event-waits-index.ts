@@ -1,9 +1,13 @@
 /**
  * The in-memory read model of which executions wait for an event, by event name: folded from the
  * executions' records (`step.waiting` of an andWaitForEvent step opens a wait, its firing, the end
- * of its step or of the run closes it), rebuilt from the whole log at every start (nothing is
- * stored). `POST /events` asks it where an event goes; the execution's own machine then decides
- * whether the event is taken (an execution listed here that no longer waits takes nothing).
+ * of its step or of the run closes it). `POST /events` asks it where an event goes; the execution's
+ * own machine then decides whether the event is taken (an execution listed here that no longer waits
+ * takes nothing).
+ *
+ * Persisted like the other read models: one kv row per execution with open waits or pending
+ * broadcasts (`workflow-event-waits/x/<executionId>`), written with the checkpoint, so a start loads
+ * the rows (what waits now, not what ever waited) and folds only the log after the checkpoint.
  *
  * It also folds the broadcasts (`event.published` of an `event:<id>` stream, appended once by the
  * node that received `POST /events`): a broadcast is pending for every execution with an open wait
@@ -12,14 +16,21 @@
  * same order, so each knows what its own executions still have to receive, also after a takeover.
  * `onPublished` and `onOwnerChange` tell the delivery (event-deliveries.ts) when to look.
  */
-import type { EventLog, LogRecord } from '../log/types.js';
-import { ProjectionHandle, type ProjectionDefinition } from '../projections/runner.js';
+import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf, TERMINAL_RECORD_TYPES } from './events.js';
 
 const FOLDED = new Set(['step.waiting', 'step.wait.fired', 'step.completed', 'step.skipped', 'execution.event.received', 'execution.recovered', 'execution.resumed', ...TERMINAL_RECORD_TYPES]);
 /** The record of a broadcast on its own stream (event-routes.ts). */
 export const EVENT_PUBLISHED = 'event.published';
 const EVENT_STREAM_PREFIX = 'event:';
+const ROW_PREFIX = 'workflow-event-waits/x/';
+
+/** An execution's stored row: its open waits ([waitId, name, top-level step]) and its pending broadcasts. */
+interface StoredWaits {
+  waits: Array<[waitId: string, name: string, topStepId: string]>;
+  pending: PendingEvent[];
+}
 
 interface OpenWait {
   name: string;
@@ -35,8 +46,7 @@ export interface PendingEvent {
 
 export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefinition {
   readonly name = 'workflow-event-waits';
-  /** the whole log at every start: the model lives in memory only */
-  readonly startAfter = () => 0;
+  readonly keyRange = { gte: ROW_PREFIX, lt: `${ROW_PREFIX}\uffff` };
   /** executions by event name */
   private readonly byName = new Map<string, Set<string>>();
   /** open waits by execution: wait id → name and top-level step */
@@ -49,6 +59,8 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
   onOwnerChange: (executionId: string) => void = () => undefined;
   /** set once the start's fold is done: callbacks fire for live records only */
   live = false;
+  /** executions whose row a fold changed (written at the end of the fold) */
+  private readonly dirty = new Set<string>();
 
   constructor(log: EventLog, onError: (err: unknown) => void = () => undefined) {
     super(log, { onError });
@@ -63,14 +75,36 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
     return FOLDED.has(r.type) && r.stream.startsWith(EXECUTION_STREAM_PREFIX);
   }
 
-  apply(records: readonly LogRecord[]): void {
+  apply(records: readonly LogRecord[], writes: ProjectionWrites): void {
     for (const r of records) this.fold(r);
+    for (const id of this.dirty) {
+      const waits = this.byExecution.get(id);
+      const pending = this.pending.get(id);
+      if (!waits && !pending) writes.del(ROW_PREFIX + id);
+      else writes.put(ROW_PREFIX + id, { waits: [...(waits ?? [])].map(([waitId, w]) => [waitId, w.name, w.topStepId]), pending: pending ?? [] } satisfies StoredWaits);
+    }
+    this.dirty.clear();
+  }
+
+  async load(kv: KeyValueStore): Promise<void> {
+    this.reset();
+    for (let from = ROW_PREFIX; ;) {
+      const rows = await kv.range<StoredWaits>({ gte: from, lt: this.keyRange.lt, limit: 1024 });
+      for (const [key, row] of rows) {
+        const id = key.slice(ROW_PREFIX.length);
+        for (const [waitId, name, topStepId] of row.waits) this.open(id, waitId, name, topStepId);
+        if (row.pending.length > 0) this.pending.set(id, row.pending);
+      }
+      if (rows.length < 1024) break;
+      from = `${rows[rows.length - 1][0]}\u0000`;
+    }
   }
 
   reset(): void {
     this.byName.clear();
     this.byExecution.clear();
     this.pending.clear();
+    this.dirty.clear();
   }
 
   /** The broadcasts the execution has not taken in yet, oldest first. */
@@ -102,6 +136,7 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
         const list = this.pending.get(id) ?? [];
         if (!list.some((p) => p.eventId === event.eventId)) list.push(event);
         this.pending.set(id, list);
+        this.dirty.add(id);
       }
       if (this.live) this.onPublished(event, ids);
       return;
@@ -115,12 +150,8 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
     if (r.type === 'execution.event.received') return;
     if (r.type === 'step.waiting') {
       if (d.kind !== 'event') return;
-      let waits = this.byExecution.get(id);
-      if (!waits) this.byExecution.set(id, (waits = new Map()));
-      waits.set(d.waitId, { name: d.name, topStepId: d.stepId });
-      let ids = this.byName.get(d.name);
-      if (!ids) this.byName.set(d.name, (ids = new Set()));
-      ids.add(id);
+      this.open(id, d.waitId, d.name, d.stepId);
+      this.dirty.add(id);
       return;
     }
     const waits = this.byExecution.get(id);
@@ -130,10 +161,20 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
     else this.close(id, waits, () => true);
   }
 
+  private open(id: string, waitId: string, name: string, topStepId: string): void {
+    let waits = this.byExecution.get(id);
+    if (!waits) this.byExecution.set(id, (waits = new Map()));
+    waits.set(waitId, { name, topStepId });
+    let ids = this.byName.get(name);
+    if (!ids) this.byName.set(name, (ids = new Set()));
+    ids.add(id);
+  }
+
   private close(id: string, waits: Map<string, OpenWait>, which: (waitId: string, w: OpenWait) => boolean): void {
     for (const [waitId, w] of [...waits]) {
       if (!which(waitId, w)) continue;
       waits.delete(waitId);
+      this.dirty.add(id);
       if ([...waits.values()].some((o) => o.name === w.name)) continue;
       // no wait for that name is left: what was pending for it can no longer be taken
       this.dropPending(id, (p) => p.name === w.name);
@@ -151,6 +192,7 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
   private dropPending(id: string, which: (p: PendingEvent) => boolean): void {
     const list = this.pending.get(id);
     if (!list) return;
+    this.dirty.add(id);
     const left = list.filter((p) => !which(p));
     if (left.length > 0) this.pending.set(id, left);
     else this.pending.delete(id);
