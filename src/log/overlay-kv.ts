@@ -7,7 +7,7 @@
  */
 import { compareCodePoints } from './names.js';
 import { assertName, encodeKvValue, mergePending, normalizeLimit, type PendingKvEntry } from './kv-codec.js';
-import type { KeyValueStore } from './types.js';
+import type { KeyValueStore, KvRangeOptions } from './types.js';
 
 export abstract class OverlayKv implements KeyValueStore {
   private readonly overlay = new Map<string, PendingKvEntry>();
@@ -17,7 +17,7 @@ export abstract class OverlayKv implements KeyValueStore {
   /** The stored JSON of `key` (what is durable, overlay aside). */
   protected abstract readStored(key: string): Promise<string | undefined>;
   /** Stored `[key, json]` entries with `gte <= key < lt`, in key order (or reverse), at most `limit` (Infinity: all). */
-  protected abstract readStoredRange(gte: string, lt: string, reverse: boolean, limit: number): Promise<Array<[string, string]>>;
+  protected abstract readStoredRange(gte: string, lt: string, reverse: boolean, limit: number, once: boolean): Promise<Array<[string, string]>>;
   /** Adds a put (`json`) or a delete (undefined) to the log's next batch; resolves once that batch is durable. */
   protected abstract write(key: string, json: string | undefined): Promise<void>;
 
@@ -64,7 +64,7 @@ export abstract class OverlayKv implements KeyValueStore {
     });
   }
 
-  async range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>> {
+  async range<T = unknown>(opts: KvRangeOptions): Promise<Array<[string, T]>> {
     this.readable();
     const { gte, lt } = opts;
     assertName(gte, 'kv range bound');
@@ -74,7 +74,7 @@ export abstract class OverlayKv implements KeyValueStore {
     const pending: Array<[string, PendingKvEntry]> = [];
     for (const e of this.overlay) if (compareCodePoints(e[0], gte) >= 0 && compareCodePoints(e[0], lt) < 0) pending.push(e);
     // Each pending entry can hide at most one stored entry: reading that many more is enough.
-    const stored = await this.readStoredRange(gte, lt, opts.reverse === true, limit === Infinity ? Infinity : limit + pending.length);
+    const stored = await this.readStoredRange(gte, lt, opts.reverse === true, limit === Infinity ? Infinity : limit + pending.length, opts.once === true);
     if (pending.length === 0) return stored.map(([k, v]) => [k, JSON.parse(v) as T]);
     return mergePending<T>(stored, pending, opts.reverse === true, limit);
   }

@@ -139,6 +139,18 @@ export interface KeyValueStore {
   /** `put` of a value already encoded as JSON by `encodeKvValue` (a projection writing one value under several keys encodes it once). */
   putEncoded(key: string, json: string): Promise<void>;
   del(key: string): Promise<void>;
-  /** Entries with `gte <= key < lt`, in key order (or reverse), at most `limit`. */
-  range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>>;
+  /**
+   * Entries with `gte <= key < lt`, in key order (or reverse), at most `limit`. `once`: a read made
+   * once (a start loading a snapshot), kept out of the store's read cache so it does not push out
+   * what point reads use, nor stay resident.
+   */
+  range<T = unknown>(opts: KvRangeOptions): Promise<Array<[string, T]>>;
+}
+
+export interface KvRangeOptions {
+  gte: string;
+  lt: string;
+  reverse?: boolean;
+  limit?: number;
+  once?: boolean;
 }

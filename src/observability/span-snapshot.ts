@@ -2,52 +2,109 @@
  * The span store's persisted form. The spans are an in-memory read model bounded by the store's
  * capacity; instead of folding the log again on every start, the module saves what the store holds
  * (its spans in eviction order, the traces' list order and the per-stream states that open spans
- * and number them) under one kv key, with the last sequence folded into it. A start loads it and
- * folds only the records after that sequence, so its cost follows the store's bounds, not the
- * log's length.
+ * and number them), with the last sequence folded into it. A start loads it and folds only the
+ * records after that sequence, so its cost follows the store's bounds, not the log's length.
+ *
+ * The snapshot is a head row (`spans/snapshot`: sequence, trace order, how many parts) and parts of
+ * `PART_SIZE` spans or stream states (`spans/snapshot/p/<n>`), each naming the sequence of the save
+ * it belongs to: a full store is about 9 MB of JSON, and one value that size would be one string on
+ * the JS heap and one block in LevelDB's cache at start. The parts are read once, past the cache. A
+ * head whose parts do not all carry its sequence (a save cut short on a store whose writes are not
+ * one batch) counts as no snapshot.
  *
  * The snapshot is saved on stop and every `SNAPSHOT_EVERY` folded records (a crash then costs at
  * most that many records of refold); a start without a usable snapshot (a new data directory, a
  * changed format) falls back to folding the log's recent tail only.
  */
 import type { KeyValueStore } from '../log/types.js';
-import type { StoreDump } from './traces-store.js';
+import type { Span } from '../kernel/span-types.js';
 import type { StreamDump, TraceProjection } from './traces.js';
 
 export const SPAN_SNAPSHOT_KEY = 'spans/snapshot';
-/** Bumped when the span mapping or the dump's shape changes: an older snapshot is then ignored. */
-const SPAN_SNAPSHOT_VERSION = 1;
+const PART_PREFIX = `${SPAN_SNAPSHOT_KEY}/p/`;
+const partKey = (n: number) => `${PART_PREFIX}${String(n).padStart(6, '0')}`;
+/** Bumped when the span mapping or the snapshot's shape changes: an older snapshot is then ignored. */
+const SPAN_SNAPSHOT_VERSION = 2;
 /** Records folded between two saves while running. */
 export const SNAPSHOT_EVERY = 50_000;
+/** Spans (or stream states) per part: about 250 KB of JSON. */
+const PART_SIZE = 500;
 
-interface SpanSnapshot {
+interface SnapshotHead {
   version: number;
   /** last global sequence folded into the snapshot */
   seq: number;
-  store: StoreDump;
-  streams: StreamDump[];
+  traceOrder: Array<[traceId: string, order: number]>;
+  order: number;
+  /** parts of spans, then parts of stream states */
+  spanParts: number;
+  streamParts: number;
 }
 
-/** Saves what the projection holds now (it has folded every record up to `traces.lastSeq`). */
-export function saveSpanSnapshot(kv: KeyValueStore, traces: TraceProjection): Promise<void> {
-  const snapshot: SpanSnapshot = { version: SPAN_SNAPSHOT_VERSION, seq: traces.lastSeq, store: traces.store.dump(), streams: traces.dumpStreams() };
-  return kv.put(SPAN_SNAPSHOT_KEY, snapshot);
+interface SnapshotPart {
+  /** the `seq` of the save it belongs to */
+  seq: number;
+  spans?: Span[];
+  streams?: StreamDump[];
+}
+
+const chunks = <T>(items: readonly T[]): T[][] => Array.from({ length: Math.ceil(items.length / PART_SIZE) }, (_, i) => items.slice(i * PART_SIZE, (i + 1) * PART_SIZE));
+
+/** Parts the last save of this process wrote to a store: those a smaller save no longer writes are deleted. */
+const partsWritten = new WeakMap<KeyValueStore, number>();
+
+const partsOf = (head: SnapshotHead | undefined) => (head ? head.spanParts + head.streamParts : 0);
+
+/**
+ * Saves what the projection holds now (it has folded every record up to `traces.lastSeq`). Every
+ * write is issued in one turn, so on LevelDB they share one batch of the log's group commit.
+ */
+export async function saveSpanSnapshot(kv: KeyValueStore, traces: TraceProjection): Promise<void> {
+  const seq = traces.lastSeq;
+  const store = traces.store.dump();
+  const spanParts = chunks(store.spans);
+  const streamParts = chunks(traces.dumpStreams());
+  const parts = spanParts.length + streamParts.length;
+  const before = partsWritten.get(kv) ?? partsOf(await kv.get<SnapshotHead>(SPAN_SNAPSHOT_KEY));
+  const head: SnapshotHead = { version: SPAN_SNAPSHOT_VERSION, seq, traceOrder: store.traceOrder, order: store.order, spanParts: spanParts.length, streamParts: streamParts.length };
+  const writes: Array<Promise<void>> = [kv.put(SPAN_SNAPSHOT_KEY, head)];
+  spanParts.forEach((spans, i) => writes.push(kv.put(partKey(i), { seq, spans } satisfies SnapshotPart)));
+  streamParts.forEach((streams, i) => writes.push(kv.put(partKey(spanParts.length + i), { seq, streams } satisfies SnapshotPart)));
+  for (let n = parts; n < before; n++) writes.push(kv.del(partKey(n)));
+  partsWritten.set(kv, parts);
+  await Promise.all(writes);
 }
 
 /**
  * Loads the saved snapshot into `traces` when there is one of this version that the log still
- * covers (`seq <= head`); returns its sequence, or undefined when nothing was loaded.
+ * covers (`seq <= head`) with every part in place; returns its sequence, or undefined when nothing
+ * was loaded.
  */
 export async function loadSpanSnapshot(kv: KeyValueStore, traces: TraceProjection, head: number): Promise<number | undefined> {
-  const snapshot = await kv.get<SpanSnapshot>(SPAN_SNAPSHOT_KEY);
+  const snapshot = await kv.get<SnapshotHead>(SPAN_SNAPSHOT_KEY);
   if (!snapshot || snapshot.version !== SPAN_SNAPSHOT_VERSION || !(snapshot.seq <= head)) return undefined;
-  traces.store.load(snapshot.store);
-  traces.loadStreams(snapshot.streams);
+  const count = partsOf(snapshot);
+  const spans: Span[] = [];
+  const streams: StreamDump[] = [];
+  // a few parts per read: the parsed parts stay, their JSON goes with each read
+  for (let n = 0; n < count; n += 8) {
+    const end = Math.min(count, n + 8);
+    const rows = await kv.range<SnapshotPart>({ gte: partKey(n), lt: partKey(end), once: true });
+    if (rows.length !== end - n || !rows.every(([key, part], i) => key === partKey(n + i) && part.seq === snapshot.seq)) return undefined;
+    for (const [, part] of rows) {
+      if (part.spans) for (const s of part.spans) spans.push(s);
+      if (part.streams) for (const s of part.streams) streams.push(s);
+    }
+  }
+  traces.store.load({ spans, traceOrder: snapshot.traceOrder, order: snapshot.order });
+  traces.loadStreams(streams);
   traces.lastSeq = snapshot.seq;
   return snapshot.seq;
 }
 
 /** Forgets the snapshot (a rebuild of the read models). */
-export function dropSpanSnapshot(kv: KeyValueStore): Promise<void> {
-  return kv.del(SPAN_SNAPSHOT_KEY);
+export async function dropSpanSnapshot(kv: KeyValueStore): Promise<void> {
+  const count = partsOf(await kv.get<SnapshotHead>(SPAN_SNAPSHOT_KEY));
+  await Promise.all([kv.del(SPAN_SNAPSHOT_KEY), ...Array.from({ length: count }, (_, n) => kv.del(partKey(n)))]);
+  partsWritten.delete(kv);
 }

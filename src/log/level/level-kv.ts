@@ -24,10 +24,10 @@ export class LevelKv extends OverlayKv {
     return this.db.get(stringKey(KeySpace.kv, key));
   }
 
-  protected async readStoredRange(gte: string, lt: string, reverse: boolean, limit: number): Promise<Array<[string, string]>> {
+  protected async readStoredRange(gte: string, lt: string, reverse: boolean, limit: number, once: boolean): Promise<Array<[string, string]>> {
     const reopening = this.reopening();
     if (reopening) await reopening.catch(() => undefined);
-    const rows = await this.db.iterator({ gte: stringKey(KeySpace.kv, gte), lt: stringKey(KeySpace.kv, lt), reverse, limit: limit === Infinity ? -1 : limit }).all();
+    const rows = await this.db.iterator({ gte: stringKey(KeySpace.kv, gte), lt: stringKey(KeySpace.kv, lt), reverse, limit: limit === Infinity ? -1 : limit, fillCache: !once }).all();
     return rows.map(([k, v]) => [decodeStringKey(k), v]);
   }
 
