@@ -79,6 +79,21 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
     return false;
   };
 
+  /**
+   * Runs `handler`; a command it could not run because another live node owns its stream goes to
+   * `elsewhere` (forward it to the owner, or wait to claim the stream), any other failure stays as it is.
+   */
+  const whenOwnedElsewhere =
+    (handler: RouteDef['handler'], elsewhere: (ctx: RequestContext, fenced: { stream: string; owner: string }) => Promise<RouteResult>): RouteDef['handler'] =>
+    async (ctx) => {
+      try {
+        return await handler(ctx);
+      } catch (err) {
+        if (!(err instanceof StreamFencedError) || !err.owner || err.owner === nodeId) throw err;
+        return elsewhere(ctx, { stream: err.stream, owner: err.owner });
+      }
+    };
+
   const wrap = (route: RouteDef): RouteDef => {
     if (route.auth === 'documentation') return route;
     const handler = route.handler;
@@ -92,32 +107,22 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
     if (route.whenFenced === 'move') {
       return {
         ...route,
-        handler: async (ctx) => {
-          try {
-            return await withBarrier(ctx);
-          } catch (err) {
-            if (!(err instanceof StreamFencedError) || !err.owner || err.owner === nodeId) throw err;
-            if (await claimWhenFree(err.stream, ctx.signal)) return withBarrier(ctx);
-            throw new AppError(
-              'CONFLICT',
-              `${err.stream} is running on node ${err.owner}, which did not let it go within ${moveWaitMs} ms; its answer is a live stream that only the node running it can serve: retry once it has paused or ended`,
-            );
-          }
-        },
+        handler: whenOwnedElsewhere(withBarrier, async (ctx, { stream, owner }) => {
+          if (await claimWhenFree(stream, ctx.signal)) return withBarrier(ctx);
+          throw new AppError(
+            'CONFLICT',
+            `${stream} is running on node ${owner}, which did not let it go within ${moveWaitMs} ms; its answer is a live stream that only the node running it can serve: retry once it has paused or ended`,
+          );
+        }),
       };
     }
     if (!inbox) return { ...route, handler: withBarrier };
     return {
       ...route,
-      handler: async (ctx) => {
-        try {
-          return await withBarrier(ctx);
-        } catch (err) {
-          if (!(err instanceof StreamFencedError) || !err.owner || err.owner === nodeId) throw err;
-          const answer = await inbox.forward(err.owner, toForwarded(route, ctx));
-          return answer.follow ? followHere(answer.follow, ctx, answer.headers) : toResult(answer);
-        }
-      },
+      handler: whenOwnedElsewhere(withBarrier, async (ctx, { owner }) => {
+        const answer = await inbox.forward(owner, toForwarded(route, ctx));
+        return answer.follow ? followHere(answer.follow, ctx, answer.headers) : toResult(answer);
+      }),
     };
   };
 

@@ -6,42 +6,24 @@
  * one node is read back and subscribed to, completed and with the same answer, on the other.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/server.js';
 import type { SpawnedServer } from '../helpers/spawn-server.js';
-import { startTwoNodes } from '../helpers/pg-nodes.js';
+import { usePgNodes } from '../helpers/pg-nodes.js';
 import { until } from '../helpers/until.js';
 
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'tool-approvals.config.ts');
-const cluster = usePostgres();
-let dir = '';
+const pgNodes = usePgNodes({ config: CONFIG });
 let refundLog = '';
-const servers: SpawnedServer[] = [];
-let rounds = 0;
-
-beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-any-node-'));
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.child.kill('SIGKILL');
-    await s.exited;
-  }
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Two nodes on a fresh database, each with its own data dir; both write tool calls to one file. */
-async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
-  const url = await cluster().createDatabase();
-  const round = rounds++;
-  refundLog = path.join(dir, `refunds-${round}.txt`);
-  return startTwoNodes(url, servers, { dir, tag: String(round), args: ['--config', CONFIG], env: { REFUND_LOG: refundLog } });
+function startNodes(): Promise<SpawnedServer[]> {
+  refundLog = pgNodes.freshPath('refunds.txt');
+  return pgNodes.startNodes(2, { env: { REFUND_LOG: refundLog } });
 }
 
 const refunds = () => (existsSync(refundLog) ? readFileSync(refundLog, 'utf8') : '');

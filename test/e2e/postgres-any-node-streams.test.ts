@@ -6,45 +6,19 @@
  * B, which runs the approved tool once; and a chat continuing a run A still holds waits until A lets
  * it go, then moves the run to B and streams it there.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import type { UIMessage } from 'ai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { describe, expect, it } from 'vitest';
 import { api } from '../helpers/server.js';
 import type { SpawnedServer } from '../helpers/spawn-server.js';
-import { startTwoNodes } from '../helpers/pg-nodes.js';
+import { usePgNodes } from '../helpers/pg-nodes.js';
 import { collectSse, type SseFrame } from '../helpers/sse.js';
 import { MemoryState, TestChat } from '../helpers/chat-client.js';
 import { until } from '../helpers/until.js';
 
 const APPROVALS = path.resolve(import.meta.dirname, '..', 'fixtures', 'tool-approvals.config.ts');
-const cluster = usePostgres();
-let dir = '';
-let db: pg.Pool | undefined;
-const servers: SpawnedServer[] = [];
-let rounds = 0;
-
-beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-any-node-streams-'));
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.child.kill('SIGKILL');
-    await s.exited;
-  }
-  await db?.end();
-  db = undefined;
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function startNodes(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<[SpawnedServer, SpawnedServer]> {
-  const url = await cluster().createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 2 });
-  return startTwoNodes(url, servers, { dir, tag: String(rounds++), args, env });
-}
+const { startNodes, records, db, freshPath } = usePgNodes();
 
 const eventsOf = (frames: SseFrame[]) => frames.map((f) => [f.id, f.event, f.json?.type, f.json?.stepId ?? null]);
 
@@ -55,13 +29,13 @@ describe('workflow streams on any node', () => {
       collectSse(`${node.url}/workflows/echo/stream`, { method: 'POST', json: { input: { text: 'from a', delayMs: 1500 } }, headers: { 'idempotency-key': 'stream-any-node' } });
     const onA = start(a);
     const executionId = await until(
-      async () => (await db!.query<{ stream: string }>("SELECT stream FROM el_events WHERE stream LIKE 'exec:idem-%' LIMIT 1")).rows[0]?.stream,
+      async () => (await db().query<{ stream: string }>("SELECT stream FROM el_events WHERE stream LIKE 'exec:idem-%' LIMIT 1")).rows[0]?.stream,
       'the execution on A',
       15_000,
     );
     // A owns the running execution; B answers the same start (a repeat of the key) and an attach, from the log
-    const owner = await db!.query<{ node_id: string }>('SELECT node_id FROM el_owners WHERE stream = $1', [executionId]);
-    expect(owner.rows[0]?.node_id).toBe(`a-${rounds - 1}`);
+    const owner = await db().query<{ node_id: string }>('SELECT node_id FROM el_owners WHERE stream = $1', [executionId]);
+    expect(owner.rows[0]?.node_id).toBe(a.id);
     const id = executionId.slice('exec:'.length);
     const [repeatOnB, attachOnB, fromA] = await Promise.all([start(b), collectSse(`${b.url}/workflows/echo/executions/${id}/stream`), onA]);
 
@@ -85,8 +59,8 @@ const refundPart = (m: UIMessage | undefined) => m?.parts.find((p) => p.type ===
 describe('agent chats on any node', () => {
   /** Two nodes with the support agent; a chat on A that pauses its run for the refund's approval. */
   async function pausedOnA(orderId: string) {
-    const refunds = path.join(dir, `refunds-${rounds}.txt`);
-    const [a, b] = await startNodes(['--config', APPROVALS], { REFUND_LOG: refunds });
+    const refunds = freshPath('refunds.txt');
+    const [a, b] = await startNodes(2, { config: APPROVALS, env: { REFUND_LOG: refunds } });
     const state = new MemoryState();
     await new TestChat(state, `${a.url}/agents/support/chat`).sendMessage({ text: `refund orderId ${orderId} amount 12` });
     const asked = refundPart(state.messages.at(-1));
@@ -113,8 +87,7 @@ describe('agent chats on any node', () => {
     expect(types.at(-1)).toBe('run.finished');
   }
 
-  const runTypes = async (runId: string) =>
-    (await db!.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [`run:${runId}`])).rows.map((r) => JSON.parse(r.body).type as string);
+  const runTypes = async (runId: string) => (await records(`run:${runId}`)).map((r) => r.type);
 
   it('streams on node B the continuation of a chat run that node A paused for an approval, and the tool runs once', async () => {
     const { a, b, state, approvalId, runId, refunds } = await pausedOnA('B1');
@@ -131,10 +104,10 @@ describe('agent chats on any node', () => {
     const { a, b, state, approvalId, runId, refunds } = await pausedOnA('M1');
     const stream = `run:${runId}`;
     // A holds the paused run, as a node does after recording a decision of it
-    const held = await db!.query(
+    const held = await db().query(
       `INSERT INTO el_owners (stream, node_id, node_epoch, epoch) SELECT $1, node_id, epoch, 1 FROM el_nodes WHERE node_id = $2
        ON CONFLICT (stream) DO UPDATE SET node_id = EXCLUDED.node_id, node_epoch = EXCLUDED.node_epoch, epoch = el_owners.epoch + 1`,
-      [stream, `a-${rounds - 1}`],
+      [stream, a.id],
     );
     expect(held.rowCount).toBe(1);
     const sentAt = Date.now();
@@ -144,7 +117,7 @@ describe('agent chats on any node', () => {
     expect(refunds()).toBe('');
     expect((await runTypes(runId)).at(-1)).toBe('run.approval-requested');
     // A lets it go: B claims it and streams the continued run
-    await db!.query('DELETE FROM el_owners WHERE stream = $1', [stream]);
+    await db().query('DELETE FROM el_owners WHERE stream = $1', [stream]);
     await until(() => refundPart(state.messages.at(-1))?.state === 'output-available' && chat.status === 'ready', 'the run moved to B', 20_000);
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1500);
     expect(chat.error).toBeUndefined();

@@ -11,7 +11,7 @@ import { api } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
 
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'durable-waits.config.ts');
-const { startNodes, records } = usePgNodes(CONFIG, { leaseMs: 1500 });
+const { startNodes, records } = usePgNodes({ config: CONFIG, leaseMs: 1500 });
 
 const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 30_000) => until(check, what, ms);
 

@@ -14,10 +14,9 @@ import { until } from '../helpers/until.js';
 
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'retention-nodes.config.ts');
 const archiveRoot = mkdtempSync(path.join(os.tmpdir(), 'eventloom-pg-retention-'));
-process.env.RETENTION_ARCHIVE_ROOT = archiveRoot;
 afterAll(() => rmSync(archiveRoot, { recursive: true, force: true }));
 
-const { startNodes, records } = usePgNodes(CONFIG);
+const { startNodes, records } = usePgNodes({ config: CONFIG, leaseMs: 1500, env: { RETENTION_ARCHIVE_ROOT: archiveRoot } });
 
 /** Every archived record line of every node's archive files, with the file it is in. */
 function archivedRecords(): Array<{ file: string; stream: string; streamSeq: number; type: string }> {

@@ -4,44 +4,23 @@
  * and the store accepts one creation) and is recorded once; a pause sent to one node stops the
  * ticks of all of them, and a resume sent to another starts them again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { usePgNodes, type PgNode } from '../helpers/pg-nodes.js';
 import { api } from '../helpers/server.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
 
-const cluster = usePostgres();
 const CONFIG = path.resolve(import.meta.dirname, '../fixtures/schedules.config.ts');
-let dataDir = '';
-let db: pg.Pool;
-let nodes: SpawnedServer[] = [];
+const { startNodes, db } = usePgNodes({ config: CONFIG, scope: 'file' });
+let nodes: PgNode[] = [];
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-sched-pg-'));
-  const url = await cluster().createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 2 });
-  for (const id of ['node-a', 'node-b', 'node-c']) {
-    // one after the other: the first creates the schema
-    nodes.push(await spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--config', CONFIG, '--database-url', url, '--node-id', id], {}, 30_000));
-  }
+  nodes = await startNodes(3);
 }, 120_000);
-afterAll(async () => {
-  for (const n of nodes) {
-    n.child.kill('SIGKILL');
-    await n.exited;
-  }
-  nodes = [];
-  await db?.end();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 /** per execution stream of the schedule: how many times it was created */
 async function creations(): Promise<Map<string, number>> {
-  const r = await db.query<{ stream: string; n: string }>(
+  const r = await db().query<{ stream: string; n: string }>(
     "SELECT stream, count(*) FILTER (WHERE body::json->>'type' = 'execution.started') AS n FROM el_events WHERE stream LIKE 'exec:sched-pulse-%' GROUP BY stream",
   );
   return new Map(r.rows.map((row) => [row.stream, Number(row.n)]));
@@ -49,7 +28,7 @@ async function creations(): Promise<Map<string, number>> {
 
 /** the ticks recorded in the schedule's stream, in order */
 async function recordedTicks(): Promise<number[]> {
-  const r = await db.query<{ body: string }>("SELECT body FROM el_events WHERE stream = 'schedule:pulse' ORDER BY stream_seq");
+  const r = await db().query<{ body: string }>("SELECT body FROM el_events WHERE stream = 'schedule:pulse' ORDER BY stream_seq");
   return r.rows
     .map((row) => JSON.parse(row.body))
     .filter((rec) => rec.type === 'schedule.ticked')

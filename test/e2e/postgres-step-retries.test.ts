@@ -3,50 +3,20 @@
  * execution is killed (SIGKILL) while a failed attempt waits for its retry; the other node takes
  * the execution over and runs the next attempt once, at the retryAt recorded before the kill.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { expect, it } from 'vitest';
+import { usePgNodes } from '../helpers/pg-nodes.js';
 import { api } from '../helpers/server.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
 
-const cluster = usePostgres();
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'step-retries.config.ts');
-const LEASE_MS = 1500;
-let dir = '';
-let db: pg.Pool;
-const servers: SpawnedServer[] = [];
-
-beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-pg-retries-'));
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.child.kill('SIGKILL');
-    await s.exited;
-  }
-  await db?.end();
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function records(stream: string): Promise<Array<{ type: string; at: number; data: any }>> {
-  const r = await db.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream]);
-  return r.rows.map((row) => JSON.parse(row.body));
-}
+const { startNodes, records, freshPath } = usePgNodes({ config: CONFIG, leaseMs: 1500 });
 
 it('runs the retry once, at its recorded retryAt, on the node that took the execution over from a killed owner', async () => {
-  const url = await cluster().createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 4 });
-  const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dir, id), '--database-url', url, '--node-id', id, '--lease-ms', String(LEASE_MS), '--config', CONFIG]);
-  const a = await start('a');
-  servers.push(a);
-  const b = await start('b');
-  servers.push(b);
+  const [a, b] = await startNodes();
   const id = 'pg-retry';
-  const callsFile = path.join(dir, 'calls');
+  const callsFile = freshPath('calls');
   void api(`${a.url}/workflows/flaky/execute`, { method: 'POST', json: { input: { callsFile, failures: 1 }, options: { executionId: id } } }).catch(() => undefined);
   const retrying = await until(async () => (await records(`exec:${id}`)).find((r) => r.type === 'step.retrying'), 'the first attempt to fail on the owner', 30_000);
   const retryAt = retrying.data.retryAt as number;

@@ -4,55 +4,17 @@
  * the lease plus two seconds and finishes it from its last durable step; the paused node, once
  * continued, cannot append a single record to it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { usePgNodes } from '../helpers/pg-nodes.js';
 import { api } from '../helpers/server.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import type { SpawnedServer } from '../helpers/spawn-server.js';
 import { collectSse, readSse, type SseFrame } from '../helpers/sse.js';
 import { until } from '../helpers/until.js';
 
-const cluster = usePostgres();
 // the console routes (status, feeds) answer the dev flag outside production
 const DEV = { headers: { 'x-service-dev': 'true' } };
 const LEASE_MS = 1500;
-let dataDir = '';
-let db: pg.Pool;
-const servers: SpawnedServer[] = [];
-
-beforeAll(() => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-takeover-'));
-});
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.child.kill('SIGCONT');
-    s.child.kill('SIGKILL');
-    await s.exited;
-  }
-  await db?.end();
-});
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-async function startNodes(): Promise<[SpawnedServer, SpawnedServer]> {
-  const url = await cluster().createDatabase();
-  // a pool: the checks poll several executions at once, and one pg client runs one query at a time
-  db = new pg.Pool({ connectionString: url, max: 4 });
-  const start = (id: string) => spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' });
-  // one after the other: the first creates the schema, the second finds it
-  const a = await start(`a-${servers.length}`);
-  servers.push(a);
-  const b = await start(`b-${servers.length}`);
-  servers.push(b);
-  return [a, b];
-}
-
-async function records(stream: string): Promise<Array<{ type: string; at: number }>> {
-  const r = await db.query<{ body: string }>('SELECT body FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream]);
-  return r.rows.map((row) => JSON.parse(row.body));
-}
+const { startNodes, records } = usePgNodes({ leaseMs: LEASE_MS, env: { LOG_LEVEL: 'info' } });
 
 /** waits as long as a node may take to start, claim or deliver */
 const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 20_000) => until(check, what, ms);
@@ -135,6 +97,6 @@ describe('takeover between two server processes', () => {
     expect(frameIds).toEqual(frameIds.map((_, i) => i + 1));
     expect(rest.frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
     const status = await api(`${b.url}/observability/status`, DEV);
-    expect(status.body.data.node).toEqual({ id: expect.stringMatching(/^b-/), store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
+    expect(status.body.data.node).toEqual({ id: b.id, store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
   }, 60_000);
 });

@@ -5,46 +5,25 @@
  * load leaves nothing lost or duplicated: its executions finish on the others within the lease
  * plus two seconds.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usePostgres } from '../helpers/postgres.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { usePgNodes, type PgNode } from '../helpers/pg-nodes.js';
 import { api } from '../helpers/server.js';
-import { spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import type { SpawnedServer } from '../helpers/spawn-server.js';
 import { collectSse } from '../helpers/sse.js';
 import { until } from '../helpers/until.js';
 
-const cluster = usePostgres();
 const DEV = { headers: { 'x-service-dev': 'true' } };
 const LEASE_MS = 2000;
-let dataDir = '';
-let db: pg.Pool;
-let nodes: SpawnedServer[] = [];
+const { startNodes, db } = usePgNodes({ leaseMs: LEASE_MS, env: { LOG_LEVEL: 'info' }, scope: 'file' });
+let nodes: PgNode[] = [];
 const post = (n: SpawnedServer, p: string, json: unknown = {}) => api(`${n.url}${p}`, { method: 'POST', json });
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-three-'));
-  const url = await cluster().createDatabase();
-  db = new pg.Pool({ connectionString: url, max: 3 });
-  for (const id of ['node-a', 'node-b', 'node-c']) {
-    // one after the other: the first creates the schema
-    nodes.push(await spawnServer(['--port', '0', '--data', path.join(dataDir, id), '--database-url', url, '--node-id', id, '--lease-ms', String(LEASE_MS)], { LOG_LEVEL: 'info' }, 30_000));
-  }
+  nodes = await startNodes(3);
 }, 90_000);
-afterAll(async () => {
-  for (const n of nodes) {
-    n.child.kill('SIGKILL');
-    await n.exited;
-  }
-  nodes = [];
-  await db?.end();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 async function records(stream: string): Promise<Array<{ type: string; at: number }>> {
-  const r = await db.query<{ body: string; stream_seq: number }>('SELECT body, stream_seq FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream]);
+  const r = await db().query<{ body: string; stream_seq: number }>('SELECT body, stream_seq FROM el_events WHERE stream = $1 ORDER BY stream_seq', [stream]);
   // no hole, no repeat in the stream's sequence
   expect(r.rows.map((row) => row.stream_seq)).toEqual(r.rows.map((_, i) => i + 1));
   return r.rows.map((row) => JSON.parse(row.body));
@@ -56,13 +35,9 @@ const waitFor = <T>(check: () => T | Promise<T>, what: string, ms = 20_000) => u
 describe('three server processes on one PostgreSQL store', () => {
   it('serve any request on any node: stream on B, resume, cancel and replay on C, listings and memory on every node at once', async () => {
     const [a, b, c] = nodes;
-    for (const [n, id] of [
-      [a, 'node-a'],
-      [b, 'node-b'],
-      [c, 'node-c'],
-    ] as const) {
+    for (const n of [a, b, c]) {
       const status = await api(`${n.url}/observability/status`, DEV);
-      expect(status.body.data.node).toMatchObject({ id, store: 'postgres' });
+      expect(status.body.data.node).toMatchObject({ id: n.id, store: 'postgres' });
     }
 
     const done = await post(a, '/workflows/echo/execute', { input: { text: 'from a' } });
@@ -147,7 +122,7 @@ describe('three server processes on one PostgreSQL store', () => {
       const recs = await records(`exec:${id}`);
       expect(recs.filter((r) => r.type === 'execution.completed')).toHaveLength(1);
     }
-    const owned = await db.query('SELECT stream FROM el_owners WHERE node_id = $1', ['node-b']);
+    const owned = await db().query('SELECT stream FROM el_owners WHERE node_id = $1', [b.id]);
     expect(owned.rows).toEqual([]);
   }, 45_000);
 });
