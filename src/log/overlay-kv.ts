@@ -16,6 +16,8 @@ export abstract class OverlayKv implements KeyValueStore {
 
   /** The stored JSON of `key` (what is durable, overlay aside). */
   protected abstract readStored(key: string): Promise<string | undefined>;
+  /** The stored JSON of each key, in order (one read of the store). */
+  protected abstract readStoredMany(keys: readonly string[]): Promise<Array<string | undefined>>;
   /** Stored `[key, json]` entries with `gte <= key < lt`, in key order (or reverse), at most `limit` (Infinity: all). */
   protected abstract readStoredRange(gte: string, lt: string, reverse: boolean, limit: number, once: boolean): Promise<Array<[string, string]>>;
   /** Adds a put (`json`) or a delete (undefined) to the log's next batch; resolves once that batch is durable. */
@@ -27,6 +29,27 @@ export abstract class OverlayKv implements KeyValueStore {
     const pending = this.overlay.get(key);
     const json = pending ? pending.json : await this.readStored(key);
     return json === undefined ? undefined : (JSON.parse(json) as T);
+  }
+
+  async getMany<T = unknown>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    this.readable();
+    const out = new Array<T | undefined>(keys.length);
+    const stored: string[] = [];
+    const at: number[] = [];
+    keys.forEach((key, i) => {
+      assertName(key, 'kv key');
+      const pending = this.overlay.get(key);
+      if (pending) out[i] = pending.json === undefined ? undefined : (JSON.parse(pending.json) as T);
+      else {
+        stored.push(key);
+        at.push(i);
+      }
+    });
+    if (stored.length > 0) {
+      const jsons = await this.readStoredMany(stored);
+      jsons.forEach((json, j) => (out[at[j]] = json === undefined ? undefined : (JSON.parse(json) as T)));
+    }
+    return out;
   }
 
   put(key: string, value: unknown): Promise<void> {

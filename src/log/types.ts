@@ -135,6 +135,8 @@ export interface EventLog {
  */
 export interface KeyValueStore {
   get<T = unknown>(key: string): Promise<T | undefined>;
+  /** The values of several keys, in their order (undefined where absent): one read of the store, not one per key. */
+  getMany<T = unknown>(keys: readonly string[]): Promise<Array<T | undefined>>;
   put(key: string, value: unknown): Promise<void>;
   /** `put` of a value already encoded as JSON by `encodeKvValue` (a projection writing one value under several keys encodes it once). */
   putEncoded(key: string, json: string): Promise<void>;

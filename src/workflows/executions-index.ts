@@ -348,7 +348,12 @@ export class ExecutionsIndex extends ProjectionHandle {
    * the stored one of any other. Their `events` are the execution-level ones only.
    */
   async summaries(docs: readonly IndexDoc[]): Promise<ExecutionRecordView[]> {
-    const views = await Promise.all(docs.map(async (d) => this.definition.running.get(d.id) ?? (await this.log.kv.get<ExecutionRecordView>(`${P}r/${d.id}`))));
+    // the running ones from memory, the others in one read of the store
+    const running = docs.map((d) => this.definition.running.get(d.id));
+    const missing = docs.filter((_, i) => running[i] === undefined);
+    const stored = missing.length > 0 ? await this.log.kv.getMany<ExecutionRecordView>(missing.map((d) => `${P}r/${d.id}`)) : [];
+    let next = 0;
+    const views = running.map((view) => view ?? stored[next++]);
     return views.filter((v): v is ExecutionRecordView => v !== undefined);
   }
 

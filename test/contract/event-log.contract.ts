@@ -392,6 +392,19 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         expect(await log.kv.get('k')).toBeUndefined();
       });
 
+      it('gets several keys in one call, in their order, with pending writes and absent keys', async () => {
+        const log = await open();
+        await log.kv.put('m/a', { n: 1 });
+        await log.kv.put('m/b\u0000x', 'bee');
+        await log.kv.put('m/gone', 3);
+        const pending = [log.kv.put('m/c', [3]), log.kv.del('m/gone')];
+        expect(await log.kv.getMany(['m/c', 'm/missing', 'm/b\u0000x', 'm/gone', 'm/a', 'm/a'])).toEqual([[3], undefined, 'bee', undefined, { n: 1 }, { n: 1 }]);
+        await Promise.all(pending);
+        expect(await log.kv.getMany(['m/gone', 'm/c'])).toEqual([undefined, [3]]);
+        expect(await log.kv.getMany([])).toEqual([]);
+        await expect(log.kv.getMany(['k\udc00'])).rejects.toThrow(TypeError);
+      });
+
       it('rejects values JSON cannot hold', async () => {
         const log = await open();
         await expect(log.kv.put('k', undefined)).rejects.toThrow(TypeError);

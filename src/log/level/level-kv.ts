@@ -24,6 +24,12 @@ export class LevelKv extends OverlayKv {
     return this.db.get(stringKey(KeySpace.kv, key));
   }
 
+  protected async readStoredMany(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const reopening = this.reopening();
+    if (reopening) await reopening.catch(() => undefined);
+    return this.db.getMany(keys.map((key) => stringKey(KeySpace.kv, key)));
+  }
+
   protected async readStoredRange(gte: string, lt: string, reverse: boolean, limit: number, once: boolean): Promise<Array<[string, string]>> {
     const reopening = this.reopening();
     if (reopening) await reopening.catch(() => undefined);

@@ -303,6 +303,10 @@ class MemoryKv implements KeyValueStore {
     return json === undefined ? undefined : (JSON.parse(json) as T);
   }
 
+  async getMany<T = unknown>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    return Promise.all(keys.map((key) => this.get<T>(key)));
+  }
+
   async put(key: string, value: unknown): Promise<void> {
     this.ensureOpen();
     this.data.set(key, encodeKvValue(key, value));

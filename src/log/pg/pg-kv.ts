@@ -25,6 +25,17 @@ export class PgKv extends OverlayKv {
     return r.rows.length ? r.rows[0].value : undefined;
   }
 
+  protected async readStoredMany(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const r = await this.pool.query<[Buffer, string]>({
+      name: 'el_kv_get_many',
+      text: 'SELECT key, value FROM el_kv WHERE scope = $1 AND key = ANY($2::bytea[])',
+      values: [this.scope, keys.map(bytes)],
+      rowMode: 'array',
+    });
+    const found = new Map(r.rows.map(([k, v]) => [k.toString('utf8'), v]));
+    return keys.map((key) => found.get(key));
+  }
+
   protected async readStoredRange(gte: string, lt: string, reverse: boolean, limit: number): Promise<Array<[string, string]>> {
     const r = await this.pool.query<[Buffer, string]>({
       text: `SELECT key, value FROM el_kv WHERE scope = $1 AND key >= $2 AND key < $3 ORDER BY key ${reverse ? 'DESC' : 'ASC'} LIMIT $4`,
