@@ -8,7 +8,7 @@ import type { RetentionPolicy, RetentionSettings } from './retention-policy.js';
 import type { RetentionResult } from './retention.js';
 
 /** The policy one workflow or agent is under. */
-export interface PolicyInEffect {
+interface PolicyInEffect {
   /** its own policy (else the global one, or none) */
   own: boolean;
   /** no limit applies: every terminal execution (run) is kept */
