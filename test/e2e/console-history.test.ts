@@ -2,7 +2,7 @@
  * The History view of the console, in a real headless Chromium against real servers (uWS, LevelDB in a temp dir):
  * it shows the size of the history (executions and agent runs kept, records, bytes on disk) and the retention
  * policy in effect for each workflow and agent, the archive and the last pass; a server without a retention
- * section is shown keeping everything.
+ * section is shown keeping everything. An agent run retention removed says so when its link is opened.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -24,6 +24,7 @@ const archive = path.join(tmp, 'archive');
 let kept: TestServer;
 let pruned: TestServer;
 let browser: Browser;
+const assistantRuns: string[] = [];
 
 beforeAll(async () => {
   await buildConsole();
@@ -35,7 +36,10 @@ beforeAll(async () => {
     retention: { keepFor: '30d', archive, every: '200ms', workflows: { echo: { keepNewest: 1 } }, agents: { assistant: { keepNewest: 1 }, planner: false } },
   });
   for (const text of ['a', 'b', 'c']) await api(`${pruned.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text } } });
-  for (const input of ['one', 'two']) await api(`${pruned.url}/agents/assistant/text`, { method: 'POST', json: { input } });
+  for (const input of ['one', 'two']) {
+    await api(`${pruned.url}/agents/assistant/text`, { method: 'POST', json: { input } });
+    assistantRuns.push((await api(`${pruned.url}/agents/assistant/history?limit=1`)).body.data.entries[0].id);
+  }
   await api(`${pruned.url}/agents/planner/text`, { method: 'POST', json: { input: 'plan' } });
   await api(`${kept.url}/agents/assistant/text`, { method: 'POST', json: { input: 'hello' } });
   await until(async () => (await api(`${pruned.url}/agents/assistant/history`)).body.data.pagination.total === 1, 'the pass to remove the older assistant run', 20_000);
@@ -88,5 +92,16 @@ describe('the History view', () => {
     expect(await cells('agent:assistant')).toEqual(['1', 'newest 1', 'own policy']);
     expect(await cells('agent:planner')).toEqual(['1', 'keeps all', 'own policy']);
     await closeClean(w);
+  });
+
+  it('opens a kept agent run, and says of a removed one that retention removed it', async () => {
+    const w = await openWatchedPage(browser, pruned.url, `/console?agent=assistant&agentRun=${assistantRuns[1]}`);
+    const { page } = w;
+    await page.waitForSelector('[data-run-status="completed"]');
+    await page.goto(`${pruned.url}/console?agent=assistant&agentRun=${assistantRuns[0]}`);
+    const missing = page.locator('[data-run-missing]');
+    await missing.waitFor();
+    expect(await missing.textContent()).toMatch(new RegExp(`^Agent run ${assistantRuns[0]} not found \\(removed by retention at \\d{4}-`));
+    await closeClean(w, { expectedFailures: [/^404 \/agents\/assistant\/runs\//] });
   });
 });
