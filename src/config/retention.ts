@@ -26,6 +26,6 @@ export interface RetentionConfig extends RetentionPolicyConfig {
   every?: RetentionDuration;
   /** records removed per write (default 1000) */
   batch?: number;
-  /** executions removed by one pass at most (default 1000; the next pass goes on) */
+  /** executions removed by one pass at most, and agent runs apart (default 1000 each; the next pass goes on) */
   maxPerPass?: number;
 }
