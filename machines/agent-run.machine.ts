@@ -166,3 +166,5 @@ export const AGENT_RUN_KIND = 'agent-run';
 export const AGENT_RUN_VERSION = 1;
 export const AGENT_RUN_STARTED = 'run.started';
 export const runStream = (runId: string) => `run:${runId}`;
+/** Records that end a run (its machine's final states): nothing can follow one. */
+export const RUN_TERMINAL_TYPES: ReadonlySet<string> = new Set(['run.finished', 'run.failed', 'run.aborted']);

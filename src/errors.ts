@@ -56,6 +56,9 @@ export const conflict = (message: string) => new AppError('CONFLICT', message);
 /** A request for an execution retention removed, while its tombstone lasts (src/workflows/retention.ts). */
 export const executionRemoved = (executionId: string, removedAt: number) =>
   new AppError('NOT_FOUND', `Execution ${executionId} not found (removed by retention at ${new Date(removedAt).toISOString()})`, { executionId, removedAt: new Date(removedAt).toISOString() });
+/** A request for an agent run retention removed, while its tombstone lasts (src/agents/run-retention.ts). */
+export const agentRunRemoved = (runId: string, removedAt: number) =>
+  new AppError('NOT_FOUND', `Agent run ${runId} not found (removed by retention at ${new Date(removedAt).toISOString()})`, { runId, removedAt: new Date(removedAt).toISOString() });
 
 export interface FailureEnvelope {
   success: false;

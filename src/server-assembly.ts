@@ -35,8 +35,16 @@ export function defaultModules(): ModuleFactory[] {
   let workflows: WorkflowsModule | undefined;
   let tools: ToolsModule | undefined;
   return [
-    // the status lists stuck executions, read from the workflows module once it exists
-    (ctx) => observabilityModule(ctx, { stuckExecutions: async () => (workflows ? workflows.stuckExecutions() : []) }),
+    // the status lists stuck executions and the history's size, read from the modules once they exist
+    (ctx) =>
+      observabilityModule(ctx, {
+        stuckExecutions: async () => (workflows ? workflows.stuckExecutions() : []),
+        history: () => ({
+          retention: workflows?.retentionStatus() ?? null,
+          executionsPerWorkflow: workflows?.index.executionsPerWorkflow() ?? new Map(),
+          runsPerAgent: agents?.history.runsPerAgent() ?? new Map(),
+        }),
+      }),
     (ctx) =>
       memoryModule(ctx, {
         agents: () => agents?.registry.list() ?? [],
@@ -46,7 +54,8 @@ export function defaultModules(): ModuleFactory[] {
     async (ctx) => (mcp = await mcpModule(ctx, { agents })),
     (ctx) => (tools = toolsModule(ctx, { agents, mcp })),
     (ctx) => {
-      workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner });
+      // retention covers the agents' runs too: the pass runs in the workflows module, through the agents' port
+      workflows = workflowsModule(ctx, { agentRunner: () => agents?.agentRunner, agentRuns: agents?.runRetention });
       const w = workflows;
       // an approval of a run an andAgent step started is answered by resuming that step's execution
       if (agents) agents.runs.workflowApprovals = { resume: (req) => w.resumeForApproval(req) };

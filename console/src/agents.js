@@ -402,16 +402,12 @@ export function AgentRunView({ p }) {
       sock.close();
     };
   }, [working, p.agent]);
+  // one read of the run; a run that is not there (or that retention removed) is a 404 whose message says so
   useEffect(() => {
-    (async () => {
-      for (let page = 0; page < 20; page++) {
-        const h = await get(`/agents/${enc(p.agent)}/history${qs({ page, limit: 100 })}`);
-        const found = h.entries.find((e) => e.id === p.agentRun);
-        if (found) return setEntry(found);
-        if (page + 1 >= h.pagination.totalPages) break;
-      }
-      setEntry(null);
-    })().catch((e) => setErr(e.message));
+    get(`/agents/${enc(p.agent)}/runs/${enc(p.agentRun)}`).then(
+      (found) => (setEntry(found), setErr('')),
+      (e) => (e.status === 404 ? (setEntry(null), setErr(e.message)) : setErr(e.message)),
+    );
   }, [p.agent, p.agentRun, pushes]);
   return html`<section class="agent-run" data-execution-id=${p.agentRun}>
     <header class="bar">
@@ -419,7 +415,7 @@ export function AgentRunView({ p }) {
       <h2>${p.agent} <span class="mono dim">${p.agentRun}</span></h2>
       ${entry ? html`<span class=${`status status-${entry.status}`} data-run-status=${entry.status}>${entry.status}</span>` : null}
     </header>
-    ${err ? html`<p class="error">${err}</p>` : null} ${entry === null ? html`<p class="empty">This run is not in the agent's history.</p>` : null}
+    ${entry === null ? html`<p class="empty" data-run-missing>${err || "This run is not in the agent's history."}</p>` : err ? html`<p class="error">${err}</p>` : null}
     ${
       entry
         ? html`<div class="run-meta">

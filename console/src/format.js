@@ -23,3 +23,25 @@ export function same(a, b) {
   if (ka.length !== kb.length) return false;
   return ka.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
 }
+/** a policy's period in its largest whole unit: `30 d`, `12 h`, `15 min`, `45 s`, `500 ms` */
+export function fmtPeriod(ms) {
+  if (ms === undefined || ms === null) return '—';
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+  ]) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return ms >= 1000 ? fmtDuration(ms) : `${ms} ms`;
+}
+/** bytes in binary units: `512 B`, `3.4 MiB` */
+export function fmtBytes(n) {
+  if (n === undefined || n === null) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) ((v /= 1024), i++);
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}

@@ -13,6 +13,7 @@ import { AgentRunView, AgentsView } from './agents.js';
 import { StoreHealth } from './store-health.js';
 import { usePendingApprovals } from './approvals.js';
 import { SchedulesView } from './schedules.js';
+import { HistoryView } from './history.js';
 
 function CredentialsDialog({ reason, onClose }) {
   const [token, setToken] = useState(credentials.token);
@@ -72,13 +73,15 @@ function App() {
       (e) => setErr(e.message),
     );
   }, [p.run, p.wf]);
-  const view = p.run && p.wf ? 'run' : p.agentRun ? 'agent-run' : p.view === 'agents' ? 'agents' : p.view === 'schedules' ? 'schedules' : p.run ? 'resolving' : 'runs';
+  const view =
+    p.run && p.wf ? 'run' : p.agentRun ? 'agent-run' : p.view === 'agents' ? 'agents' : p.view === 'schedules' ? 'schedules' : p.view === 'history' ? 'history' : p.run ? 'resolving' : 'runs';
   let body = html`<p class="empty">${err || 'Loading…'}</p>`;
   if (catalog && view !== 'resolving') {
     if (view === 'run') body = html`<${RunView} key=${p.run} p=${p} />`;
     else if (view === 'agent-run') body = html`<${AgentRunView} p=${p} />`;
     else if (view === 'agents') body = html`<${AgentsView} p=${p} catalog=${catalog} pending=${pending} />`;
     else if (view === 'schedules') body = html`<${SchedulesView} />`;
+    else if (view === 'history') body = html`<${HistoryView} catalog=${catalog} />`;
     else body = html`<${RunsList} p=${p} catalog=${catalog} />`;
   }
   const signedIn = Boolean(credentials.token || credentials.key);
@@ -96,7 +99,8 @@ function App() {
         <a href=${linkTo({})} class=${view === 'runs' || view === 'run' ? 'active' : ''}>Runs</a
         ><a href=${linkTo({ view: 'agents' })} class=${view === 'agents' ? 'active' : ''}
           >Agents${pending.items.length ? html` <span class="badge" data-pending-approvals title=${`${pending.items.length} tool call${pending.items.length === 1 ? '' : 's'} waiting for approval`}>${pending.items.length}</span>` : null}</a
-        ><a href=${linkTo({ view: 'schedules' })} class=${view === 'schedules' ? 'active' : ''}>Schedules</a><a href="/ui" target="_blank" rel="noopener">API explorer</a>
+        ><a href=${linkTo({ view: 'schedules' })} class=${view === 'schedules' ? 'active' : ''}>Schedules</a
+        ><a href=${linkTo({ view: 'history' })} class=${view === 'history' ? 'active' : ''}>History</a><a href="/ui" target="_blank" rel="noopener">API explorer</a>
       </nav>
       <${StoreHealth} onChecked=${() => setStoreChecked(true)} />
       ${authOn || signedIn ? html`<button type="button" class="link" name="sign-in" onClick=${() => setAuth('')}>${signedIn ? 'Credentials ✓' : 'Sign in'}</button>` : null}

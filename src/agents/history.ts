@@ -8,12 +8,19 @@
  * - `h/e/<agentId>/<startSeq, 16 digits>` → StoredHistoryEntry (reverse range = newest first)
  * - `h/r/<runId>` → entry key, only while the run is working (the boot-time scan of interrupted runs)
  * - `h/n/<agentId>` → `{total, seq}` entries per agent (`seq` makes the count idempotent)
+ * - `h/t/<runId>` → `{removedAt}` a run retention removed, while its pass's tombstones last
  * Checkpoint `agent-history` = last global sequence applied and flushed.
+ *
+ * Retention's records (src/contract/retention.ts) are folded like the runs' own: `retention.removed`
+ * drops the entries of the runs it names (and their count, when the entry is there: a rebuild of the
+ * remaining log never made one) and writes their tombstones; `retention.expired` drops tombstones.
+ * So the history after a pass equals a rebuild of the remaining log, on every node.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { invalidRequest } from '../errors.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from '../contract/agent-history-entry.js';
+import { RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, removedRunsOf } from '../contract/retention.js';
 
 const NAME = 'agent-history';
 const P = 'agent-history';
@@ -22,6 +29,10 @@ const agentPrefix = (agentId: string) => `${P}/e/${encodeURIComponent(agentId)}/
 const entryKey = (agentId: string, startSeq: number) => `${agentPrefix(agentId)}${pad(startSeq)}`;
 const runKey = (runId: string) => `${P}/r/${runId}`;
 const countKey = (agentId: string) => `${P}/n/${encodeURIComponent(agentId)}`;
+const COUNTS = { gte: `${P}/n/`, lt: `${P}/n0` };
+const tombstoneKey = (runId: string) => `${P}/t/${runId}`;
+/** entries read per range when walking an agent's whole history (retention's plan) */
+const WALK_CHUNK = 256;
 const RUN_PREFIX = 'run:';
 
 interface Count {
@@ -60,7 +71,12 @@ class AgentHistoryDefinition implements ProjectionDefinition {
   constructor(private readonly onError: (err: unknown) => void) {}
 
   accepts(r: LogRecord): boolean {
-    return r.stream.startsWith(RUN_PREFIX);
+    return r.stream.startsWith(RUN_PREFIX) || r.stream.startsWith(RETENTION_STREAM_PREFIX);
+  }
+
+  /** Every agent's count, so the status can sum them without reading the store. */
+  async load(kv: KeyValueStore): Promise<void> {
+    for (const [key, count] of await kv.range<Count>(COUNTS)) this.counts.set(decodeURIComponent(key.slice(COUNTS.gte.length)), count);
   }
 
   reset(): void {
@@ -74,7 +90,8 @@ class AgentHistoryDefinition implements ProjectionDefinition {
     const dirtyCounts = new Set<string>();
     for (const r of records) {
       try {
-        await this.fold(r, kv, dirty, dirtyCounts);
+        if (r.stream.startsWith(RETENTION_STREAM_PREFIX)) await this.foldRetention(r, writes, kv, dirty, dirtyCounts);
+        else await this.fold(r, kv, dirty, dirtyCounts);
       } catch (err) {
         // one bad record must not stop the projection: report it and go on
         this.onError(err);
@@ -117,6 +134,40 @@ class AgentHistoryDefinition implements ProjectionDefinition {
     dirty.add(r.stream);
   }
 
+  /**
+   * A retention record: each removed run's entry goes (as this fold holds it, or as stored), its
+   * count with it when there was one, and a tombstone stays; an expiry drops tombstones. A run
+   * whose records this node never folded (it was behind the removal, or this is a rebuild of the
+   * remaining log) only leaves its tombstone. The count's `seq` (the guard against counting a start
+   * twice) moves to the removal either way, so until the tombstones expire the stored rows equal a
+   * rebuild's exactly; after that only the guard's position can differ.
+   */
+  private async foldRetention(r: LogRecord, writes: ProjectionWrites, kv: KeyValueStore, dirty: Set<string>, dirtyCounts: Set<string>): Promise<void> {
+    const runs = removedRunsOf(r.data);
+    if (r.type === RETENTION_EXPIRED) {
+      for (const run of runs) writes.del(tombstoneKey(run.runId));
+      return;
+    }
+    if (r.type !== RETENTION_REMOVED) return;
+    for (const run of runs) {
+      const stream = `${RUN_PREFIX}${run.runId}`;
+      const key = entryKey(run.agentId, run.startSeq);
+      const inFold = this.live.get(stream)?.startSeq === run.startSeq;
+      const c = await this.loadCount(kv, run.agentId);
+      if (inFold || (await kv.get(key)) !== undefined) c.total = Math.max(0, c.total - 1);
+      // the count names the removal whether or not the entry was here, so it reads the same after a rebuild
+      c.seq = Math.max(c.seq, r.seq);
+      dirtyCounts.add(run.agentId);
+      if (inFold) {
+        this.live.delete(stream);
+        dirty.delete(stream);
+        if (this.pointed.delete(stream)) writes.del(runKey(run.runId));
+      }
+      writes.del(key);
+      writes.put(tombstoneKey(run.runId), { removedAt: r.at });
+    }
+  }
+
   async loadCount(kv: KeyValueStore, agentId: string): Promise<Count> {
     let c = this.counts.get(agentId);
     if (!c) {
@@ -146,6 +197,30 @@ export class AgentHistoryProjection extends ProjectionHandle {
 
   protected projection(): ProjectionDefinition {
     return this.definition;
+  }
+
+  /** When retention removed `runId` (epoch ms), while its tombstone lasts. */
+  async removedAt(runId: string): Promise<number | undefined> {
+    return (await this.log.kv.get<{ removedAt: number }>(tombstoneKey(runId)))?.removedAt;
+  }
+
+  /** Runs in the history per agent that has any (the kept counts: no read of the store). */
+  runsPerAgent(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [agentId, c] of this.definition.counts) if (c.total > 0) out.set(agentId, c.total);
+    return out;
+  }
+
+  /** An agent's whole history, newest first, read a chunk at a time (retention's plan). */
+  async *entriesNewestFirst(agentId: string): AsyncGenerator<StoredHistoryEntry> {
+    const prefix = agentPrefix(agentId);
+    let lt = `${prefix.slice(0, -1)}0`;
+    for (;;) {
+      const rows = await this.log.kv.range<StoredHistoryEntry>({ gte: prefix, lt, reverse: true, limit: WALK_CHUNK });
+      for (const [, stored] of rows) yield stored;
+      if (rows.length < WALK_CHUNK) return;
+      lt = rows[rows.length - 1][0];
+    }
   }
 
   /** Run ids whose last record left them working (used at boot to close interrupted runs). */

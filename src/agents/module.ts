@@ -2,7 +2,8 @@
  * The agents module (`agentsModule`, registered in src/server-assembly.ts): the registry of the
  * config's agents, the run service, the history projection and the routes. On start it catches the
  * history projection up and closes runs a restart interrupted; on stop it lets in-flight runs end
- * (the composition root bounds the wait). Exposes `agentRunner` for workflow `andAgent` steps.
+ * (the composition root bounds the wait). Exposes `agentRunner` for workflow `andAgent` steps, and
+ * `runRetention` for the retention pass (which the workflows module runs).
  */
 import type { ServerContext, ServerModule } from '../contract/server-module.js';
 import { agentDocs, agentRoutes } from './routes.js';
@@ -15,6 +16,8 @@ import { AgentRuns } from './agent-runs.js';
 import { createWorkflowAgentRunner, installSubAgentRunner } from './delegation.js';
 import { ProvidersConfig } from './models/registry.js';
 import { AgentRegistry } from './registry.js';
+import { AgentRunRetention, configuredAgentIds } from './run-retention.js';
+import type { RunRetentionPort } from '../contract/retention.js';
 
 export interface AgentsModule extends ServerModule {
   name: 'agents';
@@ -22,6 +25,8 @@ export interface AgentsModule extends ServerModule {
   registry: AgentRegistry;
   runs: AgentRuns;
   history: AgentHistoryProjection;
+  /** what retention needs of the runs: the configured agent ids (sub-agents too) and the port to plan and check runs */
+  runRetention: { ids: ReadonlySet<string>; retention: RunRetentionPort };
 }
 
 const AGENTS_MODULE = 'agents';
@@ -39,6 +44,7 @@ export function agentsModule(ctx: ServerContext): AgentsModule {
   const runs = new AgentRuns({ host: ctx.host, logger, registry });
   installSubAgentRunner(runs);
   const history = new AgentHistoryProjection(ctx.log, { onError: (err) => logger.error({ err }, 'agent history projection failed') });
+  const agentIds = configuredAgentIds(ctx.config.agents);
   return {
     name: AGENTS_MODULE,
     routes: agentRoutes({ runs, history, env: ctx.env, version: VERSION }),
@@ -46,6 +52,7 @@ export function agentsModule(ctx: ServerContext): AgentsModule {
     registry,
     runs,
     history,
+    runRetention: { ids: agentIds, retention: new AgentRunRetention(ctx.log, history, agentIds) },
     async start() {
       await history.start();
       // on a shared store, runs another live node is running are not interrupted

@@ -24,6 +24,9 @@ import type { PreparedCall } from './prepare-call.js';
 import type { AgentHistoryProjection } from './history.js';
 import { StreamFencedError } from '../log/capabilities.js';
 import { runStream } from '../../machines/agent-run.machine.js';
+import type { EventLog } from '../log/types.js';
+import { applyHistoryRecord, type HistoryEntry, type StoredHistoryEntry } from '../contract/agent-history-entry.js';
+import { runNotFound } from './run-retention.js';
 
 export interface AgentRouteDeps {
   runs: AgentRuns;
@@ -96,6 +99,13 @@ function parsePaging(query: Record<string, unknown>): { page: number; limit: num
 }
 
 const tags = ['Agents'];
+
+/** A run of `agentId` folded from its stream as the history folds it (undefined: no such run of this agent). */
+async function readRun(log: EventLog, agentId: string, runId: string): Promise<HistoryEntry | undefined> {
+  let stored: StoredHistoryEntry | undefined;
+  for (const r of await log.readStream(runStream(runId))) stored = applyHistoryRecord(stored, r);
+  return stored?.agentId === agentId ? stored.entry : undefined;
+}
 
 /** The history page's shape for the OpenAPI document (entries as stored). */
 const historyPage = z.object({
@@ -239,6 +249,8 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: async (ctx) => {
         const agent = findAgent(deps, ctx.params.id);
         const { runId, approvalId } = ctx.params;
+        // a run retention removed says so while its tombstone lasts
+        if ((await deps.runs.deps.host.log.streamHead(runStream(runId))) === 0) throw await runNotFound(deps.history, runId, `Run ${runId} of agent ${agent.id} not found`);
         return ok(await answerApproval(deps.runs, { agent, runId, approvalId, answer: ctx.body, headers: ctx.headers, signal: ctx.signal }));
       },
     },
@@ -254,6 +266,20 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
         const agent = findAgent(deps, ctx.params.id);
         const { page, limit } = parsePaging(ctx.query);
         return ok(await deps.history.page(agent.id, page, limit, (ctx.query as { cursor?: string }).cursor));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id/runs/:runId',
+      auth: 'management',
+      summary: 'One run of the agent, as its history entry (404 naming the removal for a run retention removed, while its tombstone lasts)',
+      tags,
+      response: z.record(z.string(), z.unknown()),
+      handler: async (ctx) => {
+        const agent = findAgent(deps, ctx.params.id);
+        const entry = await readRun(deps.runs.deps.host.log, agent.id, ctx.params.runId);
+        if (!entry) throw await runNotFound(deps.history, ctx.params.runId, `Agent run ${ctx.params.runId} not found`);
+        return ok(entry);
       },
     },
     {

@@ -57,7 +57,7 @@ export interface EventloomConfig {
   observability?: unknown;
   /** cron schedules that start workflow executions (checked at start-up: src/schedules/config.ts) */
   schedules?: readonly ScheduleConfig[];
-  /** terminal workflow executions kept, archived and removed (checked at start-up: src/workflows/retention-policy.ts) */
+  /** terminal workflow executions and agent runs kept, archived and removed (checked at start-up: src/workflows/retention-policy.ts) */
   retention?: RetentionConfig;
   server?: ServerConfig;
   /** several nodes on one PostgreSQL store (src/config/cluster.ts) */

@@ -152,4 +152,10 @@ export interface RemovalCapability {
   compact(): Promise<void>;
   /** Records removed from this store since it was created. */
   removedRecords(): Promise<number>;
+  /**
+   * Bytes the log takes in its storage now, where that is cheap to learn (LevelDB: the files of its
+   * directory; PostgreSQL: the records table with its indexes and TOAST): what removals give back
+   * shows here once compaction (LevelDB) or vacuum (PostgreSQL) has run. Absent on the memory log.
+   */
+  storedBytes?(): Promise<number>;
 }

@@ -10,6 +10,7 @@ import { createStore } from '@xstate/store';
 import type { LogRecord } from '../log/types.js';
 import type { ProjectionDefinition } from '../projections/runner.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf } from '../kernel/stream-ids.js';
+import { RUN_TERMINAL_TYPES } from '../../machines/agent-run.machine.js';
 
 export interface LiveRun {
   id: string;
@@ -27,7 +28,6 @@ export interface LiveRunsContext {
 const RUN_PREFIX = 'run:';
 const EXECUTION_LIVE = new Set(['execution.started', 'execution.resumed', 'execution.recovered']);
 const EXECUTION_DONE = new Set(['execution.suspended', 'execution.completed', 'execution.failed', 'execution.cancelled']);
-const RUN_DONE = new Set(['run.finished', 'run.failed', 'run.aborted']);
 
 const without = <T>(map: Readonly<Record<string, T>>, key: string): Record<string, T> => {
   const { [key]: _gone, ...rest } = map;
@@ -49,7 +49,7 @@ export function applyLiveRecord(ctx: LiveRunsContext, rec: LogRecord): LiveRunsC
   if (rec.stream.startsWith(RUN_PREFIX)) {
     const id = rec.stream.slice(RUN_PREFIX.length);
     if (rec.type === 'run.started') return { ...ctx, agentRuns: { ...ctx.agentRuns, [id]: { id, name: (rec.data as { agentId: string }).agentId, since: rec.at } } };
-    if (RUN_DONE.has(rec.type) && ctx.agentRuns[id]) return { ...ctx, agentRuns: without(ctx.agentRuns, id) };
+    if (RUN_TERMINAL_TYPES.has(rec.type) && ctx.agentRuns[id]) return { ...ctx, agentRuns: without(ctx.agentRuns, id) };
   }
   return ctx;
 }
@@ -75,7 +75,7 @@ export function applyLiveRecords(ctx: LiveRunsContext, records: readonly LogReco
       const id = rec.stream.slice(RUN_PREFIX.length);
       const current = agentRuns?.has(id) ? agentRuns.get(id)!.run : ctx.agentRuns[id];
       if (rec.type === 'run.started') agentRuns = change(agentRuns, id, { id, name: (rec.data as { agentId: string }).agentId, since: rec.at }, !!current);
-      else if (RUN_DONE.has(rec.type) && current) agentRuns = change(agentRuns, id, null, false);
+      else if (RUN_TERMINAL_TYPES.has(rec.type) && current) agentRuns = change(agentRuns, id, null, false);
     }
   }
   const nextExecutions = executions ? withChanges(ctx.executions, executions) : ctx.executions;
@@ -134,7 +134,7 @@ export function liveRunsProjection(store: LiveRunsStore): ProjectionDefinition {
   return {
     name: 'live-runs',
     startAfter: (head) => head,
-    accepts: (r) => EXECUTION_LIVE.has(r.type) || EXECUTION_DONE.has(r.type) || r.type === 'run.started' || RUN_DONE.has(r.type),
+    accepts: (r) => EXECUTION_LIVE.has(r.type) || EXECUTION_DONE.has(r.type) || r.type === 'run.started' || RUN_TERMINAL_TYPES.has(r.type),
     apply(records) {
       store.trigger.folded({ records });
     },

@@ -34,6 +34,7 @@ import { loadSpanSnapshot, saveSpanSnapshot, SNAPSHOT_EVERY } from './span-snaps
 import { logsRoutes } from './logs-routes.js';
 import { observabilityRoutes, type StuckExecutionView } from './routes.js';
 import { systemRoutes } from './system-routes.js';
+import { historySize, type HistorySources } from './history-size.js';
 
 export interface ObservabilityConfig {
   otlp?: { endpoint: string; headers?: Record<string, string> };
@@ -66,6 +67,8 @@ const SCOPE = { name: 'eventloom', version: VERSION };
 export interface ObservabilityModuleDeps {
   /** the unfinished executions of this node that nothing would move (the workflows module's), for the status */
   stuckExecutions?: () => Promise<StuckExecutionView[]>;
+  /** the history's counts and the retention policy in effect (the workflows and agents modules'), for the status */
+  history?: () => HistorySources;
 }
 
 export const observabilityModule = async (ctx: ServerContext, deps: ObservabilityModuleDeps = {}): Promise<ObservabilityModule> => {
@@ -155,6 +158,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     node: ctx.node,
     live: () => describeLiveRuns(live.getSnapshot().context),
     stuckExecutions: deps.stuckExecutions,
+    history: deps.history && historySize(ctx.log, deps.history),
   });
   const system = systemRoutes({
     envFile: path.resolve(section.envFile ?? path.join(process.cwd(), '.env')),

@@ -12,6 +12,7 @@ import { buildTree, type Span } from '../kernel/span-types.js';
 import { topicsFor, type SlowClientGuard } from './ws-topics.js';
 import type { StorageStats } from '../log/capabilities.js';
 import type { StoreStatus } from '../log/store-health.js';
+import type { HistoryView } from './history-size.js';
 import { obsLogsQuerySchema, observabilityWsQuerySchema, tracesQuerySchema, type ObsLogsQuery } from './query-schemas.js';
 
 export interface ObservabilityRouteDeps {
@@ -33,6 +34,8 @@ export interface ObservabilityRouteDeps {
   live: () => unknown;
   /** the unfinished executions of this node that nothing would move (absent: no workflows module) */
   stuckExecutions?: () => Promise<StuckExecutionView[]>;
+  /** how much history the node keeps, and the retention policy in effect (absent: no domain reports it) */
+  history?: () => Promise<HistoryView>;
 }
 
 /** One stuck execution as the status shows it (the workflows module decides which: src/workflows/stuck-executions.ts). */
@@ -86,7 +89,8 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
   const routes: RouteDef[] = [
     route({
       path: '/observability/status',
-      summary: "Observability status: storage, counts, WebSocket availability, the event store's health, the event log (head, LevelDB memory, table files) and process memory",
+      summary:
+        "Observability status: storage, counts, WebSocket availability, the event store's health, the event log (head, LevelDB memory, table files), process memory, and the history kept (executions, agent runs, records, bytes) with the retention policy in effect",
       handler: async () => ({
         kind: 'json',
         data: {
@@ -121,6 +125,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
                 () => ({}),
               )
             : {}),
+          ...(deps.history ? { history: await deps.history() } : {}),
           message: deps.exportTarget ? `Observability is enabled with local storage; spans are also exported over OTLP to ${deps.exportTarget}` : 'Observability is enabled with local storage',
         },
       }),

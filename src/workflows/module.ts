@@ -18,6 +18,8 @@ import { workflowEvents } from './event-routes.js';
 import { stuckExecutions, type StuckExecution } from './stuck-executions.js';
 import { parseRetention } from './retention-policy.js';
 import { runRetention } from './retention.js';
+import { passView, retentionStatus, type RetentionPassView, type RetentionStatusView } from './retention-status.js';
+import type { RunRetentionPort } from '../contract/retention.js';
 
 /** The workflows of the config: an array or a record of `createWorkflow(...)` definitions. */
 export function configuredWorkflows(section: unknown): WorkflowDefinition[] {
@@ -37,6 +39,8 @@ export interface WorkflowsModule extends ServerModule {
   stuckExecutions(): Promise<StuckExecution[]>;
   /** answers a tool approval of an andAgent step's run by resuming its suspended execution */
   resumeForApproval(a: StepApprovalAnswer): Promise<Record<string, unknown>>;
+  /** the retention policy in effect and this node's last pass; null without a `retention` section */
+  retentionStatus(): RetentionStatusView | null;
 }
 
 const WORKFLOWS_MODULE_NAME = 'workflows';
@@ -59,6 +63,8 @@ function storeFaultAnswer(stream: string, fault: StoreFaultError): AppError {
 export interface WorkflowsModuleDeps {
   /** the runner of andAgent steps, read when a step runs (the agents module may be absent) */
   agentRunner(): WorkflowAgentRunner | undefined;
+  /** the agents whose runs retention covers (`retention.agents` names them), and the port to their runs */
+  agentRuns?: { ids: ReadonlySet<string>; retention: RunRetentionPort };
 }
 
 export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): WorkflowsModule {
@@ -67,21 +73,29 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
   const index = new ExecutionsIndex(ctx.log, (err) => logger.error({ err }, 'executions index failed'));
   const events = workflowEvents(engine, (err) => logger.error({ err }, 'event waits index failed'));
   // a mistake in the retention section stops the start, naming its path
-  const retention = parseRetention(ctx.config.retention, new Set(engine.workflows.keys()));
+  const agentIds = deps.agentRuns?.ids ?? new Set<string>();
+  const retention = parseRetention(ctx.config.retention, new Set(engine.workflows.keys()), agentIds);
   let retentionTimer: NodeJS.Timeout | undefined;
   let retentionPass: Promise<unknown> | undefined;
+  let lastPass: RetentionPassView | null = null;
   const retentionRun = () => {
     if (!retention || retentionPass) return;
     const workflowIds = new Set([...engine.workflows.keys(), ...index.executionsPerWorkflow().keys()]);
-    const pass = () => runRetention({ log: ctx.log, index, settings: retention, workflowIds, release: (s) => engine.host.release(s) });
+    const startedAt = Date.now();
+    const pass = () => runRetention({ log: ctx.log, index, settings: retention, workflowIds, release: (s) => engine.host.release(s), runs: deps.agentRuns?.retention });
     // on a shared store one node at a time runs a pass (a PostgreSQL advisory lock); the others skip this turn
     const shared = ctx.log.shared;
     retentionPass = (shared ? shared.exclusive('retention', pass) : pass().then((value) => ({ ran: true as const, value })))
       .then((done) => {
         const r = done.ran ? done.value : undefined;
-        if (r && (r.executions > 0 || r.expired > 0)) logger.info({ ...r, ms: Math.round(r.ms) }, `retention removed ${r.executions} execution(s), ${r.records} record(s)`);
+        if (r) lastPass = passView(startedAt, { result: r });
+        if (r && (r.executions > 0 || r.runs > 0 || r.expired > 0))
+          logger.info({ ...r, ms: Math.round(r.ms) }, `retention removed ${r.executions} execution(s), ${r.runs} agent run(s), ${r.records} record(s)`);
       })
-      .catch((err: unknown) => logger.warn({ err }, 'retention pass failed (the next pass tries again)'))
+      .catch((err: unknown) => {
+        lastPass = passView(startedAt, { error: err, ms: Date.now() - startedAt });
+        logger.warn({ err }, 'retention pass failed (the next pass tries again)');
+      })
       .finally(() => (retentionPass = undefined));
   };
   let left = false;
@@ -113,6 +127,7 @@ export function workflowsModule(ctx: ServerContext, deps: WorkflowsModuleDeps): 
     index,
     routes: [...workflowRoutes({ engine, index }), ...events.routes],
     resumeForApproval: (a) => resumeForApproval(engine, a),
+    retentionStatus: () => (retention ? retentionStatus(retention, engine.workflows.keys(), agentIds, lastPass) : null),
     stuckExecutions: () =>
       stuckExecutions({
         engine,

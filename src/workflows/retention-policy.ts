@@ -6,21 +6,21 @@
  *
  * A policy keeps a terminal execution while it meets every limit it sets: one is removed once it
  * ended more than `keepFor` ago, or is no longer among its workflow's newest `keepNewest` terminal
- * executions. A workflow's own policy replaces the global one; `false` keeps its executions.
+ * executions. A workflow's own policy replaces the global one; `false` keeps its executions. Agent
+ * runs follow the same rules per agent (`agents`, src/agents/run-retention.ts).
  */
+import type { KeepLimits } from '../contract/retention.js';
 
-export interface RetentionPolicy {
-  /** ms since the execution ended */
-  keepForMs?: number;
-  /** newest terminal executions kept per workflow */
-  keepNewest?: number;
-}
+/** One policy: ms since the execution (run) ended, newest terminal ones kept per workflow (agent). */
+export type RetentionPolicy = KeepLimits;
 
 export interface RetentionSettings {
   /** the policy of workflows without one of their own (undefined: keep everything) */
   global?: RetentionPolicy;
   /** per workflow id: its policy, or null to keep everything */
   workflows: Map<string, RetentionPolicy | null>;
+  /** per agent id: the policy of its terminal runs, or null to keep them all */
+  agents: Map<string, RetentionPolicy | null>;
   /** directory of the archive files, or false to drop removed executions */
   archive: string | false;
   /** how long a removed execution answers 404 naming its removal */
@@ -29,7 +29,7 @@ export interface RetentionSettings {
   everyMs: number;
   /** records removed per write */
   batch: number;
-  /** executions removed by one pass at most (the next pass goes on) */
+  /** executions (and, apart, agent runs) removed by one pass at most (the next pass goes on) */
   maxPerPass: number;
 }
 
@@ -61,7 +61,7 @@ function parsePolicy(value: unknown, where: string): RetentionPolicy {
   if (value.keepFor !== undefined) policy.keepForMs = parseDuration(value.keepFor, `${where}.keepFor`);
   if (value.keepNewest !== undefined) {
     if (!Number.isSafeInteger(value.keepNewest) || (value.keepNewest as number) < 0)
-      throw new Error(`${where}.keepNewest: a count of executions (integer >= 0), got ${JSON.stringify(value.keepNewest)}`);
+      throw new Error(`${where}.keepNewest: a count of ${where.startsWith('config.retention.agents.') ? 'runs' : 'executions'} (integer >= 0), got ${JSON.stringify(value.keepNewest)}`);
     policy.keepNewest = value.keepNewest as number;
   }
   return policy;
@@ -69,31 +69,45 @@ function parsePolicy(value: unknown, where: string): RetentionPolicy {
 
 const hasLimit = (p: RetentionPolicy) => p.keepForMs !== undefined || p.keepNewest !== undefined;
 
-/**
- * The checked settings of `config.retention`, or undefined when the section is absent. `workflowIds`
- * are the configured workflows: a policy for another id is a mistake.
- */
-export function parseRetention(section: unknown, workflowIds: ReadonlySet<string>): RetentionSettings | undefined {
-  if (section === undefined || section === null) return undefined;
-  const where = 'config.retention';
-  if (!isRecord(section)) throw new Error(`${where}: an object { keepFor?, keepNewest?, archive, workflows?, tombstonesFor?, every? }`);
-  unknownKeys(section, [...POLICY_KEYS, 'archive', 'workflows', 'tombstonesFor', 'every', 'batch', 'maxPerPass'], where);
-  const global = parsePolicy({ keepFor: section.keepFor, keepNewest: section.keepNewest }, where);
-  const workflows = new Map<string, RetentionPolicy | null>();
-  if (section.workflows !== undefined) {
-    if (!isRecord(section.workflows)) throw new Error(`${where}.workflows: an object of workflow id → policy (or false to keep its executions)`);
-    for (const [id, p] of Object.entries(section.workflows)) {
-      const at = `${where}.workflows.${id}`;
-      if (!workflowIds.has(id)) throw new Error(`${at}: no workflow '${id}' is configured${workflowIds.size ? ` (configured: ${[...workflowIds].join(', ')})` : ''}`);
-      if (p === false) workflows.set(id, null);
-      else {
-        if (isRecord(p)) unknownKeys(p, POLICY_KEYS, at);
-        const policy = parsePolicy(p, at);
-        if (!hasLimit(policy)) throw new Error(`${at}: set keepFor and/or keepNewest (or false to keep every execution)`);
-        workflows.set(id, policy);
-      }
+/** What the own policies of one section name: workflows and their executions, or agents and their runs. */
+const OWNERS = {
+  workflows: { one: 'workflow', items: 'executions', every: 'every execution' },
+  agents: { one: 'agent', items: 'runs', every: 'every run' },
+} as const;
+
+/** `workflows` or `agents`: id → own policy (null: keep everything), each id one of `ids`. */
+function parseOwnPolicies(value: unknown, section: keyof typeof OWNERS, ids: ReadonlySet<string>): Map<string, RetentionPolicy | null> {
+  const where = `config.retention.${section}`;
+  const { one, items, every } = OWNERS[section];
+  const out = new Map<string, RetentionPolicy | null>();
+  if (value === undefined) return out;
+  if (!isRecord(value)) throw new Error(`${where}: an object of ${one} id → policy (or false to keep its ${items})`);
+  for (const [id, p] of Object.entries(value)) {
+    const at = `${where}.${id}`;
+    if (!ids.has(id)) throw new Error(`${at}: no ${one} '${id}' is configured${ids.size ? ` (configured: ${[...ids].join(', ')})` : ''}`);
+    if (p === false) out.set(id, null);
+    else {
+      if (isRecord(p)) unknownKeys(p, POLICY_KEYS, at);
+      const policy = parsePolicy(p, at);
+      if (!hasLimit(policy)) throw new Error(`${at}: set keepFor and/or keepNewest (or false to keep ${every})`);
+      out.set(id, policy);
     }
   }
+  return out;
+}
+
+/**
+ * The checked settings of `config.retention`, or undefined when the section is absent. `workflowIds`
+ * and `agentIds` are the configured workflows and agents: a policy for another id is a mistake.
+ */
+export function parseRetention(section: unknown, workflowIds: ReadonlySet<string>, agentIds: ReadonlySet<string> = new Set()): RetentionSettings | undefined {
+  if (section === undefined || section === null) return undefined;
+  const where = 'config.retention';
+  if (!isRecord(section)) throw new Error(`${where}: an object { keepFor?, keepNewest?, archive, workflows?, agents?, tombstonesFor?, every? }`);
+  unknownKeys(section, [...POLICY_KEYS, 'archive', 'workflows', 'agents', 'tombstonesFor', 'every', 'batch', 'maxPerPass'], where);
+  const global = parsePolicy({ keepFor: section.keepFor, keepNewest: section.keepNewest }, where);
+  const workflows = parseOwnPolicies(section.workflows, 'workflows', workflowIds);
+  const agents = parseOwnPolicies(section.agents, 'agents', agentIds);
   if (section.archive === undefined) throw new Error(`${where}.archive: name a directory for the removed executions, or set false to drop them without an archive`);
   if (section.archive !== false && (typeof section.archive !== 'string' || section.archive.trim() === '')) {
     throw new Error(`${where}.archive: a directory path, or false; got ${JSON.stringify(section.archive)}`);
@@ -107,6 +121,7 @@ export function parseRetention(section: unknown, workflowIds: ReadonlySet<string
   return {
     ...(hasLimit(global) ? { global } : {}),
     workflows,
+    agents,
     archive: section.archive,
     tombstoneMs: section.tombstonesFor === undefined ? 7 * DAY : parseDuration(section.tombstonesFor, `${where}.tombstonesFor`),
     everyMs: section.every === undefined ? UNITS.h : parseDuration(section.every, `${where}.every`),
@@ -118,6 +133,13 @@ export function parseRetention(section: unknown, workflowIds: ReadonlySet<string
 /** The policy of one workflow (undefined: its executions are kept). */
 export function policyOf(settings: RetentionSettings, workflowId: string): RetentionPolicy | undefined {
   const own = settings.workflows.get(workflowId);
+  if (own === null) return undefined;
+  return own ?? settings.global;
+}
+
+/** The policy of one agent's runs (undefined: its runs are kept). */
+export function agentPolicyOf(settings: RetentionSettings, agentId: string): RetentionPolicy | undefined {
+  const own = settings.agents.get(agentId);
   if (own === null) return undefined;
   return own ?? settings.global;
 }

@@ -5,19 +5,15 @@
  * node of a shared store, and a rebuild of the remaining log gives the same rows (the executions
  * index drops the removed executions' rows and keeps a tombstone per id: `wfx/tomb/<id>`). When a
  * pass stream's tombstones are older than `tombstonesFor`, a later pass appends
- * `retention.expired` to it (the index drops those tombstones) and removes the stream itself.
+ * `retention.expired` to it (the index drops those tombstones) and removes the stream itself. Both
+ * records also name the agent runs of the pass (`runs`), which the agent-history projection drops
+ * and keeps tombstones of in the same way (src/agents/history.ts).
  */
 import { executionRemoved, notFound, type AppError } from '../errors.js';
 import type { KeyValueStore } from '../log/types.js';
 
-export const RETENTION_STREAM_PREFIX = 'retention:';
-export const RETENTION_REMOVED = 'retention.removed';
-export const RETENTION_EXPIRED = 'retention.expired';
-
-export interface RetentionRemovedData {
-  /** top-level executions removed (their sub-workflow executions went with them) */
-  executionIds: string[];
-}
+// the records are shared with the agents' history (module contract); re-exported for this domain's readers
+export { RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, type RetentionRemovedData } from '../contract/retention.js';
 
 /** kv key of a removed execution's tombstone (in the executions index's key range). */
 export const tombstoneKey = (executionId: string) => `wfx/tomb/${executionId}`;

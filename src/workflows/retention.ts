@@ -13,6 +13,9 @@
  *    their actor and view snapshots, and the removed ranges are compacted;
  * 5. pass streams whose tombstones are older than `tombstonesFor` are expired and removed.
  *
+ * Agent runs go through the same steps, planned and checked by the agents' port (`runs`,
+ * src/contract/retention.ts): the record names them beside the executions, the archive holds them.
+ *
  * A crash between 3 and 4 leaves streams whose rows are gone: the next pass removes the streams of
  * every tombstone it finds still present in the log (`leftovers`), so a pass completes by running again.
  *
@@ -29,7 +32,9 @@ import { executionStream, TERMINAL_RECORD_TYPES } from './events.js';
 import type { ExecutionsIndex } from './executions-index.js';
 import { viewSnapshotKey } from './execution-view-snapshot.js';
 import { archiveStreams } from './retention-archive.js';
-import { policyOf, type RetentionSettings } from './retention-policy.js';
+import { agentPolicyOf, policyOf, type RetentionSettings } from './retention-policy.js';
+import { RUN_STREAM_PREFIX } from '../kernel/stream-ids.js';
+import { removedRunsOf, type RemovedRun, type RunRetentionPort } from '../contract/retention.js';
 import { RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, type RetentionRemovedData } from './retention-records.js';
 
 const TERMINAL = new Set(['completed', 'error', 'cancelled']);
@@ -85,11 +90,15 @@ export interface RetentionDeps {
   now?: () => number;
   /** drops a removed stream's actor from memory (the actor host's `release`) */
   release?: (stream: string) => void;
+  /** the agents' runs (absent: only executions are removed) */
+  runs?: RunRetentionPort;
 }
 
 export interface RetentionResult {
   /** top-level executions removed */
   executions: number;
+  /** agent runs removed */
+  runs: number;
   /** streams removed (executions with their sub-workflows) */
   streams: number;
   records: number;
@@ -125,18 +134,25 @@ export async function runRetention(deps: RetentionDeps): Promise<RetentionResult
   // on a shared store, what every node committed (their executions, an earlier pass of another node)
   await log.shared?.catchUp();
   await index.waitFor(log.head());
+  await deps.runs?.waitFor(log.head());
   const planned = await planRetention(index, settings, now, deps.workflowIds);
   const ids: string[] = [];
   for (const c of planned) if (await isTerminal(log, c.executionId)) ids.push(c.executionId);
-  const result: RetentionResult = { executions: 0, streams: 0, records: 0, expired: 0, ms: 0 };
+  const runs: RemovedRun[] = ((await deps.runs?.plan((agentId) => agentPolicyOf(settings, agentId), now, settings.maxPerPass)) ?? []).map(({ runId, agentId, startSeq }) => ({
+    runId,
+    agentId,
+    startSeq,
+  }));
+  const result: RetentionResult = { executions: 0, runs: 0, streams: 0, records: 0, expired: 0, ms: 0 };
   const nonce = randomBytes(4).toString('hex');
-  if (ids.length > 0) {
-    const streams = (await Promise.all(ids.map((id) => streamsOf(log, id)))).flat();
+  if (ids.length > 0 || runs.length > 0) {
+    const streams = [...(await Promise.all(ids.map((id) => streamsOf(log, id)))).flat(), ...runs.map((r) => `${RUN_STREAM_PREFIX}${r.runId}`)];
     if (settings.archive !== false) result.archive = await archiveStreams(log, settings.archive, streams, new Date(now), nonce);
     const passStream = `${RETENTION_STREAM_PREFIX}${String(now).padStart(15, '0')}-${nonce}`;
-    await log.append(passStream, [{ type: RETENTION_REMOVED, data: { executionIds: ids } satisfies RetentionRemovedData, at: now }], { expectedStreamSeq: 0 });
+    await log.append(passStream, [{ type: RETENTION_REMOVED, data: { executionIds: ids, ...(runs.length > 0 ? { runs } : {}) } satisfies RetentionRemovedData, at: now }], { expectedStreamSeq: 0 });
     result.records = await removeStreams(deps, streams);
     result.executions = ids.length;
+    result.runs = runs.length;
     result.streams = streams.length;
   }
   result.expired = await expireTombstones(deps, now);
@@ -169,6 +185,7 @@ async function expireTombstones(deps: RetentionDeps, now: number): Promise<numbe
   for (const { stream, head } of await log.listStreams(RETENTION_STREAM_PREFIX)) {
     const records = await log.readStream(stream);
     const ids = records.filter((r) => r.type === RETENTION_REMOVED).flatMap((r) => (r.data as RetentionRemovedData).executionIds);
+    const runs = records.filter((r) => r.type === RETENTION_REMOVED).flatMap((r) => removedRunsOf(r.data));
     const leftovers: string[] = [];
     for (const id of ids) {
       // what is left of a stream the pass named ends before the pass record (its removal runs oldest
@@ -179,12 +196,13 @@ async function expireTombstones(deps: RetentionDeps, now: number): Promise<numbe
       const [last] = head > 0 ? await log.readStream(stream, head, head) : [];
       if (last && last.seq < records[0].seq && TERMINAL_RECORD_TYPES.has(last.type)) leftovers.push(id);
     }
-    if (leftovers.length > 0) await removeStreams(deps, (await Promise.all(leftovers.map((id) => streamsOf(log, id)))).flat());
+    const runLeftovers = runs.length > 0 ? ((await deps.runs?.leftovers(runs, records[0].seq)) ?? []) : [];
+    if (leftovers.length > 0 || runLeftovers.length > 0) await removeStreams(deps, [...(await Promise.all(leftovers.map((id) => streamsOf(log, id)))).flat(), ...runLeftovers]);
     const at = Number(stream.slice(RETENTION_STREAM_PREFIX.length).split('-')[0]);
     if (!(now - at > settings.tombstoneMs)) continue;
-    await log.append(stream, [{ type: RETENTION_EXPIRED, data: { executionIds: ids } satisfies RetentionRemovedData, at: now }], { expectedStreamSeq: head });
+    await log.append(stream, [{ type: RETENTION_EXPIRED, data: { executionIds: ids, ...(runs.length > 0 ? { runs } : {}) } satisfies RetentionRemovedData, at: now }], { expectedStreamSeq: head });
     await log.removal!.removeStream(stream, settings.batch);
-    expired += ids.length;
+    expired += ids.length + runs.length;
   }
   return expired;
 }

@@ -2,7 +2,8 @@
  * Retention end to end: a real server with a `retention` section removes the terminal executions its
  * policy lets go on its own schedule (a suspended one stays), a removed id answers 404 naming its
  * removal, the archive goes back into a data directory with `eventloom import`, and
- * `eventloom retention --dry-run` lists what a tighter policy would remove without removing it.
+ * `eventloom retention --dry-run` lists what a tighter policy would remove (executions and agent
+ * runs) without removing it.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openLevelLog } from '../../src/log/level/level-log.js';
 import { echoWorkflow, orderApprovalWorkflow } from '../../examples/workflows/index.js';
+import { retentionAssistant } from '../fixtures/retention.config.js';
 import { runCli } from '../helpers/run-cli.js';
 import { api, startTestServer } from '../helpers/server.js';
 import { until } from '../helpers/until.js';
@@ -52,28 +54,36 @@ describe('retention', () => {
     }
   });
 
-  it('lists with --dry-run what a pass would remove and removes nothing; without it, removes them', async () => {
+  it('lists with --dry-run what a pass would remove (executions and agent runs) and removes nothing; without it, removes them', async () => {
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'eventloom-retention-cli-'));
     try {
       const dataDir = path.join(tmp, 'data');
-      const t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow] }, { dataDir });
+      const t = await startTestServer({ workflows: [echoWorkflow, orderApprovalWorkflow], agents: [retentionAssistant] }, { dataDir });
       const ids: string[] = [];
       for (const text of ['a', 'b']) ids.push((await api(`${t.url}/workflows/echo/execute`, { method: 'POST', json: { input: { text } } })).body.data.executionId);
+      const runIds: string[] = [];
+      for (const input of ['one', 'two']) {
+        await api(`${t.url}/agents/assistant/text`, { method: 'POST', json: { input } });
+        runIds.push((await api(`${t.url}/agents/assistant/history?limit=1`)).body.data.entries[0].id);
+      }
       await t.close();
       const env = { RETENTION_KEEP_NEWEST: '0', RETENTION_ARCHIVE: path.join(tmp, 'archive') };
       const dry = await runCli(['retention', '--data', dataDir, '--config', FIXTURE, '--dry-run'], { env, timeoutMs: 60_000 });
       expect(dry.stderr).toBe('');
       expect(dry.code).toBe(0);
       for (const id of ids) expect(dry.stdout).toContain(`${id}\techo\tcompleted`);
-      expect(dry.stdout).toContain('2 execution(s) would be removed and archived to');
+      for (const id of runIds) expect(dry.stdout).toContain(`run:${id}\tagent assistant\tcompleted`);
+      expect(dry.stdout).toContain('2 execution(s) and 2 agent run(s) would be removed and archived to');
       let log = await openLevelLog(path.join(dataDir, 'log'));
       expect(await log.streamHead(`exec:${ids[0]}`)).toBeGreaterThan(0);
+      expect(await log.streamHead(`run:${runIds[0]}`)).toBeGreaterThan(0);
       await log.close();
       const real = await runCli(['retention', '--data', dataDir, '--config', FIXTURE], { env, timeoutMs: 60_000 });
       expect(real.code).toBe(0);
-      expect(real.stdout).toContain('2 execution(s) removed');
+      expect(real.stdout).toContain('2 execution(s) and 2 agent run(s) removed');
       log = await openLevelLog(path.join(dataDir, 'log'));
       expect(await log.streamHead(`exec:${ids[0]}`)).toBe(0);
+      for (const id of runIds) expect(await log.streamHead(`run:${id}`)).toBe(0);
       expect((await log.integrity!.check()).problems).toEqual([]);
       await log.close();
       const bad = await runCli(['retention', '--data', dataDir, '--config', FIXTURE], { env: { RETENTION_KEEP_NEWEST: '-1' }, timeoutMs: 60_000 });

@@ -1,8 +1,9 @@
 /**
- * Retention on two server processes sharing one PostgreSQL store: finished executions started on
- * either node are archived once (one pass at a time, whichever node runs it: no record in two
- * archive files) and removed from the shared log; both nodes answer 404 naming the removal, because
- * each folds the `retention.removed` record into its own executions index; a suspended execution stays.
+ * Retention on two server processes sharing one PostgreSQL store: finished executions and agent runs
+ * started on either node are archived once (one pass at a time, whichever node runs it: no record in
+ * two archive files) and removed from the shared log; both nodes answer 404 naming the removal,
+ * because each folds the `retention.removed` record into its own executions index and agent
+ * history; a suspended execution stays.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -35,7 +36,7 @@ function archivedRecords(): Array<{ file: string; stream: string; streamSeq: num
   return out;
 }
 
-it('archives finished executions of both nodes once, removes them, and both nodes answer 404 naming the removal', async () => {
+it('archives finished executions and agent runs of both nodes once, removes them, and both nodes answer 404 naming the removal', async () => {
   const [a, b] = await startNodes();
   // enough executions, ending at about the same time on both nodes, for two unguarded passes to overlap
   const started = await Promise.all(Array.from({ length: 40 }, (_, i) => api(`${(i % 2 ? b : a).url}/workflows/echo/execute`, { method: 'POST', json: { input: { text: `t${i}` } } })));
@@ -43,10 +44,26 @@ it('archives finished executions of both nodes once, removes them, and both node
     expect(r.body.data.status).toBe('completed');
     return r.body.data.executionId as string;
   });
+  // agent runs on both nodes, one after the other so each node's newest history entry is the run it just ran
+  const runIds: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const node = i % 2 ? b : a;
+    expect((await api(`${node.url}/agents/assistant/text`, { method: 'POST', json: { input: `r${i}` } })).status).toBe(200);
+    runIds.push((await api(`${node.url}/agents/assistant/history?limit=1`)).body.data.entries[0].id);
+  }
   const suspended = (await api(`${b.url}/workflows/order-approval/execute`, { method: 'POST', json: { input: { items: [{ price: 101, qty: 1 }] } } })).body.data;
   expect(suspended.status).toBe('suspended');
   for (const node of [a, b]) {
     await until(async () => (await api(`${node.url}/workflows/executions?workflowId=echo`)).body.total === 0, 'both nodes to drop the removed executions', 30_000);
+    await until(async () => (await api(`${node.url}/agents/assistant/history`)).body.data.pagination.total === 0, 'both nodes to drop the removed agent runs', 30_000);
+  }
+  for (const runId of runIds) {
+    await until(async () => (await records(`run:${runId}`)).length === 0, `the rows of run ${runId} to be deleted`, 30_000);
+    for (const node of [a, b]) {
+      const gone = await api(`${node.url}/agents/assistant/runs/${runId}`);
+      expect(gone.status).toBe(404);
+      expect(gone.body.error).toMatch(new RegExp(`^Agent run ${runId} not found \\(removed by retention at \\d{4}-\\d\\d-\\d\\dT`));
+    }
   }
   for (const id of ids) {
     // a pass records the removal before it deletes the rows: the indexes drop a run first, its rows go after
@@ -58,6 +75,12 @@ it('archives finished executions of both nodes once, removes them, and both node
     }
   }
   for (const node of [a, b]) expect((await api(`${node.url}/workflows/order-approval/executions/${suspended.executionId}/state`)).body.data.status).toBe('suspended');
+  // the status of a node: the history it keeps, the removed records counted by the shared store, the records table's size
+  const status = (await api(`${a.url}/observability/status`, { headers: { 'x-service-dev': 'true' } })).body.data;
+  expect(status.history).toMatchObject({ executions: 1, executionsPerWorkflow: { 'order-approval': 1 }, agentRuns: 0, storedBytes: expect.any(Number) });
+  expect(status.history.storedBytes).toBeGreaterThan(0);
+  expect(status.history.removedRecords).toBeGreaterThanOrEqual(ids.length * 2 + runIds.length * 2);
+  expect(status.history.retention.agents.assistant).toEqual({ own: true, keepsAll: false, keepForMs: 1000 });
 
   const archived = archivedRecords();
   const keys = archived.map((r) => `${r.stream}#${r.streamSeq}`);
@@ -68,7 +91,8 @@ it('archives finished executions of both nodes once, removes them, and both node
       .slice(0, 4)
       .join(', ')}`,
   ).toBe(keys.length);
-  expect([...new Set(archived.map((r) => r.stream))].sort()).toEqual(ids.map((id) => `exec:${id}`).sort());
+  expect([...new Set(archived.map((r) => r.stream))].sort()).toEqual([...ids.map((id) => `exec:${id}`), ...runIds.map((id) => `run:${id}`)].sort());
+  for (const runId of runIds) expect(archived.filter((r) => r.stream === `run:${runId}`).map((r) => r.type)).toEqual(['run.started', 'run.finished']);
   for (const id of ids) {
     const mine = archived.filter((r) => r.stream === `exec:${id}`);
     // the whole stream, in one file, ending in its completion

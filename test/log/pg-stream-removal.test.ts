@@ -57,6 +57,19 @@ describe('postgres log removal on a shared store', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('tells the bytes the records table takes, which grow as records are written', async () => {
+    const log = await openAt(await cluster().createDatabase());
+    const empty = await log.removal!.storedBytes!();
+    expect(empty).toBeGreaterThan(0);
+    for (let i = 0; i < 10; i++)
+      await log.append(
+        `exec:${i}`,
+        Array.from({ length: 50 }, () => ({ type: 't', data: 'x'.repeat(1000) })),
+      );
+    expect(await log.removal!.storedBytes!()).toBeGreaterThan(empty + 100_000);
+    await log.close();
+  });
+
   it('delivers past gaps spread over more records than one read returns', async () => {
     const url = await cluster().createDatabase();
     const a = await openAt(url, 'a');

@@ -28,17 +28,19 @@ runRemovalContract('level', {
 const dirBytes = (dir: string) => fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
 
 describe('level log removal', () => {
-  it('gives the disk space of removed streams back once compacted', async () => {
+  it('gives the disk space of removed streams back once compacted, and says so in storedBytes', async () => {
     const dir = path.join(root, `db-${++dirs}`);
     const log = await openLevelLog(dir, { writeBufferSize: 64 * 1024 });
     const payload = 'x'.repeat(2000);
     for (let i = 0; i < 400; i++) await log.append(`exec:${String(i).padStart(4, '0')}`, [{ type: 'execution.started', data: payload, kind: 'wf@1' }]);
     await log.db.compactRange(Buffer.from([0]), Buffer.from([0xff]));
     const full = dirBytes(dir);
+    expect(await log.removal!.storedBytes!()).toBe(full);
     for (let i = 0; i < 360; i++) await log.removal!.removeStream(`exec:${String(i).padStart(4, '0')}`);
     await log.removal!.compact();
     const after = dirBytes(dir);
     expect(after, `${full} bytes before removal, ${after} after compaction`).toBeLessThan(full / 2);
+    expect(await log.removal!.storedBytes!()).toBe(after);
     expect((await log.listStreams('exec:')).length).toBe(40);
     await log.close();
   });

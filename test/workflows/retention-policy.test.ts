@@ -3,7 +3,7 @@
  * mistake is refused with an error naming its path in the config.
  */
 import { describe, expect, it } from 'vitest';
-import { parseRetention, policyOf } from '../../src/workflows/retention-policy.js';
+import { agentPolicyOf, parseRetention, policyOf } from '../../src/workflows/retention-policy.js';
 
 const IDS = new Set(['echo', 'checkout']);
 
@@ -33,5 +33,28 @@ describe('retention config', () => {
       [[], 'config.retention: an object'],
     ];
     for (const [section, message] of bad) expect(() => parseRetention(section, IDS), JSON.stringify(section)).toThrow(message);
+  });
+
+  it("reads agents' own policies: an agent without one follows the global policy, false keeps its runs", () => {
+    const s = parseRetention({ keepNewest: 5, archive: false, agents: { assistant: { keepFor: '1h' }, planner: false } }, IDS, new Set(['assistant', 'planner', 'other']))!;
+    expect(agentPolicyOf(s, 'assistant')).toEqual({ keepForMs: 3_600_000 });
+    expect(agentPolicyOf(s, 'planner')).toBeUndefined();
+    expect(agentPolicyOf(s, 'other')).toEqual({ keepNewest: 5 });
+    // a workflow's policy is not an agent's, even under the same id
+    expect(agentPolicyOf(parseRetention({ archive: false, workflows: { echo: { keepNewest: 1 } } }, IDS, new Set(['echo']))!, 'echo')).toBeUndefined();
+  });
+
+  it("refuses an agent policy's mistakes naming its path, against the configured agents", () => {
+    const agents = new Set(['assistant']);
+    const bad: Array<[unknown, string]> = [
+      [{ archive: false, agents: { nope: { keepNewest: 1 } } }, "config.retention.agents.nope: no agent 'nope' is configured (configured: assistant)"],
+      [{ archive: false, agents: { assistant: {} } }, 'config.retention.agents.assistant: set keepFor and/or keepNewest (or false to keep every run)'],
+      [{ archive: false, agents: { assistant: { keepNewest: 1.5 } } }, 'config.retention.agents.assistant.keepNewest: a count of runs'],
+      [{ archive: false, agents: { assistant: { keepFor: '1y' } } }, 'config.retention.agents.assistant.keepFor: a duration is'],
+      [{ archive: false, agents: { assistant: { keepFor: '1d', max: 2 } } }, "config.retention.agents.assistant: unknown key 'max'"],
+      [{ archive: false, agents: [] }, 'config.retention.agents: an object of agent id → policy (or false to keep its runs)'],
+    ];
+    for (const [section, message] of bad) expect(() => parseRetention(section, IDS, agents), JSON.stringify(section)).toThrow(message);
+    expect(() => parseRetention({ archive: false, agents: { x: false } }, IDS)).toThrow("config.retention.agents.x: no agent 'x' is configured");
   });
 });

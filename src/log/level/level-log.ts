@@ -27,7 +27,7 @@
 import { ClassicLevel } from 'classic-level';
 import { AckedMark } from './acked-mark.js';
 import type { IntegrityCapability, RemovalCapability, StorageCapability, StorageStats } from '../capabilities.js';
-import { RemovedRanges, headAfterRemovals, readRemovedMeta, removeIndexedStream, type RemovedMeta } from './level-removal.js';
+import { RemovedRanges, directoryBytes, headAfterRemovals, readRemovedMeta, removeIndexedStream, type RemovedMeta } from './level-removal.js';
 import { GroupCommitter, type LevelCommitStats, type PendingBatch } from './group-commit.js';
 import { checkLevelIntegrity } from './level-integrity.js';
 import { probeDirectory } from './level-recovery.js';
@@ -175,6 +175,7 @@ class LevelLog implements LevelEventLog {
     removeStream: (stream, batch) => this.removeStream(stream, batch),
     compact: () => this.removedRanges.compact(this.db),
     removedRecords: async () => this.removedMeta.records,
+    storedBytes: () => directoryBytes(this.location),
   };
   private readonly removedRanges = new RemovedRanges();
   /** set while the database is closed and reopened after a failure: reads wait for it */

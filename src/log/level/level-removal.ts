@@ -16,6 +16,8 @@
  * compacts the record and index ranges removals touched since the last call, so the disk is given
  * back on the node's schedule rather than whenever LevelDB would get to those tables.
  */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { ClassicLevel } from 'classic-level';
 import { KeySpace, prefixEnd, readSeq, recordKey, stringKey } from './key-codec.js';
 
@@ -107,3 +109,16 @@ export async function removeIndexedStream(db: ClassicLevel<Buffer, string>, pref
 
 /** The head of a log opened with `lastKey` (the last record key's seq): never below what removals saw. */
 export const headAfterRemovals = (lastKey: Buffer | undefined, meta: RemovedMeta): number => Math.max(lastKey ? readSeq(lastKey, 1) : 0, meta.headFloor);
+
+/**
+ * Bytes the files of the log's directory take (tables, logs, manifest): one listing and a stat per
+ * file, a few hundred at most. A file LevelDB deletes meanwhile (a compaction) is left out.
+ */
+export async function directoryBytes(dir: string): Promise<number> {
+  let bytes = 0;
+  for (const name of await readdir(dir)) {
+    const s = await stat(path.join(dir, name)).catch(() => undefined);
+    if (s?.isFile()) bytes += s.size;
+  }
+  return bytes;
+}

@@ -80,6 +80,12 @@ export function pgRemoval(pool: pg.Pool, readable: () => void): RemovalCapabilit
       const r = await pool.query<{ value: string }>('SELECT value FROM el_meta WHERE key = $1', [REMOVED_KEY]);
       return r.rows.length ? Number(r.rows[0].value) : 0;
     },
+    async storedBytes() {
+      readable();
+      // a catalog read: the table's pages with its indexes and TOAST, as PostgreSQL last sized them
+      const r = await pool.query<{ bytes: string }>("SELECT pg_total_relation_size('el_events') AS bytes");
+      return Number(r.rows[0].bytes);
+    },
   };
 }
 
