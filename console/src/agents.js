@@ -395,7 +395,9 @@ export function AgentRunView({ p }) {
         clearTimeout(timer);
         timer = setTimeout(() => setPushes((n) => n + 1), 100);
       },
-      { console: true },
+      // once the feed is live (and after each reconnection) read the run again: it may have ended
+      // between the first read and the subscription, and then no event would come
+      { console: true, onState: (state) => state === 'live' && setPushes((n) => n + 1) },
     );
     return () => {
       clearTimeout(timer);
