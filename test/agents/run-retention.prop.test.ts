@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import { openLevelLog } from '../../src/log/level/level-log.js';
+import { parseArchive, retentionStores } from '../helpers/retention-archive.js';
 import type { EventLog, LogRecord, NewRecord } from '../../src/log/types.js';
 import { ExecutionsIndex } from '../../src/workflows/executions-index.js';
 import { runRetention } from '../../src/workflows/retention.js';
@@ -79,23 +79,9 @@ async function appendInterleaved(log: EventLog, plans: RunPlan[], picks: number[
 
 const historyRows = (log: EventLog) => log.kv.range({ gte: 'agent-history/', lt: 'agent-history0' });
 
-function parseArchive(file: string): Map<string, LogRecord[]> {
-  const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
-  expect(JSON.parse(lines[0])).toMatchObject({ format: 'eventloom-history', formatVersion: 1 });
-  const out = new Map<string, LogRecord[]>();
-  for (const line of lines.slice(1)) {
-    const r = JSON.parse(line) as LogRecord;
-    out.set(r.stream, [...(out.get(r.stream) ?? []), r]);
-  }
-  return out;
-}
-
 const portable = (records: LogRecord[]) => records.map(({ type, data, at, kind }) => ({ type, data, at, kind }));
 
-const stores: Array<[string, () => Promise<EventLog>]> = [
-  ['memory', async () => createMemoryLog()],
-  ['level', () => openLevelLog(path.join(root, `db-${++dirs}`))],
-];
+const stores = retentionStores(root);
 
 describe.each(stores)('agent-run retention on the %s store', (_name, openLog) => {
   it('removes only the terminal runs the policy lets go; the history equals a rebuild of what remains; the archive imports back', async () => {

@@ -10,8 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createMemoryLog } from '../../src/log/memory/memory-log.js';
-import { openLevelLog } from '../../src/log/level/level-log.js';
+import { parseArchive, retentionStores } from '../helpers/retention-archive.js';
 import type { EventLog, LogRecord } from '../../src/log/types.js';
 import { ExecutionsIndex } from '../../src/workflows/executions-index.js';
 import { readExecution, startExecution } from '../../src/workflows/commands.js';
@@ -31,21 +30,7 @@ const INPUT: Record<string, unknown> = { echo: { text: 'x' }, 'order-approval': 
 
 const kvRows = (log: EventLog) => log.kv.range({ gte: 'wfx/', lt: 'wfx0' });
 
-function parseArchive(file: string): Map<string, LogRecord[]> {
-  const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
-  expect(JSON.parse(lines[0])).toMatchObject({ format: 'eventloom-history', formatVersion: 1 });
-  const out = new Map<string, LogRecord[]>();
-  for (const line of lines.slice(1)) {
-    const r = JSON.parse(line) as LogRecord;
-    out.set(r.stream, [...(out.get(r.stream) ?? []), r]);
-  }
-  return out;
-}
-
-const stores: Array<[string, () => Promise<EventLog>]> = [
-  ['memory', async () => createMemoryLog()],
-  ['level', () => openLevelLog(path.join(root, `db-${++dirs}`))],
-];
+const stores = retentionStores(root);
 
 describe.each(stores)('retention on the %s store', (_name, openLog) => {
   it('removes only terminal executions the policy lets go, and the index equals a rebuild of what remains', async () => {
