@@ -6,6 +6,8 @@
  * index drops the removed executions' rows and keeps a tombstone per id: `wfx/tomb/<id>`). When a
  * pass stream's tombstones are older than `tombstonesFor`, a later pass appends
  * `retention.expired` to it (the index drops those tombstones) and removes the stream itself.
+ * `retention.done` follows `retention.removed` once the pass's removals are all made, so later
+ * passes read a pass stream again only when it lacks one (a pass cut short) or its tombstones expire.
  */
 import { executionRemoved, notFound, type AppError } from '../errors.js';
 import type { KeyValueStore } from '../log/types.js';
@@ -13,10 +15,18 @@ import type { KeyValueStore } from '../log/types.js';
 export const RETENTION_STREAM_PREFIX = 'retention:';
 export const RETENTION_REMOVED = 'retention.removed';
 export const RETENTION_EXPIRED = 'retention.expired';
+/** Follows `retention.removed` once every stream it named is removed: later passes look no further at the pass stream. */
+export const RETENTION_DONE = 'retention.done';
 
 export interface RetentionRemovedData {
   /** top-level executions removed (their sub-workflow executions went with them) */
   executionIds: string[];
+}
+
+export interface RetentionDoneData {
+  /** streams and records the removals this record closes took out of the log */
+  streams: number;
+  records: number;
 }
 
 /** kv key of a removed execution's tombstone (in the executions index's key range). */
