@@ -12,8 +12,14 @@
  * - retention throughput: a log of BENCH_HISTORY_RETENTION (default 10000) echo executions, one pass
  *   of a policy that lets every one go (no archive): executions and records removed per second, and
  *   the disk before and after the pass (its compaction gives the space back).
+ * - disk under steady load with retention on (BENCH_HISTORY_ONLY=steady, alone): the real CLI with
+ *   bench/lib/steady-retention-config.ts (the newest 2,000 echo executions kept, a pass every 10 s,
+ *   tombstones kept 2 minutes), echo executes over HTTP at a fixed rate for BENCH_HISTORY_STEADY_S
+ *   (default 600) seconds, the data directory's size every BENCH_HISTORY_STEADY_SAMPLE_S (30) seconds,
+ *   and a verdict: the growth of the last third of the run against the middle third's.
  * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3);
- * BENCH_HISTORY_ONLY=retention runs the retention figure alone.
+ * BENCH_HISTORY_ONLY=retention runs the retention figure alone, =steady the steady-load run alone;
+ * BENCH_HISTORY_STEADY_RATE (default 200) executions started per second by the steady load.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -48,12 +54,12 @@ function diskBytes(dir: string): number {
   return n;
 }
 
-/** Starts the CLI on `data` and waits for the first 200 of the executions list. */
-async function start(data: string, timeoutMs = 600_000): Promise<Server> {
+/** Starts the CLI on `data` (with `args` besides) and waits for the first 200 of the executions list. */
+async function start(data: string, timeoutMs = 600_000, args: string[] = []): Promise<Server> {
   for (let attempt = 1; ; attempt++) {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const t0 = performance.now();
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--data', data], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--data', data, ...args], {
       cwd: ROOT,
       stdio: 'ignore',
       env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn' },
@@ -147,6 +153,91 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')})\n`,
 );
+const MiB = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/**
+ * The data directory's size under a steady load of echo executes with retention on (the real CLI,
+ * bench/lib/steady-retention-config.ts), sampled every `sampleS` seconds, and whether it stopped
+ * growing: the last third of the run against the middle third.
+ */
+async function steadyDisk(seconds: number, rate: number, sampleS: number): Promise<void> {
+  const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-steady-'));
+  const MAX_IN_FLIGHT = 512;
+  try {
+    const s = await start(data, 180_000, ['--config', path.join(ROOT, 'bench', 'lib', 'steady-retention-config.ts')]);
+    const url = `http://127.0.0.1:${s.port}/workflows/echo/execute`;
+    const body = JSON.stringify({ input: { text: 'steady load' } });
+    let sent = 0;
+    let ok = 0;
+    let failed = 0;
+    let skipped = 0;
+    let inFlight = 0;
+    let latencies: number[] = [];
+    const send = () => {
+      sent++;
+      inFlight++;
+      const t0 = performance.now();
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        .then(async (r) => {
+          await r.arrayBuffer();
+          if (r.status === 200 || r.status === 201) ok++;
+          else failed++;
+          latencies.push(performance.now() - t0);
+        })
+        .catch(() => failed++)
+        .finally(() => inFlight--);
+    };
+    const began = performance.now();
+    // a fixed rate: what is due by now is sent, unless MAX_IN_FLIGHT requests are waiting (then it is skipped and counted)
+    const pacer = setInterval(() => {
+      const due = Math.floor(((performance.now() - began) / 1000) * rate);
+      while (sent + skipped < due) {
+        if (inFlight >= MAX_IN_FLIGHT) skipped++;
+        else send();
+      }
+    }, 5);
+    const samples: Array<{ at: number; bytes: number; ok: number }> = [{ at: 0, bytes: diskBytes(data), ok: 0 }];
+    console.log(`steady load: ${rate} echo executes/s for ${seconds} s, retention keeps the newest 2,000 (a pass every 10 s); the data directory every ${sampleS} s\n`);
+    console.log('| t | data dir | listed | completed | failed / skipped | p50 / p99 execute | server RSS | load |\n|--:|--:|--:|--:|--:|--:|--:|--:|');
+    for (let k = 1; k * sampleS <= seconds; k++) {
+      await sleep(Math.max(0, began + k * sampleS * 1000 - performance.now()));
+      const bytes = diskBytes(data);
+      const listed = (await get(s, 'workflowId=echo&limit=1')).body.total;
+      const sorted = latencies.sort((a, b) => a - b);
+      const pct = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1) : '–');
+      latencies = [];
+      samples.push({ at: k * sampleS, bytes, ok });
+      console.log(
+        `| ${k * sampleS} s | ${MiB(bytes)} MiB | ${listed} | ${ok} | ${failed} / ${skipped} | ${pct(0.5)} / ${pct(0.99)} ms | ${rssMiB(s.child.pid!).toFixed(0)} MiB | ${os.loadavg()[0].toFixed(1)} |`,
+      );
+    }
+    clearInterval(pacer);
+    const drainBy = performance.now() + 30_000;
+    while (inFlight > 0 && performance.now() < drainBy) await sleep(50);
+    await stop(s);
+    // thirds of the run, at the samples nearest their bounds
+    const at = (t: number) => samples.reduce((a, b) => (Math.abs(b.at - t) < Math.abs(a.at - t) ? b : a));
+    const [a, b, c, d] = [at(0), at(seconds / 3), at((2 * seconds) / 3), samples[samples.length - 1]];
+    const middle = c.bytes - b.bytes;
+    const last = d.bytes - c.bytes;
+    const perExec = (bytes: number, from: typeof a, to: typeof a) => (to.ok > from.ok ? Math.round(bytes / (to.ok - from.ok)) : 0);
+    // LevelDB's write-ahead log and memtable (up to 4 MiB each) come and go: growth under that is noise
+    const NOISE = 4 * 1024 * 1024;
+    const stopped = last <= NOISE || last <= middle / 4;
+    console.log(
+      `\nmiddle third (${b.at}–${c.at} s): ${MiB(middle)} MiB (${perExec(middle, b, c)} B per execution); last third (${c.at}–${d.at} s): ${MiB(last)} MiB (${perExec(last, c, d)} B per execution); ` +
+        `first third (${a.at}–${b.at} s): ${MiB(b.bytes - a.bytes)} MiB\nverdict: ${stopped ? 'the disk stopped growing' : 'the disk is still growing'} (rule: the last third grows by at most ${MiB(NOISE)} MiB, one LevelDB write-ahead log, or by at most a quarter of the middle third)`,
+    );
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+if (process.env.BENCH_HISTORY_ONLY === 'steady') {
+  await steadyDisk(Number(process.env.BENCH_HISTORY_STEADY_S ?? 600), Number(process.env.BENCH_HISTORY_STEADY_RATE ?? 200), Number(process.env.BENCH_HISTORY_STEADY_SAMPLE_S ?? 30));
+  process.exit(0);
+}
+
 const t = await template();
 console.log(`template: ${t.records.length} records per echo execution\n`);
 

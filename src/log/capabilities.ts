@@ -11,14 +11,15 @@
  * - `storage`: figures of the storage under the log, for the status route (LevelDB);
  * - `integrity`: a check that reads the store's raw storage, so damage is reported, not thrown
  *   (LevelDB; other logs are checked through the EventLog API, integrity.ts);
- * - `removal`: whole streams removed with their index entries, in bounded batches (retention;
- *   every store).
+ * - `removal`: whole streams removed with their index entries, in bounded batches, and the
+ *   batched reads a retention pass makes before it removes them (every store).
  * - `shared.exclusive`: a job (the retention pass) that one node of a shared store runs at a time.
  *
  * A capability with cases of its own has a contract suite in test/contract/ that every store
  * offering it runs, as every store runs the EventLog contract.
  */
 import { AppError } from '../errors.js';
+import type { LogRecord } from './types.js';
 
 /** Who appends to fenced streams: the node id and its current epoch (a new one each time the id registers). */
 export interface Fencing {
@@ -148,6 +149,25 @@ export interface RemovalCapability {
    * points to a missing record). Resolves with the number of records removed (0: no such stream).
    */
   removeStream(stream: string, batch?: number): Promise<number>;
+  /**
+   * Removes each of `streams` as `removeStream` does, in the order given, several streams per write:
+   * each write deletes about `batch` records (default 1000) with their index entries, of one stream
+   * or many, so removing many small streams costs a few writes rather than one per stream. A stream
+   * goes oldest records first: a removal cut short leaves the tail of the stream it was in and the
+   * streams after it whole. Resolves with the number of records removed.
+   */
+  removeStreams(streams: readonly string[], batch?: number): Promise<number>;
+  /**
+   * The last record of each of `streams` (undefined: the stream has none), as one batched read made
+   * once the appends already accepted on them are durable (what `streamHead` then `readStream` of
+   * the head give, for many streams at once): retention's check that an execution is still terminal.
+   */
+  lastRecords(streams: readonly string[]): Promise<Array<LogRecord | undefined>>;
+  /**
+   * The ids of the streams that start with each of `prefixes`, in id order (what `listStreams` lists,
+   * without heads, for many prefixes at once): the sub-workflow streams of the executions a pass removes.
+   */
+  streamsUnder(prefixes: readonly string[]): Promise<string[][]>;
   /** Gives the space of removed records back to the disk (LevelDB compacts the removed key ranges). */
   compact(): Promise<void>;
   /** Records removed from this store since it was created. */

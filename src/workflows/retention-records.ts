@@ -7,13 +7,23 @@
  * pass stream's tombstones are older than `tombstonesFor`, a later pass appends
  * `retention.expired` to it (the index drops those tombstones) and removes the stream itself. Both
  * records also name the agent runs of the pass (`runs`), which the agent-history projection drops
- * and keeps tombstones of in the same way (src/agents/history.ts).
+ * and keeps tombstones of in the same way (src/agents/history.ts). `retention.done` follows
+ * `retention.removed` once the pass's removals are all made, so later passes read a pass stream
+ * again only when it lacks one (a pass cut short) or its tombstones expire.
  */
 import { executionRemoved, notFound, type AppError } from '../errors.js';
 import type { KeyValueStore } from '../log/types.js';
 
 // the records are shared with the agents' history (module contract); re-exported for this domain's readers
 export { RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, type RetentionRemovedData } from '../contract/retention.js';
+/** Follows `retention.removed` once every stream it named is removed: later passes look no further at the pass stream. */
+export const RETENTION_DONE = 'retention.done';
+
+export interface RetentionDoneData {
+  /** streams and records the removals this record closes took out of the log */
+  streams: number;
+  records: number;
+}
 
 /** kv key of a removed execution's tombstone (in the executions index's key range). */
 export const tombstoneKey = (executionId: string) => `wfx/tomb/${executionId}`;

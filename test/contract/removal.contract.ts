@@ -107,6 +107,63 @@ export function runRemovalContract(name: string, store: RemovalStoreFactory): vo
       );
     });
 
+    it('removes many streams in a few writes: each named stream goes whole, the others stay, one named twice counts once', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ stream: fc.nat(11), n: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 30 }),
+          fc.shuffledSubarray([...Array(12).keys()]),
+          fc.integer({ min: 1, max: 9 }),
+          async (appends, gone, batch) => {
+            const log = await open();
+            // exec:s1 and exec:s10 share a prefix: removing one must leave the other
+            for (const { stream, n } of appends)
+              await log.append(
+                `exec:s${stream}`,
+                Array.from({ length: n }, (_, j) => ({ type: 't', data: j })),
+              );
+            const count = (k: number) => appends.filter((a) => a.stream === k).reduce((t, a) => t + a.n, 0);
+            const removed = gone.reduce((t, k) => t + count(k), 0);
+            const named = [...gone, ...gone.slice(0, 1)].map((k) => `exec:s${k}`);
+            expect(await removalOf(log).removeStreams(named, batch)).toBe(removed);
+            for (let k = 0; k < 12; k++) expect(await log.streamHead(`exec:s${k}`)).toBe(gone.includes(k) ? 0 : count(k));
+            expect((await allRecords(log)).map((r) => r.stream)).toEqual(appends.filter((a) => !gone.includes(a.stream)).flatMap((a) => Array<string>(a.n).fill(`exec:s${a.stream}`)));
+            expect(await removalOf(log).removedRecords()).toBe(removed);
+            expect(await removalOf(log).removeStreams(named, batch)).toBe(0);
+            if (log.integrity) expect((await log.integrity.check()).problems).toEqual([]);
+          },
+        ),
+        { numRuns: 15 },
+      );
+    });
+
+    it('reads the last record of many streams at once, counting an append already accepted, and none of a stream without records', async () => {
+      const log = await open();
+      await log.append('exec:a', [
+        { type: 'x', data: 1 },
+        { type: 'y', data: 2 },
+      ]);
+      await log.append('exec:b', [{ type: 'x', data: 3 }]);
+      await log.append('exec:gone', [{ type: 'x', data: 4 }]);
+      await removalOf(log).removeStream('exec:gone');
+      const accepted = log.append('exec:b', [{ type: 'z', data: 5 }]);
+      const lasts = await removalOf(log).lastRecords(['exec:b', 'exec:none', 'exec:a', 'exec:gone']);
+      expect(lasts.map((r) => r && [r.stream, r.streamSeq, r.type, r.data])).toEqual([['exec:b', 2, 'z', 5], undefined, ['exec:a', 2, 'y', 2], undefined]);
+      expect(lasts[0]!.seq).toBe((await accepted).lastSeq);
+    });
+
+    it('lists the streams under many prefixes at once, in id order', async () => {
+      const log = await open();
+      for (const s of ['exec:c/1', 'exec:a/2/x', 'exec:a', 'exec:ab/1', 'exec:b', 'exec:a/1', 'exec:gone/1']) await log.append(s, [{ type: 't', data: s }]);
+      await removalOf(log).removeStream('exec:gone/1');
+      expect(await removalOf(log).streamsUnder(['exec:a/', 'exec:b/', 'exec:c/', 'exec:gone/', 'exec:'])).toEqual([
+        ['exec:a/1', 'exec:a/2/x'],
+        [],
+        ['exec:c/1'],
+        [],
+        ['exec:a', 'exec:a/1', 'exec:a/2/x', 'exec:ab/1', 'exec:b', 'exec:c/1'],
+      ]);
+    });
+
     // a store that does not outlive its log has no reopen to check: the case is not registered, not skipped
     const reopen = store.reopen;
     if (reopen)

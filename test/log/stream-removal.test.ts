@@ -36,12 +36,38 @@ describe('level log removal', () => {
     await log.db.compactRange(Buffer.from([0]), Buffer.from([0xff]));
     const full = dirBytes(dir);
     expect(await log.removal!.storedBytes!()).toBe(full);
-    for (let i = 0; i < 360; i++) await log.removal!.removeStream(`exec:${String(i).padStart(4, '0')}`);
+    // in one call, many streams per write, more streams than one read-ahead window
+    expect(
+      await log.removal!.removeStreams(
+        Array.from({ length: 360 }, (_, i) => `exec:${String(i).padStart(4, '0')}`),
+        50,
+      ),
+    ).toBe(360);
     await log.removal!.compact();
     const after = dirBytes(dir);
     expect(after, `${full} bytes before removal, ${after} after compaction`).toBeLessThan(full / 2);
     expect(await log.removal!.storedBytes!()).toBe(after);
     expect((await log.listStreams('exec:')).length).toBe(40);
+    await log.close();
+  });
+
+  it('removes more streams than one read-ahead window in one call, whatever the batch', async () => {
+    const log = await openLevelLog(path.join(root, `db-${++dirs}`));
+    const ids = Array.from({ length: 1300 }, (_, i) => `exec:${String(i).padStart(5, '0')}`);
+    await Promise.all(
+      ids.map((s, i) =>
+        log.append(
+          s,
+          Array.from({ length: 1 + (i % 3) }, (_, j) => ({ type: 't', data: j })),
+        ),
+      ),
+    );
+    await log.append('exec:keep', [{ type: 't', data: 0 }]);
+    const total = ids.reduce((t, _, i) => t + 1 + (i % 3), 0);
+    expect(await log.removal!.removeStreams([...ids].reverse(), 7)).toBe(total);
+    expect((await log.listStreams('exec:')).map((s) => s.stream)).toEqual(['exec:keep']);
+    expect(await log.removal!.removedRecords()).toBe(total);
+    expect((await log.integrity!.check()).problems).toEqual([]);
     await log.close();
   });
 });

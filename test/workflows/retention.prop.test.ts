@@ -103,4 +103,64 @@ describe.each(stores)('retention on the %s store', (_name, openLog) => {
       { numRuns: 12 },
     );
   });
+
+  it('completes a pass cut short among its removals at the next pass, which records it done, and later passes read it no more', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom('echo', 'order-approval', 'failing', 'parent'), { minLength: 1, maxLength: 10 }), fc.nat(30), async (starts, cut) => {
+        const log = await openLog();
+        const engine = makeEngine(WORKFLOWS, { log });
+        const index = new ExecutionsIndex(log);
+        await index.start();
+        try {
+          const ids: string[] = [];
+          for (const wf of starts) {
+            const run = await startExecution(engine, wf, INPUT[wf]);
+            await run.settled;
+            ids.push(run.executionId);
+          }
+          await index.waitFor(log.head());
+          const statusOf = new Map((await index.summaries((await index.query({}, 1000, 0)).docs)).map((v) => [v.id, v.status]));
+          const terminal = ids.filter((id) => ['completed', 'error', 'cancelled'].includes(statusOf.get(id)!));
+          const streamsBefore = (await log.listStreams('exec:')).map((s) => s.stream);
+          const settings = parseRetention({ keepFor: '1s', archive: false }, IDS)!;
+          const pass = () => runRetention({ log, index, settings, workflowIds: IDS, now: () => Date.now() + 5000, release: (s) => engine.host.release(s) });
+          // the first pass stops (as a crash would) after the first `cut` of its streams are removed
+          const removal = log.removal!;
+          const removeStreams = removal.removeStreams;
+          removal.removeStreams = async (streams, batch) => {
+            removal.removeStreams = removeStreams;
+            await removeStreams(streams.slice(0, cut), batch);
+            throw new Error('cut short');
+          };
+          if (terminal.length > 0) await expect(pass()).rejects.toThrow('cut short');
+          removal.removeStreams = removeStreams;
+          await pass();
+          await index.waitFor(log.head());
+          const gone = (s: string) => terminal.some((id) => s === `exec:${id}` || s.startsWith(`exec:${id}/`));
+          expect((await log.listStreams('exec:')).map((s) => s.stream)).toEqual(streamsBefore.filter((s) => !gone(s)));
+          const passes = await log.listStreams('retention:');
+          for (const { stream } of passes) expect((await log.readStream(stream)).map((r) => r.type)).toEqual(['retention.removed', 'retention.done']);
+          // a later pass reads no pass stream again (each has its done record)
+          const reads: string[] = [];
+          const readStream = log.readStream.bind(log);
+          log.readStream = (stream, from, to) => {
+            reads.push(stream);
+            return readStream(stream, from, to);
+          };
+          expect(await pass()).toMatchObject({ executions: 0, records: 0 });
+          log.readStream = readStream;
+          expect(reads.filter((s) => s.startsWith('retention:'))).toEqual([]);
+          const incremental = await kvRows(log);
+          await index.rebuild();
+          expect(await kvRows(log)).toEqual(incremental);
+          if (log.integrity) expect((await log.integrity.check()).problems).toEqual([]);
+        } finally {
+          await index.stop();
+          await engine.stop();
+          await log.close();
+        }
+      }),
+      { numRuns: 10 },
+    );
+  });
 });

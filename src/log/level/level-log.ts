@@ -27,7 +27,7 @@
 import { ClassicLevel } from 'classic-level';
 import { AckedMark } from './acked-mark.js';
 import type { IntegrityCapability, RemovalCapability, StorageCapability, StorageStats } from '../capabilities.js';
-import { RemovedRanges, directoryBytes, headAfterRemovals, readRemovedMeta, removeIndexedStream, type RemovedMeta } from './level-removal.js';
+import { RemovedRanges, directoryBytes, headAfterRemovals, lastSeqs, readRemovedMeta, removeIndexedStreams, streamsUnder, type RemovedMeta } from './level-removal.js';
 import { GroupCommitter, type LevelCommitStats, type PendingBatch } from './group-commit.js';
 import { checkLevelIntegrity } from './level-integrity.js';
 import { probeDirectory } from './level-recovery.js';
@@ -172,7 +172,15 @@ class LevelLog implements LevelEventLog {
   readonly storage: StorageCapability = { stats: () => this.stats() };
   readonly integrity: IntegrityCapability = { check: () => checkLevelIntegrity(this, this.db, this.removedMeta.records) };
   readonly removal: RemovalCapability = {
-    removeStream: (stream, batch) => this.removeStream(stream, batch),
+    removeStream: (stream, batch) => this.removeStreams([stream], batch),
+    removeStreams: (streams, batch) => this.removeStreams(streams, batch),
+    lastRecords: (streams) => this.lastRecords(streams),
+    streamsUnder: async (prefixes) => {
+      this.readable();
+      for (const prefix of prefixes) assertName(prefix, 'stream prefix');
+      if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
+      return streamsUnder(this.db, prefixes);
+    },
     compact: () => this.removedRanges.compact(this.db),
     removedRecords: async () => this.removedMeta.records,
     storedBytes: () => directoryBytes(this.location),
@@ -380,27 +388,54 @@ class LevelLog implements LevelEventLog {
     return batch.waitKept<void>(undefined);
   }
 
-  /** Retention (level-removal.ts): the stream's records and index entries go, in bounded atomic writes. */
-  private async removeStream(stream: string, batch = 1000): Promise<number> {
+  /** Retention (level-removal.ts): the streams' records and index entries go, many streams per bounded atomic write. */
+  private async removeStreams(streams: readonly string[], batch = 1000): Promise<number> {
     this.readable();
     if (this.closing) throw new LogClosedError();
-    assertStreamId(stream);
+    for (const stream of streams) assertStreamId(stream);
     if (!Number.isSafeInteger(batch) || batch < 1) throw new RangeError(`A removal batch is a positive integer, got ${batch}`);
     if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
-    const st = await this.loadStream(stream);
-    const gate = this.gate;
-    if (gate) await gate;
-    if (st.assigned > st.durable && st.tail) await st.tail;
+    // once each: a stream named twice would count its records twice
+    const unique = [...new Set(streams)];
+    await this.settled(unique);
     const meta = () => {
       this.removedMeta.headFloor = Math.max(this.removedMeta.headFloor, this.durableHead);
       return this.removedMeta;
     };
     try {
-      return await removeIndexedStream(this.db, st.prefix, batch, meta, this.removedRanges);
+      return await removeIndexedStreams(this.db, unique.map(streamPrefix), batch, meta, this.removedRanges);
     } finally {
-      // the head reloads from the index (0 once the stream is gone)
-      this.streams.delete(stream);
+      // heads reload from the index (0 once a stream is gone)
+      for (const stream of unique) this.streams.delete(stream);
     }
+  }
+
+  /** Resolves once the appends accepted on `streams` before the call are durable (behind the gate: those waiting on a stream load; then each stream's tail). */
+  private async settled(streams: readonly string[]): Promise<void> {
+    const gate = this.gate;
+    if (gate) await gate;
+    for (const stream of streams) {
+      const st = this.streams.get(stream);
+      if (st && st.assigned > st.durable && st.tail) await st.tail;
+    }
+  }
+
+  /** Retention's check (level-removal.ts): the last record of each stream, by one iterator and one multi-get. */
+  private async lastRecords(streams: readonly string[]): Promise<Array<LogRecord | undefined>> {
+    this.readable();
+    if (this.reopening !== undefined || this.db.status !== 'open') await this.ready();
+    const valid = streams.filter(isStreamId);
+    await this.settled(valid);
+    const seqs = await lastSeqs(this.db, valid.map(streamPrefix));
+    const found = seqs.filter((seq) => seq > 0);
+    const values = found.length > 0 ? await this.db.getMany(found.map(recordKey)) : [];
+    const bySeq = new Map<number, LogRecord>();
+    for (const [i, v] of values.entries()) {
+      if (v === undefined) throw new Error('Stream index points to a missing record');
+      bySeq.set(found[i], decodeRecord(v));
+    }
+    const lastOf = new Map(valid.map((stream, i) => [stream, bySeq.get(seqs[i])]));
+    return streams.map((stream) => lastOf.get(stream));
   }
 
   // ---- reads --------------------------------------------------------------------------------

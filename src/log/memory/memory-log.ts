@@ -89,6 +89,9 @@ class MemoryLog implements EventLog {
   readonly ownership: OwnershipCapability | undefined;
   readonly removal: RemovalCapability = {
     removeStream: async (stream) => this.removeStream(stream),
+    removeStreams: async (streams) => streams.reduce((n, stream) => n + this.removeStream(stream), 0),
+    lastRecords: async (streams) => streams.map((stream) => this.lastRecord(stream)),
+    streamsUnder: async (prefixes) => this.streamsUnder(prefixes),
     compact: async () => this.ensureOpen(),
     removedRecords: async () => this.store.removed,
   };
@@ -189,6 +192,30 @@ class MemoryLog implements EventLog {
     this.streams.delete(stream);
     this.store.removed += st.seqs.length;
     return st.seqs.length;
+  }
+
+  private lastRecord(stream: string): LogRecord | undefined {
+    this.ensureOpen();
+    const seqs = this.streams.get(stream)?.seqs;
+    return seqs && seqs.length > 0 ? decodeRecord(this.records[seqs[seqs.length - 1] - 1]!) : undefined;
+  }
+
+  /** Stream ids under each prefix: the ids sorted once, each prefix's run found by binary search. */
+  private streamsUnder(prefixes: readonly string[]): string[][] {
+    this.ensureOpen();
+    const ids = [...this.streams.keys()].sort(compareCodePoints);
+    return prefixes.map((prefix) => {
+      assertName(prefix, 'stream prefix');
+      let lo = 0;
+      for (let hi = ids.length; lo < hi;) {
+        const mid = (lo + hi) >>> 1;
+        if (compareCodePoints(ids[mid], prefix) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      const out: string[] = [];
+      for (let i = lo; i < ids.length && ids[i].startsWith(prefix); i++) out.push(ids[i]);
+      return out;
+    });
   }
 
   async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {

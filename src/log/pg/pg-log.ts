@@ -181,7 +181,16 @@ class PgLog implements PgEventLog {
     this.health = new StoreHealth('pg', this.clock);
     this.pool = guardedPool(rawPool, (err) => this.storeError(err));
     const pool = this.pool;
-    this.removal = opts.readOnly ? undefined : pgRemoval(pool, () => this.readable());
+    this.removal = opts.readOnly
+      ? undefined
+      : pgRemoval(
+          pool,
+          () => this.readable(),
+          async (streams) => {
+            // appends this node already accepted on them count once committed, as for streamHead
+            for (const stream of streams) await this.pendingByStream.get(stream);
+          },
+        );
     this.hub = new SubscriptionHub(
       {
         head: () => this.delivery.head,
