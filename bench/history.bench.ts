@@ -15,8 +15,9 @@
  * - disk under steady load with retention on (BENCH_HISTORY_ONLY=steady, alone): the real CLI with
  *   bench/lib/steady-retention-config.ts (the newest 2,000 echo executions kept, a pass every 10 s,
  *   tombstones kept 2 minutes), echo executes over HTTP at a fixed rate for BENCH_HISTORY_STEADY_S
- *   (default 600) seconds, the data directory's size every BENCH_HISTORY_STEADY_SAMPLE_S (30) seconds,
- *   and a verdict: the growth of the last third of the run against the middle third's.
+ *   (default 600) seconds, the data directory's size every BENCH_HISTORY_STEADY_SAMPLE_S (30) seconds
+ *   (with the time the machine's tasks all stalled on IO meanwhile), and a verdict: the growth of the
+ *   last third of the run against the middle third's.
  * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3);
  * BENCH_HISTORY_ONLY=retention runs the retention figure alone, =steady the steady-load run alone;
  * BENCH_HISTORY_STEADY_RATE (default 200) executions started per second by the steady load.
@@ -156,6 +157,19 @@ console.log(
 const MiB = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 /**
+ * Time every task of the machine spent stalled on IO since boot, in ms (Linux pressure stall
+ * information, /proc/pressure/io `full`; undefined where absent): the shared machine's disk stalls
+ * show in the steady run as seconds without a write.
+ */
+function ioStalledMs(): number | undefined {
+  try {
+    return Number(/full .*total=(\d+)/.exec(readFileSync('/proc/pressure/io', 'utf8'))?.[1]) / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The data directory's size under a steady load of echo executes with retention on (the real CLI,
  * bench/lib/steady-retention-config.ts), sampled every `sampleS` seconds, and whether it stopped
  * growing: the last third of the run against the middle third.
@@ -197,8 +211,9 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
       }
     }, 5);
     const samples: Array<{ at: number; bytes: number; ok: number }> = [{ at: 0, bytes: diskBytes(data), ok: 0 }];
+    let lastStalled = ioStalledMs() ?? 0;
     console.log(`steady load: ${rate} echo executes/s for ${seconds} s, retention keeps the newest 2,000 (a pass every 10 s); the data directory every ${sampleS} s\n`);
-    console.log('| t | data dir | listed | completed | failed / skipped | p50 / p99 execute | server RSS | load |\n|--:|--:|--:|--:|--:|--:|--:|--:|');
+    console.log('| t | data dir | listed | completed | failed / skipped | p50 / p99 execute | server RSS | load | IO stalled (all tasks) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     for (let k = 1; k * sampleS <= seconds; k++) {
       await sleep(Math.max(0, began + k * sampleS * 1000 - performance.now()));
       const bytes = diskBytes(data);
@@ -207,9 +222,11 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
       const pct = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1) : '–');
       latencies = [];
       samples.push({ at: k * sampleS, bytes, ok });
+      const stalled = ioStalledMs();
       console.log(
-        `| ${k * sampleS} s | ${MiB(bytes)} MiB | ${listed} | ${ok} | ${failed} / ${skipped} | ${pct(0.5)} / ${pct(0.99)} ms | ${rssMiB(s.child.pid!).toFixed(0)} MiB | ${os.loadavg()[0].toFixed(1)} |`,
+        `| ${k * sampleS} s | ${MiB(bytes)} MiB | ${listed} | ${ok} | ${failed} / ${skipped} | ${pct(0.5)} / ${pct(0.99)} ms | ${rssMiB(s.child.pid!).toFixed(0)} MiB | ${os.loadavg()[0].toFixed(1)} | ${stalled === undefined ? '–' : `${Math.round(stalled - lastStalled)} ms`} |`,
       );
+      lastStalled = stalled ?? 0;
     }
     clearInterval(pacer);
     const drainBy = performance.now() + 30_000;
