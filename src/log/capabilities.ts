@@ -19,7 +19,7 @@
  * offering it runs, as every store runs the EventLog contract.
  */
 import { AppError } from '../errors.js';
-import type { LogRecord } from './types.js';
+import type { LogRecord } from './record.js';
 
 /** Who appends to fenced streams: the node id and its current epoch (a new one each time the id registers). */
 export interface Fencing {

@@ -8,20 +8,8 @@
 import type { IntegrityCapability, OwnershipCapability, RemovalCapability, SharedStoreCapability, StorageCapability } from './capabilities.js';
 import type { StoreHealth } from './store-health.js';
 
-/** A committed record. `seq` is global and gap-free (save where retention removed streams: removal capability); `streamSeq` is 1-based within `stream`. */
-export interface LogRecord<T = unknown> {
-  seq: number;
-  stream: string;
-  streamSeq: number;
-  type: string;
-  data: T;
-  /** epoch milliseconds, from the injected clock of the appender */
-  at: number;
-  /** machine kind@version of the stream's actor, on the first record of a stream */
-  kind?: string;
-  causation?: number;
-  correlation?: string;
-}
+export type { LogRecord } from './record.js';
+import type { LogRecord } from './record.js';
 
 /** What a producer hands to `append`: the log assigns `seq` and `streamSeq`. */
 export interface NewRecord<T = unknown> {
