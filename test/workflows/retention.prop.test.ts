@@ -32,6 +32,18 @@ const kvRows = (log: EventLog) => log.kv.range({ gte: 'wfx/', lt: 'wfx0' });
 
 const stores = retentionStores(root);
 
+/** Runs the executions one after another until each settles; their ids, once the index holds them all. */
+async function runAll(engine: ReturnType<typeof makeEngine>, index: ExecutionsIndex, starts: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const wf of starts) {
+    const run = await startExecution(engine, wf, INPUT[wf]);
+    await run.settled;
+    ids.push(run.executionId);
+  }
+  await index.waitFor(engine.log.head());
+  return ids;
+}
+
 describe.each(stores)('retention on the %s store', (_name, openLog) => {
   it('removes only terminal executions the policy lets go, and the index equals a rebuild of what remains', async () => {
     await fc.assert(
@@ -46,13 +58,7 @@ describe.each(stores)('retention on the %s store', (_name, openLog) => {
           const index = new ExecutionsIndex(log);
           await index.start();
           try {
-            const ids: string[] = [];
-            for (const wf of starts) {
-              const run = await startExecution(engine, wf, INPUT[wf]);
-              await run.settled;
-              ids.push(run.executionId);
-            }
-            await index.waitFor(log.head());
+            const ids = await runAll(engine, index, starts);
             const before = new Map<string, LogRecord[]>();
             for (const { stream } of await log.listStreams('exec:')) before.set(stream, await log.readStream(stream));
             const statusOf = new Map((await index.summaries((await index.query({}, 1000, 0)).docs)).map((v) => [v.id, v.status]));
@@ -112,13 +118,7 @@ describe.each(stores)('retention on the %s store', (_name, openLog) => {
         const index = new ExecutionsIndex(log);
         await index.start();
         try {
-          const ids: string[] = [];
-          for (const wf of starts) {
-            const run = await startExecution(engine, wf, INPUT[wf]);
-            await run.settled;
-            ids.push(run.executionId);
-          }
-          await index.waitFor(log.head());
+          const ids = await runAll(engine, index, starts);
           const statusOf = new Map((await index.summaries((await index.query({}, 1000, 0)).docs)).map((v) => [v.id, v.status]));
           const terminal = ids.filter((id) => ['completed', 'error', 'cancelled'].includes(statusOf.get(id)!));
           const streamsBefore = (await log.listStreams('exec:')).map((s) => s.stream);
