@@ -332,7 +332,8 @@ describe('the run view', () => {
     const w = await openPage('/console?run=fanout-src-1&wf=fanout&step=times-two');
     const { page } = w;
     // a sub-step records no events: the inspector shows its share of the group's output and the group's input
-    await page.waitForSelector('[data-inspected-step="times-two"]:has-text("Output")');
+    // (until the group's spans arrive it reads "Input: none Output: none")
+    await page.waitForSelector('[data-inspected-step="times-two"]:has-text("{x: 1}")');
     expect(await page.textContent('[data-inspected-step="times-two"]')).toMatch(/Input\s*▾\{x: 1\}\s*Output\s*2(?!\d)/);
     await page.click('details.replay summary');
     expect(JSON.parse(await page.inputValue('form[name="replay"] textarea'))).toEqual({ x: 1 });
