@@ -61,6 +61,7 @@ export interface AgentHistoryOptions {
 /** The history as a projection definition: folds run records into entries, writes the changed ones. */
 class AgentHistoryDefinition implements ProjectionDefinition {
   readonly name = NAME;
+  readonly shared = true;
   readonly keyRange = { gte: `${P}/`, lt: `${P}0` };
   /** entries of runs in flight, by stream */
   private readonly live = new Map<string, StoredHistoryEntry>();
@@ -83,6 +84,13 @@ class AgentHistoryDefinition implements ProjectionDefinition {
     this.live.clear();
     this.counts.clear();
     this.pointed.clear();
+  }
+
+  /** On a node that does not fold the history: the counts as the folding node last wrote them (entries are read per query). */
+  async refresh(kv: KeyValueStore): Promise<void> {
+    const rows = await kv.range<Count>(COUNTS);
+    this.counts.clear();
+    for (const [key, count] of rows) this.counts.set(decodeURIComponent(key.slice(COUNTS.gte.length)), count);
   }
 
   async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
@@ -201,7 +209,7 @@ export class AgentHistoryProjection extends ProjectionHandle {
 
   /** When retention removed `runId` (epoch ms), while its tombstone lasts. */
   async removedAt(runId: string): Promise<number | undefined> {
-    return (await this.log.kv.get<{ removedAt: number }>(tombstoneKey(runId)))?.removedAt;
+    return (await this.kv.get<{ removedAt: number }>(tombstoneKey(runId)))?.removedAt;
   }
 
   /** Runs in the history per agent that has any (the kept counts: no read of the store). */
@@ -216,7 +224,7 @@ export class AgentHistoryProjection extends ProjectionHandle {
     const prefix = agentPrefix(agentId);
     let lt = `${prefix.slice(0, -1)}0`;
     for (;;) {
-      const rows = await this.log.kv.range<StoredHistoryEntry>({ gte: prefix, lt, reverse: true, limit: WALK_CHUNK });
+      const rows = await this.kv.range<StoredHistoryEntry>({ gte: prefix, lt, reverse: true, limit: WALK_CHUNK });
       for (const [, stored] of rows) yield stored;
       if (rows.length < WALK_CHUNK) return;
       lt = rows[rows.length - 1][0];
@@ -225,7 +233,7 @@ export class AgentHistoryProjection extends ProjectionHandle {
 
   /** Run ids whose last record left them working (used at boot to close interrupted runs). */
   async workingRuns(): Promise<string[]> {
-    const rows = await this.log.kv.range<string>({ gte: `${P}/r/`, lt: `${P}/r0` });
+    const rows = await this.kv.range<string>({ gte: `${P}/r/`, lt: `${P}/r0` });
     return rows.map(([k]) => k.slice(`${P}/r/`.length));
   }
 
@@ -240,8 +248,8 @@ export class AgentHistoryProjection extends ProjectionHandle {
     const end = `${prefix.slice(0, -1)}0`;
     const at = cursor === undefined ? end : prefix + decodeHistoryCursor(cursor);
     const skip = page * limit;
-    const rows = await this.log.kv.range<StoredHistoryEntry>({ gte: prefix, lt: at < end ? at : end, reverse: true, limit: skip + limit + 1 });
-    const total = (await this.definition.loadCount(this.log.kv, agentId)).total;
+    const rows = await this.kv.range<StoredHistoryEntry>({ gte: prefix, lt: at < end ? at : end, reverse: true, limit: skip + limit + 1 });
+    const total = (await this.definition.loadCount(this.kv, agentId)).total;
     const shown = rows.slice(skip, skip + limit);
     const last = shown[shown.length - 1];
     return {

@@ -14,12 +14,15 @@
  * - `removal`: whole streams removed with their index entries, in bounded batches, and the
  *   batched reads a retention pass makes before it removes them (every store).
  * - `shared.exclusive`: a job (the retention pass) that one node of a shared store runs at a time.
+ * - `readModels`: read models every node of a shared store reads, folded by one node at a time, the
+ *   holder of their lease (PostgreSQL opened with a node lease).
  *
  * A capability with cases of its own has a contract suite in test/contract/ that every store
  * offering it runs, as every store runs the EventLog contract.
  */
 import { AppError } from '../errors.js';
 import type { LogRecord } from './record.js';
+import type { KeyValueStore } from './kv-store.js';
 
 /** Who appends to fenced streams: the node id and its current epoch (a new one each time the id registers). */
 export interface Fencing {
@@ -91,6 +94,38 @@ export interface SharedStoreCapability {
    * `{ ran: false }` without waiting): a job such as the retention pass runs on one node at a time.
    */
   exclusive<T>(job: string, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
+}
+
+/**
+ * Read models shared by the nodes of a store (src/projections/shared-role.ts runs them). One node at
+ * a time, the holder of their lease, folds the log into them and writes their rows and checkpoints;
+ * a write of a node that no longer holds the lease is refused inside its commit
+ * (`SharedWritesRefusedError`), so a paused or cut-off leader cannot overwrite what its successor
+ * folded. The other nodes read the rows and learn how far the leader got from the checkpoints.
+ */
+export interface SharedReadModelsCapability {
+  /** The shared rows: every node reads them; only the leader's writes are kept. */
+  readonly kv: KeyValueStore;
+  /** A shared model's checkpoint as committed (or as this node, leading, last wrote it). */
+  getCheckpoint(name: string): Promise<number>;
+  /** Written with the leader's next commit, with its rows; refused when this node does not hold the lease. */
+  setCheckpoint(name: string, seq: number): Promise<void>;
+  /** Every shared model's checkpoint as committed now (one read): how far the leader has folded. */
+  positions(): Promise<Map<string, number>>;
+  /** Takes the lease when it is free or its holder's lapsed; resolves whether this node holds it now. */
+  lead(): Promise<boolean>;
+  /** How often a node that does not lead tries `lead` (a third of the node lease). */
+  readonly retryMs: number;
+  /** The holder's node id, when a live node holds the lease. */
+  leader(): Promise<string | undefined>;
+}
+
+/** The shared read models' writes of a batch were refused: this node does not hold their lease (any more). */
+export class SharedWritesRefusedError extends Error {
+  constructor(readonly reason: string) {
+    super(`Shared read models not written: ${reason}`);
+    this.name = 'SharedWritesRefusedError';
+  }
 }
 
 /** Group-commit figures of a durable store. */

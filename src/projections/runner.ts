@@ -14,13 +14,18 @@
  *   key/value store shows issued writes to readers at once);
  * - **rebuild**: clear the model's key range and fold the whole log again; done by itself on start
  *   when the model's `version` differs from the one its stored rows were written with, so a start
- *   otherwise never folds history again (the model resumes from its checkpoint).
+ *   otherwise never folds history again (the model resumes from its checkpoint);
+ * - **sharing**: a `shared` model on a store whose nodes share read models (`log.readModels`) is
+ *   folded by one node for all (shared-role.ts): on the leader the runner folds into the shared
+ *   rows, elsewhere it folds nothing and `waitFor` waits for the leader's checkpoint.
  */
 import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
 import { StoreFaultError, type StoreHealth } from '../log/store-health.js';
 import { encodeKvValue } from '../log/kv-codec.js';
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { SharedWritesRefusedError } from '../log/capabilities.js';
+import { sharedRoleOf, type SharedRole, type SharedRunner } from './shared-role.js';
 
 /** The writes one fold produces, issued by the runner with the checkpoint. */
 export class ProjectionWrites {
@@ -49,8 +54,21 @@ export interface ProjectionDefinition {
   apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> | void;
   /** Called in the same turn a fold's writes were issued (caches, listeners). */
   committed?(writes: ProjectionWrites): void;
-  /** Loads what the model keeps in memory between folds (counts...), before the first fold. */
-  load?(kv: KeyValueStore): Promise<void>;
+  /**
+   * Loads what the model keeps in memory between folds (counts...), before the first fold, which
+   * folds the records after `checkpoint`.
+   */
+  load?(kv: KeyValueStore, checkpoint: number): Promise<void>;
+  /**
+   * A shared model (see `shared`) on a node that does not fold it: re-reads what queries use from
+   * memory (counts...) after the folding node moved on. Without it, such a node keeps nothing.
+   */
+  refresh?(kv: KeyValueStore): Promise<void>;
+  /**
+   * Folded once for every node of a store that shares read models (`log.readModels`, PostgreSQL): by
+   * the node holding their lease, into rows all nodes read. Elsewhere (LevelDB, memory) this node's own.
+   */
+  readonly shared?: boolean;
   /** Forgets in-memory state (rebuild). */
   reset?(): void;
   /** Key range the model owns in the key/value store (cleared by rebuild). */
@@ -115,6 +133,13 @@ export class ProjectionRunner {
   /** a fold was refused by a store fault: records queue up until the store is back */
   private parked = false;
   private readonly persisted: boolean;
+  /** set when the model is shared by the store's nodes */
+  private readonly role: SharedRole | undefined;
+  /** this node does not fold the shared model now: another does, and waits are for its checkpoint */
+  private following = false;
+  /** the leader's position when a follower last re-read what the model keeps in memory */
+  private refreshedAt = -1;
+  private readonly sharedRunner: SharedRunner;
   private readonly source: (afterSeq: number) => Observable<LogRecord>;
   private readonly schedule: (run: () => void) => void;
   private readonly onError: (err: unknown) => void;
@@ -125,27 +150,102 @@ export class ProjectionRunner {
     options: ProjectionRunnerOptions = {},
   ) {
     this.persisted = definition.startAfter === undefined;
+    this.role = definition.shared && this.persisted ? sharedRoleOf(log) : undefined;
+    this.sharedRunner = { name: definition.name, lead: () => this.lead(), follow: () => this.follow$() };
     this.source = options.source ?? ((after) => records$(log, after));
     this.schedule = options.schedule ?? afterThisTurn;
     this.onError = options.onError ?? ((err) => process.emitWarning(`Projection ${definition.name} stopped: ${(err as Error)?.stack ?? String(err)}`));
   }
 
-  /** Last global sequence folded (whether or not the record concerned this model). */
+  /** Last global sequence folded (whether or not the record concerned this model); on a follower, the leader's checkpoint as last read. */
   get appliedSeq(): number {
-    return this.applied;
+    return this.following ? this.role!.position(this.definition.name) : this.applied;
+  }
+
+  /** The kv store the model's rows live in: the shared one for a shared model, else the log's. */
+  get kv(): KeyValueStore {
+    return this.role ? this.role.models.kv : this.log.kv;
+  }
+
+  /** Whether this node folds the model (always, unless another node folds a shared one). */
+  get folds(): boolean {
+    return !this.following;
+  }
+
+  private getCheckpoint(): Promise<number> {
+    return this.role ? this.role.models.getCheckpoint(this.definition.name) : this.log.getCheckpoint(this.definition.name);
+  }
+
+  private setCheckpoint(seq: number): Promise<void> {
+    return this.role ? this.role.models.setCheckpoint(this.definition.name, seq) : this.log.setCheckpoint(this.definition.name, seq);
   }
 
   /** Loads the checkpoint and the model's state, then follows the log; resolves once caught up with the head at the call. */
   async start(): Promise<void> {
-    const head = this.log.head();
-    let after = this.persisted ? await this.log.getCheckpoint(this.definition.name) : this.definition.startAfter!(head);
-    if (this.persisted) after = await this.checkVersion(after);
-    await this.definition.load?.(this.log.kv);
     this.stopped = false;
     this.failure = undefined;
+    if (this.role) {
+      await this.role.join(this.sharedRunner);
+      if (!this.role.leading) return this.startFollowing();
+    }
+    await this.startFolding();
+  }
+
+  private async startFolding(): Promise<void> {
+    this.following = false;
+    const head = this.log.head();
+    let after = this.persisted ? await this.getCheckpoint() : this.definition.startAfter!(head);
+    if (this.persisted) after = await this.checkVersion(after);
+    await this.definition.load?.(this.kv, after);
     this.applied = this.checkpointed = after;
     this.follow(after);
     await this.waitFor(head);
+  }
+
+  /**
+   * Another node folds the shared model: nothing to follow here. Waits (bounded) until its rows
+   * include what was committed before the start, when a leader is there to fold them.
+   */
+  private async startFollowing(): Promise<void> {
+    this.following = true;
+    const role = this.role!;
+    await role.refreshPositions();
+    this.refreshedAt = role.position(this.definition.name);
+    await this.definition.refresh?.(this.kv);
+    if ((await role.models.leader()) === undefined) return;
+    await this.waitFor(this.log.head()).catch(() => undefined);
+  }
+
+  /** This node took the shared model's lease: load the shared checkpoint and fold on from it. */
+  private async lead(): Promise<void> {
+    if (this.stopped || !this.following) return;
+    const waiting = this.takeWaiters();
+    this.definition.reset?.();
+    await this.startFolding();
+    for (const w of waiting) this.waitFor(w.seq).then(w.resolve, w.reject);
+  }
+
+  /** Another node holds the shared model's lease now: stop folding, drop what memory holds, wait for its checkpoint. */
+  private async follow$(): Promise<void> {
+    if (this.stopped || this.following) return;
+    this.unfollow();
+    await this.idle();
+    this.queue = [];
+    this.next = 0;
+    this.parked = false;
+    this.definition.reset?.();
+    const waiting = this.takeWaiters();
+    this.following = true;
+    await this.role!.refreshPositions().catch(() => undefined);
+    this.refreshedAt = this.role!.position(this.definition.name);
+    await this.definition.refresh?.(this.kv);
+    for (const w of waiting) this.waitFor(w.seq).then(w.resolve, w.reject);
+  }
+
+  private takeWaiters(): Waiter[] {
+    const waiting = this.waiters;
+    this.waiters = [];
+    return waiting;
   }
 
   /**
@@ -155,6 +255,11 @@ export class ProjectionRunner {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.role?.leave(this.sharedRunner);
+    if (this.following) {
+      this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
+      return;
+    }
     this.unfollow();
     await this.idle();
     this.queue = [];
@@ -162,17 +267,28 @@ export class ProjectionRunner {
     this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
     if (this.persisted && this.failure === undefined && this.applied > this.checkpointed) {
       this.checkpointed = this.applied;
-      await this.log.setCheckpoint(this.definition.name, this.applied).catch(() => undefined);
+      await this.setCheckpoint(this.applied).catch(() => undefined);
     }
   }
 
   /** Resolves once every record with `seq` at or below the argument is folded. */
   waitFor(seq: number): Promise<void> {
+    if (this.following) return this.waitForLeader(seq);
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the fold's own failure, as it was thrown
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.applied >= seq) return Promise.resolve();
     if (this.stopped) return Promise.reject(new Error(`The ${this.definition.name} projection is stopped`));
     return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+  }
+
+  /** A follower's wait: the leader's checkpoint reached `seq`, then what the model keeps in memory is read again. */
+  private async waitForLeader(seq: number): Promise<void> {
+    const role = this.role!;
+    await role.waitPosition(this.definition.name, seq);
+    const at = role.position(this.definition.name);
+    if (!this.definition.refresh || at === this.refreshedAt) return;
+    await this.definition.refresh(this.kv);
+    this.refreshedAt = Math.max(this.refreshedAt, at);
   }
 
   /**
@@ -182,25 +298,26 @@ export class ProjectionRunner {
   private async checkVersion(checkpoint: number): Promise<number> {
     const want = this.definition.version ?? 1;
     const key = projectionVersionKey(this.definition.name);
-    const stored = await this.log.kv.get<number>(key);
+    const stored = await this.kv.get<number>(key);
     let after = checkpoint;
     if (checkpoint > 0 && (stored ?? 1) !== want) {
       await this.clear();
       after = 0;
     }
-    if (stored !== want) await this.log.kv.put(key, want);
+    if (stored !== want) await this.kv.put(key, want);
     return after;
   }
 
   /** Clears the model (its key range, its checkpoint, its memory) and folds the whole log again. */
   async rebuild(): Promise<void> {
+    if (this.following) throw new Error(`The ${this.definition.name} read model is folded by another node of the store (the holder of the read models' lease): rebuild it there`);
     this.unfollow();
     await this.idle();
     this.queue = [];
     this.next = 0;
     await this.clear();
-    if (this.persisted) await this.log.kv.put(projectionVersionKey(this.definition.name), this.definition.version ?? 1);
-    await this.definition.load?.(this.log.kv);
+    if (this.persisted) await this.kv.put(projectionVersionKey(this.definition.name), this.definition.version ?? 1);
+    await this.definition.load?.(this.kv, 0);
     this.applied = this.checkpointed = 0;
     this.failure = undefined;
     this.stopped = false;
@@ -213,7 +330,7 @@ export class ProjectionRunner {
     this.definition.reset?.();
     const range = this.definition.keyRange;
     if (range) {
-      const kv = this.log.kv;
+      const kv = this.kv;
       for (;;) {
         const rows = await kv.range({ ...range, limit: 4096 });
         if (rows.length === 0) break;
@@ -222,7 +339,7 @@ export class ProjectionRunner {
         await last;
       }
     }
-    if (this.persisted) await this.log.setCheckpoint(this.definition.name, 0);
+    if (this.persisted) await this.setCheckpoint(0);
   }
 
   private follow(afterSeq: number): void {
@@ -275,7 +392,7 @@ export class ProjectionRunner {
         const writes = new ProjectionWrites();
         if (accepted.length > 0) {
           try {
-            await def.apply(accepted, writes, this.log.kv);
+            await def.apply(accepted, writes, this.kv);
           } catch (err) {
             // the store is failed (a read of the model refused): fold the same records again once it is back
             if (!(err instanceof StoreFaultError) || !this.log.health) throw err;
@@ -309,7 +426,7 @@ export class ProjectionRunner {
 
   /** Issues a fold's writes and the checkpoint in one synchronous turn (one group commit). */
   private commit(writes: ProjectionWrites, lastSeq: number, folded: boolean): void {
-    const kv = this.log.kv;
+    const kv = this.kv;
     const onFail = (err: unknown) => this.fail(err);
     // a fold often writes one object under several keys (a row and its index entries, in a row): encoded once
     let lastValue: unknown;
@@ -331,9 +448,10 @@ export class ProjectionRunner {
       kv.putEncoded(key, lastJson).catch(onFail);
     }
     const every = this.definition.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
-    if (this.persisted && (writes.size > 0 || lastSeq - this.checkpointed >= every)) {
+    // a shared model's checkpoint moves with every fold: it tells the other nodes how far the fold got
+    if (this.persisted && (writes.size > 0 || lastSeq - this.checkpointed >= every || this.role)) {
       this.checkpointed = lastSeq;
-      this.log.setCheckpoint(this.definition.name, lastSeq).catch(onFail);
+      this.setCheckpoint(lastSeq).catch(onFail);
     }
     this.applied = lastSeq;
     if (folded) this.definition.committed?.(writes);
@@ -357,6 +475,11 @@ export class ProjectionRunner {
   }
 
   private fail(err: unknown): void {
+    if (err instanceof SharedWritesRefusedError && this.role) {
+      // another node took the shared models' lease: it folds from its checkpoint, this node follows
+      this.role.stepDown();
+      return;
+    }
     if (this.failure !== undefined) return;
     this.failure = err;
     this.unfollow();
@@ -387,6 +510,16 @@ export abstract class ProjectionHandle {
   /** Last global sequence folded (whether or not the record concerned this model). */
   get appliedSeq(): number {
     return this.runner.appliedSeq;
+  }
+
+  /** The kv store the model's rows live in (the shared one for a model the store's nodes share). */
+  protected get kv(): KeyValueStore {
+    return this.runner.kv;
+  }
+
+  /** Whether this node folds the model now (not so on a node that follows another's fold of a shared model). */
+  protected get folds(): boolean {
+    return this.runner.folds;
   }
 
   /** Catches up from the checkpoint, then follows the log; resolves once caught up with the head at the call. */

@@ -4,6 +4,7 @@
  * the execution's actor (so status checks and the change are one atomic decision) and answers only
  * once the records are durable. Errors use the messages of docs/api-reference.md "Workflow routes", "Workflow executions", "Errors".
  */
+import { sharedModelKv } from '../projections/shared-role.js';
 import { AppError, badRequest, conflict, formatIssues, notFound } from '../errors.js';
 import type { LogRecord } from '../log/types.js';
 import { StreamConflictError } from '../log/types.js';
@@ -44,7 +45,7 @@ export interface StartedRun {
 
 const executionNotFound = (id: string) => notFound(`Execution ${id} not found`);
 /** The 404 of an id with no stream: names the retention pass that removed it, while its tombstone lasts. */
-const missingExecution = (engine: WorkflowEngine, id: string) => executionNotFoundOf(engine.log.kv, id);
+const missingExecution = (engine: WorkflowEngine, id: string) => executionNotFoundOf(sharedModelKv(engine.log), id);
 
 export function requireWorkflow(engine: WorkflowEngine, workflowId: string): WorkflowDefinition {
   const def = engine.workflows.get(workflowId);

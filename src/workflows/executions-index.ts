@@ -115,6 +115,7 @@ const sameRow = (a: IndexDoc, b: IndexDoc) => a.status === b.status && deepEqual
  */
 class ExecutionsIndexDefinition implements ProjectionDefinition {
   readonly name = EXECUTIONS_INDEX_NAME;
+  readonly shared = true;
   readonly checkpointEvery = CHECKPOINT_EVERY;
   readonly keyRange = { gte: P, lt: `${P.slice(0, -1)}0` };
   counts: Record<string, number> = {};
@@ -134,11 +135,10 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
    * (steps since its last status change were folded in memory only), so the records between it and
    * the checkpoint are folded in again; the ones after the checkpoint are the runner's to fold.
    */
-  async load(kv: KeyValueStore): Promise<void> {
+  async load(kv: KeyValueStore, checkpoint: number): Promise<void> {
     this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
     this.running.clear();
     if (!this.counts['*|running']) return;
-    const checkpoint = await this.log.getCheckpoint(this.name);
     for (const id of await scanIds(kv, 'running')) {
       const view = await kv.get<ExecutionRecordView>(`${P}r/${id}`);
       if (!view) continue;
@@ -153,6 +153,11 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
   reset(): void {
     this.counts = {};
     this.running.clear();
+  }
+
+  /** On a node that does not fold the index: the counts as the folding node last wrote them (summaries are read per query). */
+  async refresh(kv: KeyValueStore): Promise<void> {
+    this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
   }
 
   async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
@@ -306,7 +311,7 @@ export class ExecutionsIndex extends ProjectionHandle {
     if (!residual) {
       const ranged = f.from !== undefined || f.to !== undefined;
       const total = ranged ? await this.countRange(gte, lt) : Math.max(0, this.counts[`${f.workflowId ?? '*'}|${f.status ?? '*'}`] ?? 0);
-      const rows = await this.log.kv.range<IndexDoc>({ gte, lt: start, reverse: true, limit: offset + limit + 1 });
+      const rows = await this.kv.range<IndexDoc>({ gte, lt: start, reverse: true, limit: offset + limit + 1 });
       const docs = rows.slice(offset, offset + limit).map(([, d]) => d);
       return { docs, total, ...(rows.length > offset + limit ? { nextCursor: cursorOf(docs[docs.length - 1]) } : {}) };
     }
@@ -316,7 +321,7 @@ export class ExecutionsIndex extends ProjectionHandle {
     let more = false;
     let upper = lt;
     for (;;) {
-      const rows = await this.log.kv.range<IndexDoc>({ gte, lt: upper, reverse: true, limit: CHUNK });
+      const rows = await this.kv.range<IndexDoc>({ gte, lt: upper, reverse: true, limit: CHUNK });
       for (const [k, d] of rows) {
         if (!matches(d, f)) continue;
         total++;
@@ -336,7 +341,7 @@ export class ExecutionsIndex extends ProjectionHandle {
     let n = 0;
     let upper = lt;
     for (;;) {
-      const rows = await this.log.kv.range({ gte, lt: upper, reverse: true, limit: CHUNK });
+      const rows = await this.kv.range({ gte, lt: upper, reverse: true, limit: CHUNK });
       n += rows.length;
       if (rows.length < CHUNK) return n;
       upper = rows[rows.length - 1][0];
@@ -351,10 +356,21 @@ export class ExecutionsIndex extends ProjectionHandle {
     // the running ones from memory, the others in one read of the store
     const running = docs.map((d) => this.definition.running.get(d.id));
     const missing = docs.filter((_, i) => running[i] === undefined);
-    const stored = missing.length > 0 ? await this.log.kv.getMany<ExecutionRecordView>(missing.map((d) => `${P}r/${d.id}`)) : [];
+    const stored = missing.length > 0 ? await this.kv.getMany<ExecutionRecordView>(missing.map((d) => `${P}r/${d.id}`)) : [];
     let next = 0;
     const views = running.map((view) => view ?? stored[next++]);
-    return views.filter((v): v is ExecutionRecordView => v !== undefined);
+    const found = views.filter((v): v is ExecutionRecordView => v !== undefined);
+    return this.folds ? found : Promise.all(found.map((v) => this.current(v)));
+  }
+
+  /**
+   * A stored summary brought up to its stream on a node that does not fold the index: a running
+   * execution's row is written at status changes only, so its steps since are read and folded here.
+   */
+  private async current(view: ExecutionRecordView): Promise<ExecutionRecordView> {
+    if (view.status !== 'running') return view;
+    for (const rec of await this.log.readStream(executionStream(view.id), view.lastSequence + 1)) applyRecord(view, rec, 'execution');
+    return view;
   }
 
   /** How many top-level executions of each workflow the index holds (from its counters: no scan). */
@@ -371,7 +387,7 @@ export class ExecutionsIndex extends ProjectionHandle {
     const prefix = `${P}w/${workflowId}${SEP}`;
     let upper = `${prefix}~`;
     for (;;) {
-      const rows = await this.log.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
+      const rows = await this.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
       for (const [, d] of rows) yield d;
       if (rows.length < CHUNK) return;
       upper = rows[rows.length - 1][0];
@@ -380,12 +396,13 @@ export class ExecutionsIndex extends ProjectionHandle {
 
   /** The stored summary of one execution (the in-memory one while it runs). */
   async summary(id: string): Promise<ExecutionRecordView | undefined> {
-    return this.definition.running.get(id) ?? (await this.log.kv.get<ExecutionRecordView>(`${P}r/${id}`));
+    const view = this.definition.running.get(id) ?? (await this.kv.get<ExecutionRecordView>(`${P}r/${id}`));
+    return view && !this.folds ? this.current(view) : view;
   }
 
   /** Ids of every execution in `status` (boot-time recovery). */
   idsWithStatus(status: ExecutionStatus): Promise<string[]> {
-    return scanIds(this.log.kv, status);
+    return scanIds(this.kv, status);
   }
 }
 

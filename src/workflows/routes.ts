@@ -4,6 +4,7 @@
  * `execution` for execute, stream, cancel, replay and attach; `management` for list, detail,
  * executions, state, suspend and resume. Also what the API document shows of them (`workflowDocs`).
  */
+import { sharedModelKv } from '../projections/shared-role.js';
 import { z } from 'zod';
 import { notFound } from '../errors.js';
 import { ok, type RouteDef, type RouteResult } from '../contract/routes.js';
@@ -240,12 +241,12 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
         requireWorkflow(engine, ctx.params.id);
         const first = engine.fanout.firstRecord(stream);
         if (!(first instanceof Promise)) {
-          if (first === undefined) return executionNotFound(engine.log.kv, ctx.params.executionId).then((err) => Promise.reject(err));
+          if (first === undefined) return executionNotFound(sharedModelKv(engine.log), ctx.params.executionId).then((err) => Promise.reject(err));
           checkExecutionHead(first, ctx.params.id, ctx.params.executionId);
           return answer();
         }
         return first.then(async (rec) => {
-          if (rec === undefined) throw await executionNotFound(engine.log.kv, ctx.params.executionId);
+          if (rec === undefined) throw await executionNotFound(sharedModelKv(engine.log), ctx.params.executionId);
           checkExecutionHead(rec, ctx.params.id, ctx.params.executionId);
           return answer();
         });

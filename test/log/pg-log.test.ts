@@ -90,20 +90,19 @@ describe('postgres log shared by several nodes', () => {
     const before = await openPgLog(url, { scope: 'a' });
     await before.append('exec:u', [{ type: 'execution.started', data: 1 }]);
     await before.close();
-    // what a version-1 database looks like to the migration: its marker, and a commit function of its own
+    // what a version-2 database looks like to the migration: its marker, and its commit function (16 parameters, no shared read models)
     const db = new pg.Client({ connectionString: url });
     await db.connect();
-    await db.query(`UPDATE el_meta SET value = '1' WHERE key = 'schema_version'`);
-    await db.query(`DO $$ DECLARE sig text; BEGIN
-      SELECT 'el_commit(' || pg_get_function_identity_arguments(oid) || ')' INTO sig FROM pg_proc WHERE proname = 'el_commit';
-      EXECUTE 'CREATE OR REPLACE FUNCTION ' || sig || ' RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int, fenced text)'
-        || ' LANGUAGE plpgsql AS $f$ BEGIN RAISE EXCEPTION ''el_commit of schema version 1''; END $f$';
-    END $$`);
+    await db.query(`UPDATE el_meta SET value = '2' WHERE key = 'schema_version'`);
+    await db.query(`CREATE FUNCTION el_commit(text[], int[], int[], int[], int[], text[], bytea[], text[], bytea[], text[], bigint[], text, boolean[], boolean[], text, bigint)
+      RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int, fenced text) LANGUAGE plpgsql AS $f$ BEGIN RAISE EXCEPTION 'el_commit of schema version 2'; END $f$`);
     const after = await openPgLog(url, { scope: 'a' });
     const r = await after.append('exec:u', [{ type: 'step.started', data: 2 }], { expectedStreamSeq: 1 });
     expect(r.lastSeq).toBe(2);
     expect((await after.readStream('exec:u')).map((x) => x.type)).toEqual(['execution.started', 'step.started']);
-    expect((await db.query(`SELECT value FROM el_meta WHERE key = 'schema_version'`)).rows[0].value).toBe('2');
+    expect((await db.query(`SELECT value FROM el_meta WHERE key = 'schema_version'`)).rows[0].value).toBe('3');
+    // the old signature is gone: one commit function, the new one
+    expect((await db.query(`SELECT pronargs FROM pg_proc WHERE proname = 'el_commit'`)).rows).toEqual([{ pronargs: 22 }]);
     await after.close();
     await db.end();
   });

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { EventLog, LogRecord } from '../../src/log/types.js';
+import type { EventLog, KeyValueStore, LogRecord } from '../../src/log/types.js';
 import { ExecutionsIndex } from '../../src/workflows/executions-index.js';
 import { AgentHistoryProjection } from '../../src/agents/history.js';
 import { RecordSeq, agentRun, completedExecution, failedExecution } from '../observability/records.js';
@@ -60,13 +60,16 @@ const RANGES = [
 ];
 // a running execution's stored summary may lag its stream by design (the current one is in memory):
 // summaries are compared through the index, every other row as stored
-const rows = async (log: EventLog) => (await Promise.all(RANGES.map((r) => log.kv.range(r)))).map((rs) => rs.filter(([k]) => !k.startsWith('wfx/r/')));
-const view = async (m: ReturnType<typeof models>) => {
+export const storedRows = async (kv: KeyValueStore) => (await Promise.all(RANGES.map((r) => kv.range(r)))).map((rs) => rs.filter(([k]) => !k.startsWith('wfx/r/')));
+const rows = (log: EventLog) => storedRows(log.kv);
+/** What the models answer: a page of executions with their summaries, and each agent's history. */
+export const view = async (m: ReturnType<typeof models>) => {
   const page = await m.index.query({}, 100, 0);
   return { page, summaries: await m.index.summaries(page.docs), history: await Promise.all(['a', 'b'].map((a) => m.history.page(a, 0, 100))) };
 };
 
-function models(log: EventLog) {
+/** The executions index and the agent history of `log`, started and stopped together. */
+export function models(log: EventLog) {
   const index = new ExecutionsIndex(log, (err) => {
     throw err;
   });

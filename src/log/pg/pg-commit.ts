@@ -19,7 +19,7 @@ import type pg from 'pg';
 import type { StoreFaultError } from '../store-health.js';
 import { pgStoreFault } from './pg-health.js';
 import { StreamConflictError, type NewRecord } from '../types.js';
-import { StreamFencedError, type CommitStats, type Fencing } from '../capabilities.js';
+import { SharedWritesRefusedError, StreamFencedError, type CommitStats, type Fencing } from '../capabilities.js';
 
 export interface PendingAppend {
   stream: string;
@@ -53,6 +53,10 @@ export class PgBatch {
   readonly kv = new Map<string, string | undefined>();
   readonly checkpoints = new Map<string, number>();
   readonly writes: Array<Waiter<void>> = [];
+  /** the shared read models' kv writes and checkpoints (pg-shared-models.ts): written only under their lease */
+  readonly sharedKv = new Map<string, string | undefined>();
+  readonly sharedCheckpoints = new Map<string, number>();
+  readonly sharedWrites: Array<Waiter<void>> = [];
 
   append(a: PendingAppend): Promise<CommittedAppend> {
     return new Promise((resolve, reject) => this.appends.push({ ...a, resolve, reject }));
@@ -62,6 +66,27 @@ export class PgBatch {
   wait(): Promise<void> {
     return new Promise((resolve, reject) => this.writes.push({ resolve, reject }));
   }
+
+  /** A promise settled when the batch's shared writes are durable, or rejected with `SharedWritesRefusedError`. */
+  waitShared(): Promise<void> {
+    return new Promise((resolve, reject) => this.sharedWrites.push({ resolve, reject }));
+  }
+}
+
+
+/** kv writes as the arrays `el_commit` takes. */
+function kvArrays(kv: Map<string, string | undefined>): [putKeys: Buffer[], putValues: string[], delKeys: Buffer[]] {
+  const putKeys: Buffer[] = [];
+  const putValues: string[] = [];
+  const delKeys: Buffer[] = [];
+  for (const [k, v] of kv) {
+    if (v === undefined) delKeys.push(Buffer.from(k, 'utf8'));
+    else {
+      putKeys.push(Buffer.from(k, 'utf8'));
+      putValues.push(v);
+    }
+  }
+  return [putKeys, putValues, delKeys];
 }
 
 /** The figures every store's group commit keeps (the LevelDB log also counts its operations per batch). */
@@ -120,6 +145,8 @@ export class PgCommitter {
   constructor(
     private readonly connection: WriterConnection,
     private readonly scope: string,
+    /** the `el_owners` row whose holder writes the shared read models (pg-shared-models.ts) */
+    private readonly sharedLease: string,
     /** this node's identity for fenced appends (undefined: no fencing) */
     private readonly fencing: () => Fencing | undefined,
     /** Runs after a batch committed, before its writers' promises settle. */
@@ -182,16 +209,8 @@ export class PgCommitter {
         bodies.push(a.bodies[k]);
       }
     });
-    const putKeys: Buffer[] = [];
-    const putValues: string[] = [];
-    const delKeys: Buffer[] = [];
-    for (const [k, v] of b.kv) {
-      if (v === undefined) delKeys.push(Buffer.from(k, 'utf8'));
-      else {
-        putKeys.push(Buffer.from(k, 'utf8'));
-        putValues.push(v);
-      }
-    }
+    const [putKeys, putValues, delKeys] = kvArrays(b.kv);
+    const [sharedPutKeys, sharedPutValues, sharedDelKeys] = kvArrays(b.sharedKv);
     let client: pg.Client;
     try {
       client = await this.connection.get();
@@ -207,7 +226,7 @@ export class PgCommitter {
       const res = await client.query({
         // prepared once per session: each batch is then one Bind/Execute, no parse or plan
         name: 'el_commit',
-        text: 'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
+        text: 'SELECT idx, first_seq, first_stream_seq, actual, fenced FROM el_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)',
         values: [
           streams,
           counts,
@@ -225,6 +244,12 @@ export class PgCommitter {
           release,
           who?.nodeId ?? null,
           who?.epoch ?? null,
+          sharedPutKeys,
+          sharedPutValues,
+          sharedDelKeys,
+          [...b.sharedCheckpoints.keys()],
+          [...b.sharedCheckpoints.values()],
+          this.sharedLease,
         ],
       });
       rows = res.rows;
@@ -234,6 +259,7 @@ export class PgCommitter {
         // the server refused the statement and rolled it back: only this batch fails
         for (const a of b.appends) a.reject(err);
         for (const w of b.writes) w.reject(err);
+        for (const w of b.sharedWrites) w.reject(err);
         this.next();
       } else {
         this.connection.discard();
@@ -245,11 +271,16 @@ export class PgCommitter {
     const committed: CommittedAppend[] = [];
     const s = this.stats;
     s.batches++;
-    s.kvWrites += b.kv.size;
-    s.checkpointWrites += b.checkpoints.size;
+    let sharedRefused: string | undefined;
+    s.kvWrites += b.kv.size + b.sharedKv.size;
+    s.checkpointWrites += b.checkpoints.size + b.sharedCheckpoints.size;
     if (b.appends.length > s.maxBatchAppends) s.maxBatchAppends = b.appends.length;
     const outcome: Array<CommittedAppend | Error> = new Array(b.appends.length);
     for (const row of rows) {
+      if (row.idx === 0) {
+        sharedRefused = row.fenced ?? 'refused';
+        continue;
+      }
       const a = b.appends[row.idx - 1];
       if (row.fenced !== null) {
         outcome[row.idx - 1] = new StreamFencedError(a.stream, row.fenced);
@@ -272,6 +303,11 @@ export class PgCommitter {
         else a.resolve(o);
       });
       for (const w of b.writes) w.resolve();
+      const refused = sharedRefused === undefined ? undefined : new SharedWritesRefusedError(sharedRefused);
+      for (const w of b.sharedWrites) {
+        if (refused) w.reject(refused);
+        else w.resolve();
+      }
       this.next();
     }
   }
@@ -299,9 +335,12 @@ export class PgCommitter {
       for (const a of batch.appends) a.reject(failure);
       for (const [k, v] of batch.kv) held.kv.set(k, v);
       for (const [k, v] of batch.checkpoints) held.checkpoints.set(k, v);
+      for (const [k, v] of batch.sharedKv) held.sharedKv.set(k, v);
+      for (const [k, v] of batch.sharedCheckpoints) held.sharedCheckpoints.set(k, v);
       held.writes.push(...batch.writes);
+      held.sharedWrites.push(...batch.sharedWrites);
     }
-    this.open = held.writes.length > 0 ? held : undefined;
+    this.open = held.writes.length + held.sharedWrites.length > 0 ? held : undefined;
     this.next();
   }
 
@@ -319,6 +358,7 @@ export class PgCommitter {
     const held = this.open;
     this.open = undefined;
     for (const w of held?.writes ?? []) w.reject(err);
+    for (const w of held?.sharedWrites ?? []) w.reject(err);
     for (const a of held?.appends ?? []) a.reject(err);
   }
 }

@@ -1,7 +1,9 @@
 /**
- * The kv side store of the PostgreSQL log: `el_kv` rows of this node's scope, written in the same
- * transaction as the next batch's records. The overlay that shows pending writes to readers is
- * OverlayKv's. Keys are stored as UTF-8 bytes (`bytea`): read models separate key parts with U+0000.
+ * The kv side stores of the PostgreSQL log: `el_kv` rows of one scope, written in the same
+ * transaction as the next batch's records. This node's scope holds what only it uses; the shared
+ * scope (`*`) holds the read models every node reads and only the holder of their lease writes
+ * (pg-shared-models.ts). The overlay that shows pending writes to readers is OverlayKv's. Keys are
+ * stored as UTF-8 bytes (`bytea`): read models separate key parts with U+0000.
  */
 import type pg from 'pg';
 import { OverlayKv } from '../overlay-kv.js';
@@ -16,6 +18,8 @@ export class PgKv extends OverlayKv {
     private readonly scope: string,
     private readonly writable: () => PgBatch,
     readable: () => void,
+    /** the shared read models' scope: writes go to the batch's shared set, kept only under their lease */
+    private readonly sharedScope = false,
   ) {
     super(readable);
   }
@@ -47,6 +51,10 @@ export class PgKv extends OverlayKv {
 
   protected write(key: string, json: string | undefined): Promise<void> {
     const batch = this.writable();
+    if (this.sharedScope) {
+      batch.sharedKv.set(key, json);
+      return batch.waitShared();
+    }
     batch.kv.set(key, json);
     return batch.wait();
   }

@@ -15,8 +15,9 @@
  * declares as its `ownership` capability.
  *
  * Reads (`readStream`, `readGlobal`, `streamHead`, `listStreams`) query the database, so a write
- * acknowledged by any node is visible to the next read on every node. kv and checkpoints belong
- * to this node's scope (each node folds the log into its own read models).
+ * acknowledged by any node is visible to the next read on every node. `kv` and checkpoints belong
+ * to this node's scope (what only this node uses); with a lease, `readModels` are the read models
+ * every node shares, folded by one node at a time (pg-shared-models.ts).
  *
  * Losing the database is a state, not the end (store-health.ts, pg-health.ts): the first failed
  * commit, read, poll or lease renewal that shows the server unreachable puts the store in its fault
@@ -38,7 +39,8 @@ import { SubscriptionHub, reportSubscriberError, type ChunkReader, type Subscrib
 import { LogClosedError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../types.js';
 import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
 import { PgCommitter, WriterConnection, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
-import type { Fencing, OwnershipCapability, RemovalCapability, SharedStoreCapability } from '../capabilities.js';
+import type { Fencing, OwnershipCapability, RemovalCapability, SharedReadModelsCapability, SharedStoreCapability } from '../capabilities.js';
+import { READ_MODELS_LEASE, pgSharedReadModels } from './pg-shared-models.js';
 import { exclusive, pgRemoval } from './pg-removal.js';
 import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
@@ -150,6 +152,8 @@ class PgLog implements PgEventLog {
   readonly removal: RemovalCapability | undefined;
   /** with the `lease` option only: without a lease this node owns nothing and claims nothing */
   readonly ownership: OwnershipCapability | undefined;
+  /** with the `lease` option only: read models every node shares, folded by the holder of their lease */
+  readonly readModels: SharedReadModelsCapability | undefined;
   /** `pool` whose query errors that are store faults become the store's `StoreFaultError` */
   private readonly pool: pg.Pool;
   private recoveryTimer: NodeJS.Timeout | undefined;
@@ -210,6 +214,7 @@ class PgLog implements PgEventLog {
     this.committer = new PgCommitter(
       writer,
       this.scope,
+      READ_MODELS_LEASE,
       () => this.lease?.fencing,
       (c) => this.onCommit(c),
       (err) => this.noteFault(err),
@@ -220,6 +225,16 @@ class PgLog implements PgEventLog {
       () => this.writable(true),
       () => this.readable(),
     );
+    this.readModels =
+      lease && opts.lease && !opts.readOnly
+        ? pgSharedReadModels(
+            pool,
+            lease,
+            opts.lease.leaseMs,
+            () => this.writable(true),
+            () => this.readable(),
+          )
+        : undefined;
     this.tail = new LogTail({
       connectionString,
       pollMs: opts.pollMs ?? 250,

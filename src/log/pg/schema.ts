@@ -38,7 +38,9 @@
  */
 import type pg from 'pg';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
+/** kv and checkpoint scope of the read models every node shares (node ids cannot hold `*`). */
+export const SHARED_SCOPE = '*';
 /** NOTIFY channel: the payload is the new global head after a commit. */
 export const CHANNEL = 'eventloom_log';
 /** Advisory lock key of the migration ("evlm" in ASCII). */
@@ -110,13 +112,17 @@ BEGIN
 END
 $fn$;
 
+-- version 2's signature (version 3 added the shared read models' writes)
+DROP FUNCTION IF EXISTS el_commit(text[], int[], int[], int[], int[], text[], bytea[], text[], bytea[], text[], bigint[], text, boolean[], boolean[], text, bigint);
 CREATE OR REPLACE FUNCTION el_commit(
   p_streams text[], p_counts int[], p_expected int[],
   p_rec_append int[], p_rec_offset int[], p_bodies text[],
   p_kv_put_keys bytea[], p_kv_put_values text[], p_kv_del_keys bytea[],
   p_cp_names text[], p_cp_seqs bigint[],
   p_scope text,
-  p_fenced boolean[], p_release boolean[], p_node text, p_epoch bigint
+  p_fenced boolean[], p_release boolean[], p_node text, p_epoch bigint,
+  p_shared_put_keys bytea[], p_shared_put_values text[], p_shared_del_keys bytea[],
+  p_shared_cp_names text[], p_shared_cp_seqs bigint[], p_shared_lease text
 ) RETURNS TABLE (idx int, first_seq bigint, first_stream_seq int, actual int, fenced text)
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -132,7 +138,33 @@ DECLARE
   res_fenced text[] := array_fill(NULL::text, ARRAY[n]);
   refused jsonb := '{}';
   why text;
+  shared_refused text := NULL;
 BEGIN
+  -- the shared read models' rows: written only by the node that holds their lease now (row p_shared_lease
+  -- of el_owners, under this node's current epoch and lease); a refused set writes nothing and is
+  -- reported in a row of index 0, the rest of the batch goes on
+  IF coalesce(array_length(p_shared_put_keys, 1), 0) + coalesce(array_length(p_shared_del_keys, 1), 0) + coalesce(array_length(p_shared_cp_names, 1), 0) > 0 THEN
+    PERFORM 1 FROM el_owners o JOIN el_nodes nd ON nd.node_id = o.node_id
+    WHERE o.stream = p_shared_lease AND o.node_id = p_node AND o.node_epoch = p_epoch AND nd.epoch = p_epoch AND nd.expires_at > now()
+    FOR SHARE OF o;
+    IF NOT FOUND THEN
+      shared_refused := 'node ' || coalesce(p_node, '(none)') || ' (epoch ' || coalesce(p_epoch::text, '-') || ') does not hold the lease ' || coalesce(p_shared_lease, '(none)');
+    ELSE
+      IF coalesce(array_length(p_shared_del_keys, 1), 0) > 0 THEN
+        DELETE FROM el_kv WHERE scope = '*' AND key = ANY (p_shared_del_keys);
+      END IF;
+      IF coalesce(array_length(p_shared_put_keys, 1), 0) > 0 THEN
+        INSERT INTO el_kv (scope, key, value)
+        SELECT '*', k, v FROM unnest(p_shared_put_keys, p_shared_put_values) AS kv(k, v)
+        ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value;
+      END IF;
+      IF coalesce(array_length(p_shared_cp_names, 1), 0) > 0 THEN
+        INSERT INTO el_checkpoints (scope, name, seq)
+        SELECT '*', c, s FROM unnest(p_shared_cp_names, p_shared_cp_seqs) AS cp(c, s)
+        ON CONFLICT (scope, name) DO UPDATE SET seq = excluded.seq;
+      END IF;
+    END IF;
+  END IF;
   -- this node's read models and checkpoints first: they touch only this node's scope, so they need
   -- not hold up other nodes' commits, which wait for the head row taken below until this commits
   IF coalesce(array_length(p_kv_del_keys, 1), 0) > 0 THEN
@@ -206,6 +238,9 @@ BEGIN
       UPDATE el_head SET seq = v_seq WHERE id = 1;
       PERFORM pg_notify('${CHANNEL}', v_seq::text);
     END IF;
+  END IF;
+  IF shared_refused IS NOT NULL THEN
+    RETURN QUERY SELECT 0, NULL::bigint, NULL::int, NULL::int, shared_refused;
   END IF;
   RETURN QUERY SELECT i::int, res_seq[i], res_ss[i], res_actual[i], res_fenced[i] FROM generate_series(1, n) AS i;
 END

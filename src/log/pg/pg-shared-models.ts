@@ -1,0 +1,75 @@
+/**
+ * The read models every node of a PostgreSQL store shares (`readModels`, ../capabilities.ts): their
+ * rows and checkpoints sit in the `*` scope of `el_kv` and `el_checkpoints`, and one node at a time
+ * folds the log into them: the holder of the lease row `READ_MODELS_LEASE` of `el_owners`, claimed
+ * like a fenced stream (`el_claim`: free, or its holder's lease lapsed or was registered again).
+ * `el_commit` writes a batch's shared rows only while this node holds that row under its current
+ * epoch and lease, and reports a refusal instead of failing the batch, so a leader that was paused
+ * or cut off past its lease cannot overwrite what its successor folded since.
+ */
+import type pg from 'pg';
+import type { SharedReadModelsCapability } from '../capabilities.js';
+import { assertCheckpoint, assertName } from '../kv-codec.js';
+import { assertNoNul } from './codec.js';
+import type { PgBatch } from './pg-commit.js';
+import type { NodeLease } from './pg-lease.js';
+import { PgKv } from './pg-kv.js';
+import { SHARED_SCOPE } from './schema.js';
+
+/** The `el_owners` row whose holder folds the shared read models. */
+export const READ_MODELS_LEASE = 'lease:read-models';
+
+export function pgSharedReadModels(
+  pool: pg.Pool,
+  lease: NodeLease,
+  leaseMs: number,
+  writable: () => PgBatch,
+  readable: () => void,
+): SharedReadModelsCapability {
+  const kv = new PgKv(pool, SHARED_SCOPE, () => writable(), readable, true);
+  /** checkpoints this node wrote as leader (a read right after its own write sees it) */
+  const written = new Map<string, number>();
+  return {
+    kv,
+    retryMs: Math.max(50, Math.floor(leaseMs / 3)),
+    async getCheckpoint(name) {
+      readable();
+      assertName(name, 'checkpoint name');
+      assertNoNul(name, 'checkpoint name');
+      const mine = written.get(name);
+      if (mine !== undefined) return mine;
+      const r = await pool.query<{ seq: string }>({ name: 'el_shared_cp', text: 'SELECT seq FROM el_checkpoints WHERE scope = $1 AND name = $2', values: [SHARED_SCOPE, name] });
+      return r.rows.length ? Number(r.rows[0].seq) : 0;
+    },
+    setCheckpoint(name, seq) {
+      try {
+        assertCheckpoint(name, seq);
+        assertNoNul(name, 'checkpoint name');
+        const batch = writable();
+        batch.sharedCheckpoints.set(name, seq);
+        written.set(name, seq);
+        return batch.waitShared().catch((err: unknown) => {
+          // refused: what this node wrote is not what the store holds
+          written.delete(name);
+          throw err;
+        });
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+    async positions() {
+      readable();
+      const r = await pool.query<{ name: string; seq: string }>({ name: 'el_shared_cps', text: 'SELECT name, seq FROM el_checkpoints WHERE scope = $1', values: [SHARED_SCOPE] });
+      return new Map(r.rows.map((row) => [row.name, Number(row.seq)]));
+    },
+    async lead() {
+      readable();
+      written.clear();
+      return (await lease.claim(READ_MODELS_LEASE)) === undefined;
+    },
+    async leader() {
+      readable();
+      return (await lease.liveOwners([READ_MODELS_LEASE])).get(READ_MODELS_LEASE);
+    },
+  };
+}
