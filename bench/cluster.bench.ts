@@ -50,6 +50,8 @@ const PROFILE = process.env.BENCH_PROFILE === '1';
 const BASELINE = process.env.BENCH_BASELINE;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE;
+/** which node BENCH_CPU_PROFILE profiles: a (default; on PostgreSQL usually the one folding the shared read models), b or c */
+const CPU_PROFILE_NODE = process.env.BENCH_CPU_PROFILE_NODE ?? 'a';
 /** BENCH_PERF=<file>: `perf record -g` of the nodes during (a) (CPU time, unlike V8's sampler on a busy machine) */
 const PERF = process.env.BENCH_PERF;
 /** e.g. `pg3,pg1,level1`: phase (a) only, on 3 or 1 nodes on PostgreSQL or 1 node on LevelDB, in turn */
@@ -86,7 +88,8 @@ interface Record_ {
 // ---------------------------------------------------------------- (a) load
 
 /** `db` undefined: the nodes run on LevelDB; records are then counted as 4 per acknowledged echo execution. */
-async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '', profile?: { pgData: string; url: string }): Promise<void> {
+/** Phase (a); with a profile, resolves with its table row (CPU per execution by kind, records/s). */
+async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '', profile?: { pgData: string; url: string }): Promise<string | undefined> {
   const head = async () => (db ? Number((await db.query<{ seq: string }>('SELECT seq FROM el_head')).rows[0].seq) : 0);
   const echo = (n: SpawnedServer, connections: number, durationS: number) =>
     wrkLoad({ url: n.url, method: 'POST', path: '/workflows/echo/execute', body: JSON.stringify({ input: { text: 'load' } }), expect: ['"completed"'], connections, durationS });
@@ -95,11 +98,12 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
   if (CLIENT === 'wrk' && WARMUP_S > 0) await Promise.all(nodes.map((n) => echo(n, per, WARMUP_S)));
   const before = await head();
   const profiler = profile ? await startProfile({ ...profile, nodes: nodes.map((n, i) => ({ name: 'ABC'[i], pid: n.child.pid! })) }) : undefined;
-  const inspectorUrl = CPU_PROFILE && /Debugger listening on (ws:\/\/\S+)/.exec(nodes[0].output())?.[1];
+  const profiled = nodes[['a', 'b', 'c'].indexOf(CPU_PROFILE_NODE)] ?? nodes[0];
+  const inspectorUrl = CPU_PROFILE && /Debugger listening on (ws:\/\/\S+)/.exec(profiled.output())?.[1];
   const perf = PERF
     ? spawn('perf', ['record', '-F', '499', '-g', '-o', `${PERF}${label.replace(/\W+/g, '-')}`, '-p', nodes.map((n) => n.child.pid).join(','), '--', 'sleep', String(DURATION_S)], { stdio: 'ignore' })
     : undefined;
-  const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE, `node-A-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
+  const cpuProfiler = inspectorUrl ? await startCpuProfile(inspectorUrl, CPU_PROFILE, `node-${CPU_PROFILE_NODE.toUpperCase()}-${label.replace(/\W+/g, '-')}${process.pid}`) : undefined;
   let ok = 0;
   let failed = 0;
   const latencies: number[] = [];
@@ -153,9 +157,14 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
   console.log(`    executions/s   ${fmt(ok / seconds)}   (${ok} acknowledged: ${perNode.join(' / ')} per node; ${failed} failed)`);
   if (latencyNote) console.log(`    execute latency${latencyNote}`);
   else console.log(`    execute latency p50 ${quantile(latencies, 0.5)?.toFixed(1)} ms, p99 ${quantile(latencies, 0.99)?.toFixed(1)} ms`);
-  await profiler?.stop(ok, records, seconds);
+  // the shared read models' lease changing hands under load (each change: a fold from the checkpoint)
+  const leaseChanges = nodes.map((n) => n.output().split('SharedReadModelsWarning').length - 1);
+  if (leaseChanges.some((c) => c > 0)) console.log(`    shared read models' lease taken or lost: ${leaseChanges.join(' / ')} times per node`);
+  const cpu = await profiler?.stop(ok, records, seconds);
   await cpuProfiler?.stop(ok);
   if (perf && perf.exitCode === null) await new Promise((r) => perf.once('exit', r));
+  const ms = (v: number, w: number) => v.toFixed(2).padStart(w);
+  return cpu ? `${ms(cpu.nodes, 8)} | ${ms(cpu.pg, 13)} | ${ms(cpu.client, 9)} | ${ms(cpu.total, 8)} | ${fmt(records / seconds).padStart(9)} |` : undefined;
 }
 
 // ---------------------------------------------------------------- (b) cross-node delivery
@@ -323,7 +332,7 @@ async function startNodes(url: string, tag: string, root?: string, count = 3, st
     const db = store === 'pg' ? ['--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)] : [];
     const args = ['--port', '0', '--data', path.join(dataDir, `${tag}${name}`), '--config', config, ...db];
     // BENCH_CPU_PROFILE: node A's inspector, for a V8 profile of the load
-    const inspect = CPU_PROFILE && name === 'a' ? ['--inspect=127.0.0.1:0'] : PERF ? ['--perf-basic-prof-only-functions'] : [];
+    const inspect = CPU_PROFILE && name === CPU_PROFILE_NODE ? ['--inspect=127.0.0.1:0'] : PERF ? ['--perf-basic-prof-only-functions'] : [];
     const node = await spawnServer(args, { LOG_LEVEL: 'info', ...env }, 60_000, [...inspect, ...(root ? ['--import', 'tsx'] : [])], target);
     started.push(node);
     nodes.push(node);
@@ -343,24 +352,37 @@ try {
   cluster = await startPostgres(PROFILE ? PROFILE_SETTINGS : {});
   const profileOf = (url: string) => (PROFILE ? { pgData: path.join(cluster!.dir, 'data'), url } : undefined);
   if (SHAPES) {
-    // where the cost per execution comes from: the PostgreSQL log (level1 vs pg1), and every node
-    // folding every execution (pg1 vs pg3)
+    // where the cost per execution comes from: the PostgreSQL log (level1 vs pg1), and what each
+    // added node costs (pg1 vs pg2, pg3, pg4); with BENCH_BASELINE each shape also runs on that
+    // checkout, in turn with this one (A B, then B A in the next round)
+    const sides: Array<readonly [string, string | undefined]> = BASELINE ? [['baseline', BASELINE], ['this checkout', undefined]] : [['', undefined]];
+    const table: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [i, shape] of SHAPES.entries()) {
         const m = /^(pg|level)(\d)(u?)$/.exec(shape);
         if (!m) throw new Error(`BENCH_SHAPES: unknown shape ${shape} (pg3, pg1, level1; pg3u: the nodes reach PostgreSQL over its Unix socket)`);
-        const url = await cluster.createDatabase(`r${round}_${i}_${shape}`);
-        const pool = new pg.Pool({ connectionString: url, max: 4 });
-        const db = new URL(url);
-        const nodeUrl = m[3] ? `postgres://${db.username}@/${db.pathname.slice(1)}?host=${encodeURIComponent(cluster.dir)}&port=${db.port}` : url;
-        const list = await startNodes(nodeUrl, `r${round}${i}${shape}`, undefined, Number(m[2]), m[1] as 'pg' | 'level');
-        try {
-          await load(list, m[1] === 'pg' ? pool : undefined, `[${shape}, round ${round}] `, profileOf(url));
-        } finally {
-          await stopNodes(list);
-          await pool.end();
+        for (const [label, root] of round % 2 ? sides : [...sides].reverse()) {
+          const tag = `${label ? label.split(' ')[0].slice(0, 4) : ''}${round}_${i}_${shape}`;
+          const url = await cluster.createDatabase(`r${tag}`);
+          const pool = new pg.Pool({ connectionString: url, max: 4 });
+          const db = new URL(url);
+          const nodeUrl = m[3] ? `postgres://${db.username}@/${db.pathname.slice(1)}?host=${encodeURIComponent(cluster.dir)}&port=${db.port}` : url;
+          const list = await startNodes(nodeUrl, `r${tag}`, root, Number(m[2]), m[1] as 'pg' | 'level');
+          try {
+            const row = await load(list, m[1] === 'pg' ? pool : undefined, `[${shape}${label ? `, ${label}` : ''}, round ${round}] `, profileOf(url));
+            if (row) table.push(`| ${shape.padEnd(6)} | ${(label || '-').padEnd(13)} | ${row}`);
+          } finally {
+            await stopNodes(list);
+            await pool.end();
+          }
         }
       }
+    }
+    if (table.length > 0) {
+      console.log('\nCPU per execution summed over every process of the benchmark (BENCH_PROFILE), and the rate:');
+      console.log('| shape  | code          | nodes ms | PostgreSQL ms | client ms | total ms | records/s |');
+      console.log('| ------ | ------------- | -------: | ------------: | --------: | -------: | --------: |');
+      for (const row of table) console.log(row);
     }
   } else if (BASELINE) {
     // phase (a) only, alternating the baseline checkout and this one, each round on a fresh database

@@ -129,7 +129,15 @@ interface Sample {
   [state: string]: number;
 }
 
-export async function startProfile(t: ProfileTargets): Promise<{ stop(executions: number, records: number, seconds: number): Promise<void> }> {
+/** CPU per execution (ms) of the load, by kind of process. */
+export interface CpuPerExecution {
+  nodes: number;
+  pg: number;
+  client: number;
+  total: number;
+}
+
+export async function startProfile(t: ProfileTargets): Promise<{ stop(executions: number, records: number, seconds: number): Promise<CpuPerExecution> }> {
   const postmaster = Number(readFileSync(path.join(t.pgData, 'postmaster.pid'), 'utf8').split('\n')[0]);
   const admin = new pg.Client({ connectionString: t.url, application_name: 'bench-profile' });
   await admin.connect();
@@ -238,6 +246,7 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
       console.log(
         `    CPU per execution, all of this benchmark's processes: ${perExec.toFixed(2)} ms (nodes ${nodesPerExec.toFixed(2)}, PostgreSQL ${pgPerExec.toFixed(2)}, client ${(perExec - nodesPerExec - pgPerExec).toFixed(2)}); on 2 idle cores that allows ${fmt(2000 / perExec)} executions/s = ${fmt((2000 / perExec) * (records / e))} records/s`,
       );
+      const perKind: CpuPerExecution = { nodes: nodesPerExec, pg: pgPerExec, client: perExec - nodesPerExec - pgPerExec, total: perExec };
       const d = (a: string, b: string) => Number(b) - Number(a);
       const commits = d(s0.db.xact_commit, s1.db.xact_commit);
       console.log(`    transactions committed: ${commits} (${(commits / e).toFixed(2)} per execution; rollbacks ${d(s0.db.xact_rollback, s1.db.xact_rollback)})`);
@@ -275,6 +284,7 @@ export async function startProfile(t: ProfileTargets): Promise<{ stop(executions
         console.log(`      ${app}: ${parts.join(', ')}`);
       }
       console.log(`    el_head row held by some writer (running el_commit or committing) in ${((100 * busyHead) / Math.max(1, samples)).toFixed(0)}% of samples`);
+      return perKind;
     },
   };
 }

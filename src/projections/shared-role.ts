@@ -185,6 +185,7 @@ export class SharedRole {
     }
     if (!won || this.isLeading || this.runners.size === 0) return;
     this.isLeading = true;
+    process.emitWarning('This node took over the lease of the shared read models; it folds them from their checkpoints', 'SharedReadModelsWarning');
     this.switchAll((r) => r.lead());
   }
 

@@ -64,6 +64,10 @@ export function pgSharedReadModels(
     },
     async lead() {
       readable();
+      // a plain read first: a claim attempt locks the lease row, and would queue the holder's next
+      // commit (which takes the row FOR SHARE) behind it, at every retry of every other node
+      const holder = (await lease.liveOwners([READ_MODELS_LEASE])).get(READ_MODELS_LEASE);
+      if (holder !== undefined && holder !== lease.nodeId) return false;
       written.clear();
       return (await lease.claim(READ_MODELS_LEASE)) === undefined;
     },

@@ -13,8 +13,9 @@
  *   so that the record reads back exactly as appended (jsonb would reorder keys and refuses
  *   `\u0000`). `(stream, stream_seq)` is unique: the last guard of one writer per stream.
  * - `el_streams`: each stream's head, for expectedStreamSeq checks and listStreams.
- * - `el_kv`, `el_checkpoints`: the read-model side store and projection checkpoints, one `scope` per
- *   node, because each node folds the log into its own read models. kv keys are the UTF-8 bytes
+ * - `el_kv`, `el_checkpoints`: the read-model side store and projection checkpoints: one `scope` per
+ *   node for what each node folds for itself, and the scope `*` (SHARED_SCOPE) of the read models all
+ *   nodes share, written by the holder of their lease (pg-shared-models.ts). kv keys are the UTF-8 bytes
  *   (`bytea`): read models use U+0000 as a separator, which text cannot hold, and byte order is the
  *   code point order the kv contract promises.
  * - `el_nodes`: one row per node id: its epoch (bumped each time the id registers again, or
@@ -34,7 +35,10 @@
  * transaction: the node's lease must be current and the stream must be the node's (or free to
  * claim); a fenced append writes nothing and uses up no sequence. Version 2 moved the kv and
  * checkpoint writes before the head row and looks stream heads up by index (version 1 held the
- * head row through them).
+ * head row through them). Version 3 adds the shared read models' rows and checkpoints, written only
+ * while the node holds their lease row in `el_owners` (current epoch and lease, the row taken FOR
+ * SHARE so a claim waits for the commit); when it does not, none of them is written and a row of
+ * index 0 says why, while the rest of the batch goes on.
  */
 import type pg from 'pg';
 
@@ -151,7 +155,8 @@ BEGIN
       shared_refused := 'node ' || coalesce(p_node, '(none)') || ' (epoch ' || coalesce(p_epoch::text, '-') || ') does not hold the lease ' || coalesce(p_shared_lease, '(none)');
     ELSE
       IF coalesce(array_length(p_shared_del_keys, 1), 0) > 0 THEN
-        DELETE FROM el_kv WHERE scope = '*' AND key = ANY (p_shared_del_keys);
+        -- planned at each call: a plan cached while the table was small scans it whole once it is not
+        EXECUTE 'DELETE FROM el_kv WHERE scope = ''*'' AND key = ANY ($1)' USING p_shared_del_keys;
       END IF;
       IF coalesce(array_length(p_shared_put_keys, 1), 0) > 0 THEN
         INSERT INTO el_kv (scope, key, value)
@@ -168,7 +173,7 @@ BEGIN
   -- this node's read models and checkpoints first: they touch only this node's scope, so they need
   -- not hold up other nodes' commits, which wait for the head row taken below until this commits
   IF coalesce(array_length(p_kv_del_keys, 1), 0) > 0 THEN
-    DELETE FROM el_kv WHERE scope = p_scope AND key = ANY (p_kv_del_keys);
+    EXECUTE 'DELETE FROM el_kv WHERE scope = $1 AND key = ANY ($2)' USING p_scope, p_kv_del_keys;
   END IF;
   IF coalesce(array_length(p_kv_put_keys, 1), 0) > 0 THEN
     INSERT INTO el_kv (scope, key, value)
