@@ -97,8 +97,8 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
   // fresh processes run cold code (interpreter, then optimising compiles): each node warms up first
   if (CLIENT === 'wrk' && WARMUP_S > 0) await Promise.all(nodes.map((n) => echo(n, per, WARMUP_S)));
   const before = await head();
-  const profiler = profile ? await startProfile({ ...profile, nodes: nodes.map((n, i) => ({ name: 'ABC'[i], pid: n.child.pid! })) }) : undefined;
-  const profiled = nodes[['a', 'b', 'c'].indexOf(CPU_PROFILE_NODE)] ?? nodes[0];
+  const profiler = profile ? await startProfile({ ...profile, nodes: nodes.map((n, i) => ({ name: 'ABCDEFGH'[i], pid: n.child.pid! })) }) : undefined;
+  const profiled = nodes[CPU_PROFILE_NODE.charCodeAt(0) - 97] ?? nodes[0];
   const inspectorUrl = CPU_PROFILE && /Debugger listening on (ws:\/\/\S+)/.exec(profiled.output())?.[1];
   const perf = PERF
     ? spawn('perf', ['record', '-F', '499', '-g', '-o', `${PERF}${label.replace(/\W+/g, '-')}`, '-p', nodes.map((n) => n.child.pid).join(','), '--', 'sleep', String(DURATION_S)], { stdio: 'ignore' })
@@ -118,7 +118,7 @@ async function load(nodes: SpawnedServer[], db: pg.Pool | undefined, label = '',
       ok += r.ok;
       failed += r.bad + r.errors + r.timeouts;
       perNode[i] = r.ok;
-      if (r.badSample) progress(`node ${'ABC'[i]} answered ${r.badSample}`);
+      if (r.badSample) progress(`node ${'ABCDEFGH'[i]} answered ${r.badSample}`);
     });
     latencyNote = ` (per node, wrk: p50 ${results.map((r) => r.latencyMs.p50.toFixed(1)).join(' / ')} ms, p99 ${results.map((r) => r.latencyMs.p99.toFixed(1)).join(' / ')} ms)`;
   } else {
@@ -327,7 +327,7 @@ async function startNodes(url: string, tag: string, root?: string, count = 3, st
   const started: SpawnedServer[] = [];
   const config = root ? path.join(root, 'bench', 'lib', 'cluster-config.ts') : CONFIG;
   const target = root ? { entry: path.join(root, 'src', 'cli', 'index.ts'), cwd: root } : {};
-  for (const name of ['a', 'b', 'c'].slice(0, count)) {
+  for (const name of Array.from({ length: count }, (_, i) => String.fromCharCode(97 + i))) {
     // one after the other: the first creates the schema
     const db = store === 'pg' ? ['--database-url', url, '--node-id', `${name}-${runId}`, '--lease-ms', String(LEASE_MS)] : [];
     const args = ['--port', '0', '--data', path.join(dataDir, `${tag}${name}`), '--config', config, ...db];
@@ -355,7 +355,12 @@ try {
     // where the cost per execution comes from: the PostgreSQL log (level1 vs pg1), and what each
     // added node costs (pg1 vs pg2, pg3, pg4); with BENCH_BASELINE each shape also runs on that
     // checkout, in turn with this one (A B, then B A in the next round)
-    const sides: Array<readonly [string, string | undefined]> = BASELINE ? [['baseline', BASELINE], ['this checkout', undefined]] : [['', undefined]];
+    const sides: Array<readonly [string, string | undefined]> = BASELINE
+      ? [
+          ['baseline', BASELINE],
+          ['this checkout', undefined],
+        ]
+      : [['', undefined]];
     const table: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [i, shape] of SHAPES.entries()) {

@@ -73,7 +73,6 @@ export class PgBatch {
   }
 }
 
-
 /** kv writes as the arrays `el_commit` takes. */
 function kvArrays(kv: Map<string, string | undefined>): [putKeys: Buffer[], putValues: string[], delKeys: Buffer[]] {
   const putKeys: Buffer[] = [];

@@ -19,13 +19,7 @@ import { SHARED_SCOPE } from './schema.js';
 /** The `el_owners` row whose holder folds the shared read models. */
 export const READ_MODELS_LEASE = 'lease:read-models';
 
-export function pgSharedReadModels(
-  pool: pg.Pool,
-  lease: NodeLease,
-  leaseMs: number,
-  writable: () => PgBatch,
-  readable: () => void,
-): SharedReadModelsCapability {
+export function pgSharedReadModels(pool: pg.Pool, lease: NodeLease, leaseMs: number, writable: () => PgBatch, readable: () => void): SharedReadModelsCapability {
   const kv = new PgKv(pool, SHARED_SCOPE, () => writable(), readable, true);
   /** checkpoints this node wrote as leader (a read right after its own write sees it) */
   const written = new Map<string, number>();
