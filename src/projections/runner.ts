@@ -185,10 +185,27 @@ export class ProjectionRunner {
     this.stopped = false;
     this.failure = undefined;
     if (this.role) {
+      await this.dropOwnCopy();
       await this.role.join(this.sharedRunner);
       if (!this.role.leading) return this.startFollowing();
     }
     await this.startFolding();
+  }
+
+  /**
+   * The rows this node folded for itself before the model was shared (a database of an earlier
+   * version, where every node kept its own copy in its scope): nothing reads them any more.
+   */
+  private async dropOwnCopy(): Promise<void> {
+    const range = this.definition.keyRange;
+    if (!range) return;
+    for (;;) {
+      const rows = await this.log.kv.range({ ...range, limit: 4096 });
+      if (rows.length === 0) return;
+      let last: Promise<void> | undefined;
+      for (const [k] of rows) last = this.log.kv.del(k);
+      await last;
+    }
   }
 
   private async startFolding(): Promise<void> {

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { SharedWritesRefusedError } from '../../src/log/capabilities.js';
 import { openPgLog, type PgEventLog } from '../../src/log/pg/pg-log.js';
+import { ExecutionsIndex } from '../../src/workflows/executions-index.js';
 import { usePostgres } from '../helpers/postgres.js';
 
 const cluster = usePostgres();
@@ -56,6 +57,20 @@ describe('read models shared by PostgreSQL nodes', () => {
     expect((await db.query(`SELECT seq FROM el_checkpoints WHERE scope = '*' AND name = 'm'`)).rows).toEqual([{ seq: '9' }]);
     await db.end();
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('replace the copy a node kept in its own scope before they were shared: its rows are deleted at start', async () => {
+    const url = await cluster().createDatabase();
+    const a = await node(url, 'a');
+    // what a node of the previous schema folded for itself
+    await Promise.all([a.kv.put('wfx/t/000000000000001/x', { id: 'x' }), a.kv.put('wfx/counts', { '*|*': 1 }), a.kv.put('other/row', 1)]);
+    const index = new ExecutionsIndex(a);
+    await index.start();
+    expect(await a.kv.range({ gte: 'wfx/', lt: 'wfx0' })).toEqual([]);
+    expect(await a.kv.get('other/row')).toBe(1);
+    expect((await index.query({}, 10, 0)).total).toBe(0);
+    await index.stop();
+    await a.close();
   });
 
   it('pass to another node at once when their holder stops', async () => {
