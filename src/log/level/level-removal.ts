@@ -111,26 +111,36 @@ function readRuns(db: ClassicLevel<Buffer, string>, prefixes: readonly Buffer[],
     for (const prefix of prefixes) {
       const found: StreamRuns = { prefix, runs: [], more: false };
       out.push(found);
-      it.seek(prefix);
       let records = 0;
-      walk: for (let size = FIRST_READ; ; size = Math.min(size * 2, 256)) {
-        const entries = await it.nextv(size);
-        for (const [key, value] of entries) {
-          if (!startsWith(key, prefix)) break walk;
-          if (records >= batch) {
-            found.more = true;
-            break walk;
-          }
-          const sp = value.indexOf(' ');
-          const count = Number(value.slice(sp + 1));
-          found.runs.push([key, Number(value.slice(0, sp)), count]);
-          records += count;
+      for await (const run of indexRuns(it, prefix)) {
+        if (records >= batch) {
+          found.more = true;
+          break;
         }
-        if (entries.length < size) break;
+        found.runs.push(run);
+        records += run[2];
       }
     }
     return out;
   });
+}
+
+/**
+ * The index entries of the stream whose index prefix is `prefix`, in order, as `[key, first seq,
+ * record count]`: `it` is sought to the prefix and read forward with growing reads (a short stream
+ * costs one small read, a long one a few large ones).
+ */
+async function* indexRuns(it: Iterator<ClassicLevel<Buffer, string>, Buffer, string>, prefix: Buffer): AsyncGenerator<[key: Buffer, seq: number, count: number]> {
+  it.seek(prefix);
+  for (let size = FIRST_READ; ; size = Math.min(size * 2, 256)) {
+    const entries = await it.nextv(size);
+    for (const [key, value] of entries) {
+      if (!startsWith(key, prefix)) return;
+      const sp = value.indexOf(' ');
+      yield [key, Number(value.slice(0, sp)), Number(value.slice(sp + 1))];
+    }
+    if (entries.length < size) return;
+  }
 }
 
 /**
@@ -201,17 +211,8 @@ export function lastSeqs(db: ClassicLevel<Buffer, string>, prefixes: readonly Bu
     withIndexIterator(db, false, async (it) => {
       const out: number[] = [];
       for (const prefix of part) {
-        it.seek(prefix);
         let last = 0;
-        walk: for (let size = FIRST_READ; ; size = Math.min(size * 2, 256)) {
-          const entries = await it.nextv(size);
-          for (const [key, value] of entries) {
-            if (!startsWith(key, prefix)) break walk;
-            const sp = value.indexOf(' ');
-            last = Number(value.slice(0, sp)) + Number(value.slice(sp + 1)) - 1;
-          }
-          if (entries.length < size) break;
-        }
+        for await (const [, seq, count] of indexRuns(it, prefix)) last = seq + count - 1;
         out.push(last);
       }
       return out;
