@@ -1,0 +1,62 @@
+/**
+ * The read models PostgreSQL nodes share (executions index, agent history), with real server
+ * processes: the node that folds them is killed with SIGKILL, another node takes their lease over
+ * and its listings include what was executed after the kill; a node that joins later, under a new
+ * id, lists every execution at once.
+ */
+import path from 'node:path';
+import os from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { expect, it } from 'vitest';
+import { usePgNodes } from '../helpers/pg-nodes.js';
+import { api } from '../helpers/server.js';
+import { killSpawned, spawnServer } from '../helpers/spawn-server.js';
+
+const LEASE_MS = 1500;
+const { startNodes, db } = usePgNodes({ leaseMs: LEASE_MS });
+
+const holder = async () => (await db().query<{ node_id: string }>(`SELECT node_id FROM el_owners WHERE stream = 'lease:read-models'`)).rows[0]?.node_id;
+const listed = async (url: string) => {
+  const r = await api(`${url}/workflows/executions?workflowId=echo&limit=100`);
+  expect(r.status).toBe(200);
+  return { ids: (r.body.data as Array<{ id: string }>).map((e) => e.id), total: r.body.total as number };
+};
+const execute = async (url: string, text: string) => {
+  const r = await api(`${url}/workflows/echo/execute`, { method: 'POST', json: { input: { text } } });
+  expect(r.body.data.status).toBe('completed');
+  return r.body.data.executionId as string;
+};
+
+it('keeps serving listings after the node folding them is killed, and serves them at once on a node that joins later', async () => {
+  const nodes = await startNodes(2);
+  const ids = [await execute(nodes[0].url, 'a'), await execute(nodes[1].url, 'b')];
+  const folding = await holder();
+  const dead = nodes.find((n) => n.id === folding)!;
+  const survivor = nodes.find((n) => n !== dead)!;
+  expect(dead).toBeDefined();
+  expect((await listed(survivor.url)).ids).toEqual(expect.arrayContaining(ids));
+
+  await killSpawned(dead);
+  const after = await execute(survivor.url, 'after the kill');
+  const start = Date.now();
+  // the survivor's listing waits until it holds the lease and has folded what came after the kill
+  const list = await listed(survivor.url);
+  expect(list.ids).toEqual(expect.arrayContaining([...ids, after]));
+  expect(list.total).toBe(3);
+  expect(Date.now() - start).toBeLessThanOrEqual(LEASE_MS + LEASE_MS / 3 + 2000);
+  expect(await holder()).toBe(survivor.id);
+
+  // a node joining under a new id reads the same rows: nothing to fold first
+  const url = (db() as unknown as { options: { connectionString: string } }).options.connectionString;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-joiner-'));
+  const joiner = await spawnServer(['--port', '0', '--data', dir, '--database-url', url, '--node-id', 'joiner', '--lease-ms', String(LEASE_MS)], {}, 60_000);
+  try {
+    const seen = await listed(joiner.url);
+    expect(seen.total).toBe(3);
+    expect(seen.ids.sort()).toEqual([...ids, after].sort());
+    expect(await holder()).toBe(survivor.id);
+  } finally {
+    await killSpawned(joiner);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 90_000);
