@@ -90,9 +90,13 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
   // the OpenTelemetry exporter is loaded only when export is configured (start-up time and memory)
   const exporter: OtlpSpanExporter | undefined = otlpConfig ? new (await import('./otlp-export.js')).OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
 
+  // on a store several nodes share, every node folds every record into its spans; a span is exported
+  // by the node that appended the record ending it, so the collector gets it once, not once per node
+  const shared = ctx.log.shared;
+  const exportsHere = (seq: number) => shared === undefined || shared.appendedHere(seq);
   traces.onChange((c) => {
     obsFeed.span(c.type, c.span, c.entity);
-    if (exporter && c.type !== 'span:start') exporter.add(c.span);
+    if (exporter && c.type !== 'span:start' && exportsHere(traces.lastSeq)) exporter.add(c.span);
   });
 
   const linker = new LogLinker(traces, (log, link) => {

@@ -2,7 +2,8 @@
  * The read models PostgreSQL nodes share (executions index, agent history), with real server
  * processes: the node that folds them is killed with SIGKILL, another node takes their lease over
  * and its listings include what was executed after the kill; a node that joins later, under a new
- * id, lists every execution at once.
+ * id, lists every execution at once. Every node still folds every record into its spans; each span
+ * reaches the OTLP collector once, from the node that appended the record ending it.
  */
 import path from 'node:path';
 import os from 'node:os';
@@ -11,6 +12,8 @@ import { expect, it } from 'vitest';
 import { usePgNodes } from '../helpers/pg-nodes.js';
 import { api } from '../helpers/server.js';
 import { killSpawned, spawnServer } from '../helpers/spawn-server.js';
+import { until } from '../helpers/until.js';
+import { startOtlpReceiver } from '../observability/helpers.js';
 
 const LEASE_MS = 1500;
 const { startNodes, db } = usePgNodes({ leaseMs: LEASE_MS });
@@ -60,3 +63,27 @@ it('keeps serving listings after the node folding them is killed, and serves the
     rmSync(dir, { recursive: true, force: true });
   }
 }, 90_000);
+
+it('exports each span once to the OTLP collector, from the node that ran it, though every node folds every record', async () => {
+  const receiver = await startOtlpReceiver();
+  try {
+    const nodes = await startNodes(2, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    const ids = [await execute(nodes[0].url, 'on a'), await execute(nodes[1].url, 'on b'), await execute(nodes[0].url, 'on a again')];
+    const exported = () =>
+      receiver.requests.flatMap((r) => JSON.parse(r.body.toString()).resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans))) as Array<{
+        spanId: string;
+        name: string;
+        attributes: Array<{ key: string; value: { stringValue?: string } }>;
+      }>;
+    // the exporters batch for up to a second: both executions' two spans arrive, and nothing more
+    await until(() => exported().length >= 2 * ids.length, 'the spans of every execution to be exported', 20_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const spans = exported();
+    expect(spans).toHaveLength(2 * ids.length);
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
+    const roots = spans.filter((s) => s.name === 'workflow:Echo').map((s) => s.attributes.find((a) => a.key === 'workflow.execution.id')?.value.stringValue);
+    expect(roots.sort()).toEqual([...ids].sort());
+  } finally {
+    await receiver.close();
+  }
+}, 60_000);

@@ -46,6 +46,7 @@ import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { InOrderDelivery } from './pg-delivery.js';
 import { NodeLease } from './pg-lease.js';
+import { OwnSequences } from './own-seqs.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
 export { DatabaseUnavailableError, redactUrl } from './unavailable.js';
@@ -147,7 +148,10 @@ class PgLog implements PgEventLog {
       this.readable();
       return exclusive(this.pool, job, fn);
     },
+    appendedHere: (seq) => this.own.has(seq),
   };
+  /** the sequences of this node's own commits (recent ones) */
+  private readonly own = new OwnSequences();
   /** retention's removal of whole streams (pg-removal.ts); refused on a log opened read-only */
   readonly removal: RemovalCapability | undefined;
   /** with the `lease` option only: without a lease this node owns nothing and claims nothing */
@@ -394,6 +398,7 @@ class PgLog implements PgEventLog {
   /** A batch committed: its appends hold consecutive sequences in call order, delivered as one run. */
   private onCommit(appends: CommittedAppend[]): void {
     if (appends.length === 0) return;
+    for (const c of appends) this.own.add(c.firstSeq, c.firstSeq + c.append.records.length - 1);
     const records: LogRecord[] = [];
     for (const c of appends) for (const r of recordsOf(c)) records.push(r);
     this.delivery.ownCommit(records);
