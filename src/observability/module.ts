@@ -27,6 +27,8 @@ import type { OtlpSpanExporter } from './otlp-export.js';
 import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
 import { TraceProjection } from './traces.js';
+import type { Span } from '../kernel/span-types.js';
+import { sharedRoleOf } from '../projections/shared-role.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './live-runs.js';
 import { SPAN_CAPACITY, TraceStore } from './traces-store.js';
@@ -61,6 +63,8 @@ interface ObservabilityModule extends ServerModule {
 
 /** records replayed on boot (the most recent ones) to rebuild the span store */
 const REPLAY_RECORDS = 250_000;
+/** how long after a span ends its node decides whether it exports it (its commit's reply is in by then) */
+const EXPORT_DECISION_MS = 250;
 const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
 const SCOPE = { name: 'eventloom', version: VERSION };
 
@@ -91,12 +95,24 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
   const exporter: OtlpSpanExporter | undefined = otlpConfig ? new (await import('./otlp-export.js')).OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
 
   // on a store several nodes share, every node folds every record into its spans; a span is exported
-  // by the node that appended the record ending it, so the collector gets it once, not once per node
+  // by the node that appended the record ending it, so the collector gets it once, not once per node.
+  // Which node appended a record is known once its commit's reply is in, and the tail may deliver the
+  // records before that: the choice is made a moment later (the exporter batches for a second anyway)
   const shared = ctx.log.shared;
-  const exportsHere = (seq: number) => shared === undefined || shared.appendedHere(seq);
+  let undecided: Array<[Span, number]> = [];
+  let decideTimer: NodeJS.Timeout | undefined;
+  const decideExports = () => {
+    decideTimer = undefined;
+    const spans = undecided;
+    undecided = [];
+    for (const [span, seq] of spans) if (shared!.appendedHere(seq)) exporter!.add(span);
+  };
   traces.onChange((c) => {
     obsFeed.span(c.type, c.span, c.entity);
-    if (exporter && c.type !== 'span:start' && exportsHere(traces.lastSeq)) exporter.add(c.span);
+    if (!exporter || c.type === 'span:start') return;
+    if (!shared) return exporter.add(c.span);
+    undecided.push([c.span, traces.lastSeq]);
+    decideTimer ??= setTimeout(decideExports, EXPORT_DECISION_MS);
   });
 
   const linker = new LogLinker(traces, (log, link) => {
@@ -160,6 +176,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
       return () => health.status();
     })(),
     node: ctx.node,
+    foldsSharedReadModels: ctx.log.readModels && (() => sharedRoleOf(ctx.log)?.leading ?? false),
     live: () => describeLiveRuns(live.getSnapshot().context),
     stuckExecutions: deps.stuckExecutions,
     history: deps.history && historySize(ctx.log, deps.history),
@@ -207,6 +224,10 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
       await liveRuns.stop();
       linker.stop();
       guard.stop();
+      if (decideTimer) {
+        clearTimeout(decideTimer);
+        decideExports();
+      }
       await exporter?.shutdown().catch(() => undefined);
       capture.uninstall();
     },

@@ -30,6 +30,8 @@ export interface ObservabilityRouteDeps {
   storeStatus: () => StoreStatus;
   /** this node's id, the store under its log and, on a shared store, what it owns */
   node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory'; owns?: () => Promise<{ executions: number; agentRuns: number }> };
+  /** on a store whose nodes share read models: whether this node folds them now (else another does) */
+  foldsSharedReadModels?: () => boolean;
   /** executions and agent runs in flight */
   live: () => unknown;
   /** the unfinished executions of this node that nothing would move (absent: no workflows module) */
@@ -110,6 +112,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
           node: {
             id: deps.node.nodeId,
             store: deps.node.store,
+            ...(deps.foldsSharedReadModels ? { sharedReadModels: deps.foldsSharedReadModels() ? 'folds' : 'reads' } : {}),
             ...(deps.node.owns
               ? await deps.node.owns().then(
                   (owns) => ({ owns }),

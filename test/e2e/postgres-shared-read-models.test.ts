@@ -37,6 +37,8 @@ it('keeps serving listings after the node folding them is killed, and serves the
   const dead = nodes.find((n) => n.id === folding)!;
   const survivor = nodes.find((n) => n !== dead)!;
   expect(dead).toBeDefined();
+  const role = async (n: { url: string }) => (await api(`${n.url}/observability/status`, { headers: { 'x-service-dev': 'true' } })).body.data.node.sharedReadModels;
+  expect([await role(dead), await role(survivor)]).toEqual(['folds', 'reads']);
   expect((await listed(survivor.url)).ids).toEqual(expect.arrayContaining(ids));
 
   await killSpawned(dead);
@@ -48,6 +50,7 @@ it('keeps serving listings after the node folding them is killed, and serves the
   expect(list.total).toBe(3);
   expect(Date.now() - start).toBeLessThanOrEqual(LEASE_MS + LEASE_MS / 3 + 2000);
   expect(await holder()).toBe(survivor.id);
+  expect(await role(survivor)).toBe('folds');
 
   // a node joining under a new id reads the same rows: nothing to fold first
   const url = (db() as unknown as { options: { connectionString: string } }).options.connectionString;
@@ -58,6 +61,7 @@ it('keeps serving listings after the node folding them is killed, and serves the
     expect(seen.total).toBe(3);
     expect(seen.ids.sort()).toEqual([...ids, after].sort());
     expect(await holder()).toBe(survivor.id);
+    expect(await role(joiner)).toBe('reads');
   } finally {
     await killSpawned(joiner);
     rmSync(dir, { recursive: true, force: true });
