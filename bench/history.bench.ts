@@ -17,7 +17,12 @@
  *   tombstones kept 2 minutes), echo executes over HTTP at a fixed rate for BENCH_HISTORY_STEADY_S
  *   (default 600) seconds, the data directory's size every BENCH_HISTORY_STEADY_SAMPLE_S (30) seconds
  *   (with the time the machine's tasks all stalled on IO meanwhile), and a verdict: the growth of the
- *   last third of the run against the middle third's.
+ *   last third of the run against the middle third's. Each sample also has the server's memory by kind
+ *   (anonymous and file-backed pages, V8's heap used and committed with the young generation, LevelDB's
+ *   own estimate) and its CPU time per execute; after the load, the resident pages by mapping and V8's
+ *   spaces as the load leaves them and after a forced full collection (the server runs with its
+ *   inspector on a loopback port). BENCH_HISTORY_STEADY_SNAPSHOT=<file> also writes a heap snapshot
+ *   then (compare two with bench/heap-diff.ts).
  * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3);
  * BENCH_HISTORY_ONLY=retention runs the retention figure alone, =steady the steady-load run alone;
  * BENCH_HISTORY_STEADY_RATE (default 200) executions started per second by the steady load.
@@ -269,6 +274,7 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
     const samples: Array<{ at: number; bytes: number; ok: number }> = [{ at: 0, bytes: diskBytes(data), ok: 0 }];
     let lastStalled = ioStalledMs() ?? 0;
     let lastCpu = { ms: cpuMs(s.child.pid!), ok: 0 };
+    const firstCpu = lastCpu.ms;
     console.log(`steady load: ${rate} echo executes/s for ${seconds} s, retention keeps the newest 2,000 (a pass every 10 s); the data directory every ${sampleS} s\n`);
     console.log(
       '| t | data dir | listed | completed | failed / skipped | p50 / p99 execute | server RSS | anon / file | V8 heap used / committed (young) | LevelDB | server CPU per execute | load | IO stalled (all tasks) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
@@ -294,6 +300,7 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
     clearInterval(pacer);
     const drainBy = performance.now() + 30_000;
     while (inFlight > 0 && performance.now() < drainBy) await sleep(50);
+    console.log(`\nserver CPU per execute over the run: ${((cpuMs(s.child.pid!) - firstCpu) / Math.max(1, ok)).toFixed(2)} ms`);
     await memoryAfterLoad(s, probe);
     probe.close();
     await stop(s);
