@@ -17,12 +17,18 @@
  *   tombstones kept 2 minutes), echo executes over HTTP at a fixed rate for BENCH_HISTORY_STEADY_S
  *   (default 600) seconds, the data directory's size every BENCH_HISTORY_STEADY_SAMPLE_S (30) seconds
  *   (with the time the machine's tasks all stalled on IO meanwhile), and a verdict: the growth of the
- *   last third of the run against the middle third's.
+ *   last third of the run against the middle third's. Each sample also has the server's memory by kind
+ *   (anonymous and file-backed pages, V8's heap used and committed with the young generation, LevelDB's
+ *   own estimate) and its CPU time per execute; after the load, the resident pages by mapping and V8's
+ *   spaces as the load leaves them and after a forced full collection (the server runs with its
+ *   inspector on a loopback port). BENCH_HISTORY_STEADY_SNAPSHOT=<file> also writes a heap snapshot
+ *   then (compare two with bench/heap-diff.ts).
  * Env: BENCH_HISTORY_MAX (default 100000) the largest log; BENCH_HISTORY_RESTARTS (default 3);
  * BENCH_HISTORY_ONLY=retention runs the retention figure alone, =steady the steady-load run alone;
  * BENCH_HISTORY_STEADY_RATE (default 200) executions started per second by the steady load.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,17 +38,24 @@ import { parseRetention } from '../src/workflows/retention-policy.js';
 import { runRetention } from '../src/workflows/retention.js';
 import type { NewRecord } from '../src/log/types.js';
 import { printMachineInfo } from './lib/machine-info.js';
+import { residentMiB } from './lib/memory-after-load.js';
+import { cpuMs } from './lib/peer-servers.js';
+import { ServerProbe, residentBreakdown } from './lib/soak-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MAX = Number(process.env.BENCH_HISTORY_MAX ?? 100_000);
 const RESTARTS = Number(process.env.BENCH_HISTORY_RESTARTS ?? 3);
 const SIZES = [10_000, 100_000, 1_000_000].filter((n) => n <= MAX);
 const LIMIT = 20;
+/** the servers' console key, for `/observability/status` (LevelDB's memory) */
+const CONSOLE_KEY = randomUUID();
 
 interface Server {
   child: ChildProcess;
   port: number;
   firstAnswerMs: number;
+  /** what the process wrote on stderr (the last 64 KiB) */
+  stderr: () => string;
 }
 
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -56,22 +69,25 @@ function diskBytes(dir: string): number {
 }
 
 /** Starts the CLI on `data` (with `args` besides) and waits for the first 200 of the executions list. */
-async function start(data: string, timeoutMs = 600_000, args: string[] = []): Promise<Server> {
+async function start(data: string, timeoutMs = 600_000, args: string[] = [], nodeArgs: string[] = []): Promise<Server> {
   for (let attempt = 1; ; attempt++) {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const t0 = performance.now();
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--data', data, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'eventloom.mjs'), 'start', '--port', String(port), '--data', data, ...args], {
       cwd: ROOT,
-      stdio: 'ignore',
-      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn' },
+      // stderr carries the inspector's address when nodeArgs has --inspect
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', SERVICE_CONSOLE_ACCESS_KEY: CONSOLE_KEY },
     });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-64 * 1024)));
     let exited = false;
     child.once('exit', () => (exited = true));
     while (!exited && performance.now() - t0 < timeoutMs) {
       try {
         const r = await fetch(`http://127.0.0.1:${port}/workflows/executions?limit=1`);
         await r.arrayBuffer();
-        if (r.status === 200 && !exited) return { child, port, firstAnswerMs: performance.now() - t0 };
+        if (r.status === 200 && !exited) return { child, port, firstAnswerMs: performance.now() - t0, stderr: () => stderr };
       } catch {
         /* not listening yet */
       }
@@ -169,6 +185,46 @@ function ioStalledMs(): number | undefined {
   }
 }
 
+/** The server's memory at one sample, read without collecting: resident pages by kind, V8's heap, LevelDB's own estimate. */
+async function serverMemory(s: Server, probe: ServerProbe): Promise<{ resident: string; heap: string; leveldb: string }> {
+  const r = residentMiB(s.child.pid!);
+  const spaces = await probe.heapSpaces();
+  const sum = (f: (x: (typeof spaces)[number]) => number) => spaces.reduce((n, x) => n + f(x), 0);
+  const young = spaces.find((x) => x.name === 'new_space');
+  const status = (await (await fetch(`http://127.0.0.1:${s.port}/observability/status`, { headers: { 'x-console-access-key': CONSOLE_KEY } })).json()) as {
+    data?: { eventLog?: { storageMemoryBytes?: number } };
+  };
+  return {
+    resident: `${r.anon.toFixed(0)} / ${r.file.toFixed(0)} MiB`,
+    heap: `${MiB(sum((x) => x.usedBytes))} / ${MiB(sum((x) => x.committedBytes))} (${MiB(young?.committedBytes ?? 0)}) MiB`,
+    leveldb: `${MiB(status.data?.eventLog?.storageMemoryBytes ?? 0)} MiB`,
+  };
+}
+
+/**
+ * What the server holds once the load has stopped: as the load leaves it, then after a forced full
+ * collection (the live heap), with V8's spaces and the resident pages by kind. BENCH_HISTORY_STEADY_SNAPSHOT=<file>
+ * also writes a heap snapshot after the collection (compare two with bench/heap-diff.ts).
+ */
+async function memoryAfterLoad(s: Server, probe: ServerProbe): Promise<void> {
+  const line = async (label: string) => {
+    const b = residentBreakdown(s.child.pid!);
+    const spaces = (await probe.heapSpaces()).filter((x) => x.committedBytes > 1 << 20);
+    console.log(
+      `${label}: RSS ${MiB(b.totalBytes)} MiB (brk heap ${MiB(b.brkHeapBytes)}, other anonymous ${MiB(b.anonymousBytes)}, file ${MiB(b.fileBytes)}); ` +
+        `V8 spaces used / committed: ${spaces.map((x) => `${x.name.replace(/_space$/, '')} ${MiB(x.usedBytes)} / ${MiB(x.committedBytes)}`).join(', ')}; ${(await serverMemory(s, probe)).leveldb} LevelDB`,
+    );
+  };
+  console.log('');
+  await line('after the load');
+  await probe.figures(true);
+  await line('after a forced full collection');
+  if (process.env.BENCH_HISTORY_STEADY_SNAPSHOT) {
+    await probe.snapshot(process.env.BENCH_HISTORY_STEADY_SNAPSHOT);
+    console.log(`heap snapshot: ${process.env.BENCH_HISTORY_STEADY_SNAPSHOT}`);
+  }
+}
+
 /**
  * The data directory's size under a steady load of echo executes with retention on (the real CLI,
  * bench/lib/steady-retention-config.ts), sampled every `sampleS` seconds, and whether it stopped
@@ -178,7 +234,12 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
   const data = mkdtempSync(path.join(os.tmpdir(), 'eventloom-history-steady-'));
   const MAX_IN_FLIGHT = 512;
   try {
-    const s = await start(data, 180_000, ['--config', path.join(ROOT, 'bench', 'lib', 'steady-retention-config.ts')]);
+    // the inspector reads what only the server knows of its memory (V8's heap spaces, a forced collection)
+    const s = await start(data, 180_000, ['--config', path.join(ROOT, 'bench', 'lib', 'steady-retention-config.ts')], ['--inspect=127.0.0.1:0']);
+    const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(s.stderr())?.[1];
+    if (!inspectorUrl) throw new Error(`no inspector address on the server's stderr:\n${s.stderr()}`);
+    const probe = new ServerProbe(inspectorUrl);
+    await probe.ready;
     const url = `http://127.0.0.1:${s.port}/workflows/echo/execute`;
     const body = JSON.stringify({ input: { text: 'steady load' } });
     let sent = 0;
@@ -212,8 +273,12 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
     }, 5);
     const samples: Array<{ at: number; bytes: number; ok: number }> = [{ at: 0, bytes: diskBytes(data), ok: 0 }];
     let lastStalled = ioStalledMs() ?? 0;
+    let lastCpu = { ms: cpuMs(s.child.pid!), ok: 0 };
+    const firstCpu = lastCpu.ms;
     console.log(`steady load: ${rate} echo executes/s for ${seconds} s, retention keeps the newest 2,000 (a pass every 10 s); the data directory every ${sampleS} s\n`);
-    console.log('| t | data dir | listed | completed | failed / skipped | p50 / p99 execute | server RSS | load | IO stalled (all tasks) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    console.log(
+      '| t | data dir | listed | completed | failed / skipped | p50 / p99 execute | server RSS | anon / file | V8 heap used / committed (young) | LevelDB | server CPU per execute | load | IO stalled (all tasks) |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    );
     for (let k = 1; k * sampleS <= seconds; k++) {
       await sleep(Math.max(0, began + k * sampleS * 1000 - performance.now()));
       const bytes = diskBytes(data);
@@ -223,14 +288,21 @@ async function steadyDisk(seconds: number, rate: number, sampleS: number): Promi
       latencies = [];
       samples.push({ at: k * sampleS, bytes, ok });
       const stalled = ioStalledMs();
+      const mem = await serverMemory(s, probe);
+      const cpu = cpuMs(s.child.pid!);
+      const cpuPerExecute = ok > lastCpu.ok ? `${((cpu - lastCpu.ms) / (ok - lastCpu.ok)).toFixed(2)} ms` : '–';
+      lastCpu = { ms: cpu, ok };
       console.log(
-        `| ${k * sampleS} s | ${MiB(bytes)} MiB | ${listed} | ${ok} | ${failed} / ${skipped} | ${pct(0.5)} / ${pct(0.99)} ms | ${rssMiB(s.child.pid!).toFixed(0)} MiB | ${os.loadavg()[0].toFixed(1)} | ${stalled === undefined ? '–' : `${Math.round(stalled - lastStalled)} ms`} |`,
+        `| ${k * sampleS} s | ${MiB(bytes)} MiB | ${listed} | ${ok} | ${failed} / ${skipped} | ${pct(0.5)} / ${pct(0.99)} ms | ${rssMiB(s.child.pid!).toFixed(0)} MiB | ${mem.resident} | ${mem.heap} | ${mem.leveldb} | ${cpuPerExecute} | ${os.loadavg()[0].toFixed(1)} | ${stalled === undefined ? '–' : `${Math.round(stalled - lastStalled)} ms`} |`,
       );
       lastStalled = stalled ?? 0;
     }
     clearInterval(pacer);
     const drainBy = performance.now() + 30_000;
     while (inFlight > 0 && performance.now() < drainBy) await sleep(50);
+    console.log(`\nserver CPU per execute over the run: ${((cpuMs(s.child.pid!) - firstCpu) / Math.max(1, ok)).toFixed(2)} ms`);
+    await memoryAfterLoad(s, probe);
+    probe.close();
     await stop(s);
     // thirds of the run, at the samples nearest their bounds
     const at = (t: number) => samples.reduce((a, b) => (Math.abs(b.at - t) < Math.abs(a.at - t) ? b : a));

@@ -219,7 +219,21 @@ export class AgentHistoryProjection extends ProjectionHandle {
     return out;
   }
 
-  /** An agent's whole history, newest first, read a chunk at a time (retention's plan). */
+  /** An agent's whole history, oldest first, read a chunk at a time (retention's plan: it stops once it has what it needs). */
+  async *entriesOldestFirst(agentId: string): AsyncGenerator<StoredHistoryEntry> {
+    const prefix = agentPrefix(agentId);
+    const lt = `${prefix.slice(0, -1)}0`;
+    let gte = prefix;
+    for (;;) {
+      const rows = await this.kv.range<StoredHistoryEntry>({ gte, lt, limit: WALK_CHUNK });
+      for (const [, stored] of rows) yield stored;
+      if (rows.length < WALK_CHUNK) return;
+      // the next key after the last one read
+      gte = `${rows[rows.length - 1][0]}\u0000`;
+    }
+  }
+
+  /** An agent's whole history, newest first, read a chunk at a time (retention's plan counts its terminal runs). */
   async *entriesNewestFirst(agentId: string): AsyncGenerator<StoredHistoryEntry> {
     const prefix = agentPrefix(agentId);
     let lt = `${prefix.slice(0, -1)}0`;

@@ -58,26 +58,32 @@ export class AgentRunRetention implements RunRetentionPort {
   async plan(policyOf: (agentId: string) => KeepLimits | undefined, now: number, limit: number): Promise<RunRetentionCandidate[]> {
     const out: RunRetentionCandidate[] = [];
     for (const agentId of [...new Set([...this.configured, ...this.history.runsPerAgent().keys()])].sort()) {
+      if (out.length >= limit) break;
       const policy = policyOf(agentId);
       if (!policy) continue;
+      // what the plan holds is bounded by `limit`, not by the history: the terminal runs are counted
+      // newest first (none kept), then read oldest first, each one's rank among the newest being the
+      // terminal runs not yet met, and the scan stops once the pass has `limit`
       let rank = 0;
-      const mine: RunRetentionCandidate[] = [];
-      for await (const stored of this.history.entriesNewestFirst(agentId)) {
+      if (policy.keepNewest !== undefined) for await (const stored of this.history.entriesNewestFirst(agentId)) if (isTerminalStatus(stored.entry.status)) rank++;
+      for await (const stored of this.history.entriesOldestFirst(agentId)) {
         const e = stored.entry;
         if (!isTerminalStatus(e.status)) continue;
-        rank++;
-        const beyond = policy.keepNewest !== undefined && rank > policy.keepNewest;
+        const beyond = policy.keepNewest !== undefined && rank-- > policy.keepNewest;
         const ended = Date.parse(e.endTime ?? e.startTime);
         const old = policy.keepForMs !== undefined && now - ended > policy.keepForMs;
-        if (!beyond && !old) continue;
+        if (!beyond && !old) {
+          // by rank alone, no later run is beyond the newest n either (runs end in any order: by age, a later one may be old)
+          if (policy.keepForMs === undefined) break;
+          continue;
+        }
         if (!(await endsTerminal(this.log, runStream(e.id)))) continue;
         const reason = old ? `ended more than ${policy.keepForMs} ms ago` : `beyond the newest ${policy.keepNewest}`;
-        mine.push({ runId: e.id, agentId, startSeq: stored.startSeq, status: e.status, endedAt: new Date(ended).toISOString(), reason });
+        out.push({ runId: e.id, agentId, startSeq: stored.startSeq, status: e.status, endedAt: new Date(ended).toISOString(), reason });
+        if (out.length >= limit) break;
       }
-      out.push(...mine.reverse());
-      if (out.length >= limit) break;
     }
-    return out.slice(0, limit);
+    return out;
   }
 
   async leftovers(runs: readonly RemovedRun[], passSeq: number): Promise<string[]> {

@@ -15,7 +15,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { capYoungGeneration } from '../runtime/young-generation-cap.js';
 import { parseArgs, USAGE, type CliArgs } from './args.js';
+
+// before start-up grows the young generation (src/runtime/young-generation-cap.ts); EVENTLOOM_IDLE_GC=0 turns it off with the idle collection
+if (process.env.EVENTLOOM_IDLE_GC !== '0') capYoungGeneration();
 
 // uWS reads its header limit when the addon loads: set it before anything imports uWebSockets.js
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384';

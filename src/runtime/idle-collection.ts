@@ -15,11 +15,13 @@
  * rate), so a server with 40 MiB of live data under steady load sat at 110 MiB of heap and 250 MiB of
  * RSS between collections. `heapGrowingPercent` (default 25) caps that factor at 1.25: V8 starts its
  * (incremental, mostly concurrent) full collection sooner, and the heap stays near its live size.
+ * The young generation is capped too (`youngGenerationBytes`, src/runtime/young-generation-cap.ts).
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { performance } from 'node:perf_hooks';
 import { systemClock, type Clock, type Timer } from '../kernel/clock.js';
+import { capYoungGeneration } from './young-generation-cap.js';
 
 export interface IdleCollectionOptions {
   /** how often the heap and the event loop are looked at (default 500 ms) */
@@ -47,6 +49,12 @@ export interface IdleCollectionOptions {
    * own `--heap-growing-percent` in the node flags wins.
    */
   heapGrowingPercent?: number;
+  /**
+   * committed bytes of the young generation past which V8 stops growing it (default 8 MiB; 0 leaves
+   * V8's own, up to 32 MiB): src/runtime/young-generation-cap.ts. Process-wide; an operator's own
+   * `--max-semi-space-size` or `--semi-space-growth-factor` wins.
+   */
+  youngGenerationBytes?: number;
   /** sets a V8 flag (default `v8.setFlagsFromString`) */
   setV8Flag?: (flag: string) => void;
   /** the node flags the process was started with (default `process.execArgv` and `NODE_OPTIONS`) */
@@ -117,6 +125,7 @@ function capHeapGrowth(opts: IdleCollectionOptions): void {
 
 export function startIdleCollection(opts: IdleCollectionOptions = {}): IdleCollector {
   capHeapGrowth(opts);
+  const youngCap = capYoungGeneration({ capBytes: opts.youngGenerationBytes, setV8Flag: opts.setV8Flag, nodeFlags: opts.nodeFlags });
   const intervalMs = opts.intervalMs ?? 500;
   const idleTicks = Math.max(1, Math.ceil((opts.idleMs ?? 1_000) / intervalMs));
   const idleUtilization = opts.idleUtilization ?? 0.05;
@@ -171,6 +180,7 @@ export function startIdleCollection(opts: IdleCollectionOptions = {}): IdleColle
       return settled;
     },
     stop() {
+      youngCap.stop();
       stopped = true;
       timer?.cancel();
       timer = undefined;

@@ -382,15 +382,24 @@ export class ExecutionsIndex extends ProjectionHandle {
     return out;
   }
 
-  /** Rows of one workflow's executions, newest first, read chunk by chunk (retention's scan). */
+  /** How many of one workflow's executions are in one of `statuses` (from the counters: no scan). */
+  countOf(workflowId: string, statuses: Iterable<ExecutionStatus>): number {
+    let n = 0;
+    for (const status of statuses) n += this.counts[`${workflowId}|${status}`] ?? 0;
+    return n;
+  }
+
+  /** Rows of one workflow's executions, oldest first, read chunk by chunk (retention's scan: it stops once it has what it needs). */
   async *rowsOf(workflowId: string): AsyncGenerator<IndexDoc> {
     const prefix = `${P}w/${workflowId}${SEP}`;
-    let upper = `${prefix}~`;
+    const upper = `${prefix}~`;
+    let lower = prefix;
     for (;;) {
-      const rows = await this.kv.range<IndexDoc>({ gte: prefix, lt: upper, reverse: true, limit: CHUNK });
+      const rows = await this.kv.range<IndexDoc>({ gte: lower, lt: upper, limit: CHUNK });
       for (const [, d] of rows) yield d;
       if (rows.length < CHUNK) return;
-      upper = rows[rows.length - 1][0];
+      // the next key after the last one read
+      lower = `${rows[rows.length - 1][0]}\u0000`;
     }
   }
 

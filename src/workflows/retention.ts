@@ -38,6 +38,7 @@ import { StreamConflictError, type EventLog } from '../log/types.js';
 import { streamSnapshotKey } from '../runtime/stream-snapshots.js';
 import { executionStream, TERMINAL_RECORD_TYPES } from './events.js';
 import type { ExecutionsIndex, IndexDoc } from './executions-index.js';
+import type { ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { viewSnapshotKey } from './execution-view-snapshot.js';
 import { READS_IN_FLIGHT, readBounded } from './bounded-reads.js';
 import { archiveStreams } from './retention-archive.js';
@@ -46,7 +47,7 @@ import { RUN_STREAM_PREFIX } from '../kernel/stream-ids.js';
 import { removedRunsOf, type RemovedRun, type RunRetentionPort } from '../contract/retention.js';
 import { RETENTION_DONE, RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, type RetentionDoneData, type RetentionRemovedData } from './retention-records.js';
 
-const TERMINAL = new Set(['completed', 'error', 'cancelled']);
+const TERMINAL = new Set<ExecutionStatus>(['completed', 'error', 'cancelled']);
 
 export interface RetentionCandidate {
   executionId: string;
@@ -59,8 +60,14 @@ export interface RetentionCandidate {
 }
 
 /**
- * The terminal executions `settings` let go at `now`, oldest ends first within a workflow, at most
+ * The terminal executions `settings` let go at `now`, oldest first within a workflow, at most
  * `limit`. `workflowIds`: the workflows to look at (configured ones and those the index counts).
+ *
+ * What a pass holds is bounded by `limit`, not by the history: the index's rows are read oldest
+ * first and the scan stops once the pass has `limit` candidates or reaches rows that cannot be one.
+ * An execution's rank among the newest is the workflow's terminal count (the index's counters) less
+ * the terminal rows before it. (It used to read every terminal row newest first and keep all those
+ * beyond the newest n, to take the oldest: a whole history in memory for the first pass over it.)
  */
 export async function planRetention(index: ExecutionsIndex, settings: RetentionSettings, now: number, workflowIds: Iterable<string>, limit = settings.maxPerPass): Promise<RetentionCandidate[]> {
   const out: RetentionCandidate[] = [];
@@ -68,21 +75,11 @@ export async function planRetention(index: ExecutionsIndex, settings: RetentionS
     if (out.length >= limit) break;
     const policy = policyOf(settings, workflowId);
     if (!policy) continue;
-    // rows the index alone may let go (newest first): beyond the newest n, or started long enough ago
-    let rank = 0;
-    const maybe: Array<{ doc: IndexDoc; beyond: boolean }> = [];
-    for await (const doc of index.rowsOf(workflowId)) {
-      if (!TERMINAL.has(doc.status)) continue;
-      rank++;
-      const beyond = policy.keepNewest !== undefined && rank > policy.keepNewest;
-      // an execution ends after it starts: one started within keepFor ended within it
-      const mayBeOld = policy.keepForMs !== undefined && now - doc.createdAt > policy.keepForMs;
-      if (beyond || mayBeOld) maybe.push({ doc, beyond });
-    }
-    // oldest first, their summaries read a batch at a time, until the pass has `limit`
-    maybe.reverse();
-    for (let i = 0; i < maybe.length && out.length < limit; i += READS_IN_FLIGHT) {
-      const chunk = maybe.slice(i, i + READS_IN_FLIGHT);
+    // the terminal rows still to come in the scan, the current one included: its rank among the newest
+    let rank = index.countOf(workflowId, TERMINAL);
+    let chunk: Array<{ doc: IndexDoc; beyond: boolean }> = [];
+    // the summaries of a chunk of rows the index alone may let go, read together: the candidates among them
+    const check = async () => {
       const views = await readBounded(chunk, ({ doc }) => index.summary(doc.id));
       for (const [j, { doc, beyond }] of chunk.entries()) {
         const view = views[j];
@@ -94,7 +91,21 @@ export async function planRetention(index: ExecutionsIndex, settings: RetentionS
         out.push({ executionId: doc.id, workflowId, status: view.status, endedAt: new Date(ended).toISOString(), reason });
         if (out.length >= limit) break;
       }
+      chunk = [];
+    };
+    for await (const doc of index.rowsOf(workflowId)) {
+      if (!TERMINAL.has(doc.status)) continue;
+      const beyond = policy.keepNewest !== undefined && rank-- > policy.keepNewest;
+      // an execution ends after it starts: one started within keepFor ended within it
+      const mayBeOld = policy.keepForMs !== undefined && now - doc.createdAt > policy.keepForMs;
+      // rows come oldest first: once one is neither beyond the newest n nor old enough, no later one is
+      if (!beyond && !mayBeOld) break;
+      chunk.push({ doc, beyond });
+      if (chunk.length < READS_IN_FLIGHT) continue;
+      await check();
+      if (out.length >= limit) break;
     }
+    if (chunk.length > 0 && out.length < limit) await check();
   }
   return out;
 }

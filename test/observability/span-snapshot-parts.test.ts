@@ -1,7 +1,8 @@
 /**
  * The span snapshot is saved in parts: a store of thousands of spans round-trips through several
- * parts, a smaller save leaves no part of a bigger one behind, and a head whose parts belong to
- * another save is not loaded (the start then folds the recent log instead).
+ * parts written one at a time (not one write batch of the whole snapshot), a smaller save leaves no
+ * part of a bigger one behind, and a head whose parts belong to another save is not loaded (the
+ * start then folds the recent log instead).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -56,6 +57,28 @@ describe('the span snapshot in parts', () => {
     await dropSpanSnapshot(log.kv);
     expect(await parts()).toBe(0);
     expect(await log.kv.get(SPAN_SNAPSHOT_KEY)).toBeUndefined();
+  });
+
+  it('writes one part at a time, so no write batch holds the whole snapshot, and the head last', async () => {
+    const traces = folded(700);
+    const put = log.kv.put.bind(log.kv);
+    let inFlight = 0;
+    let most = 0;
+    const keys: string[] = [];
+    log.kv.put = async (key, value) => {
+      keys.push(key);
+      most = Math.max(most, ++inFlight);
+      try {
+        await put(key, value);
+      } finally {
+        inFlight--;
+      }
+    };
+    await saveSpanSnapshot(log.kv, traces);
+    expect(keys.length).toBeGreaterThan(4);
+    expect(most).toBe(1);
+    expect(keys.at(-1)).toBe(SPAN_SNAPSHOT_KEY);
+    expect(await loadSpanSnapshot(log.kv, projection(), traces.lastSeq)).toBe(traces.lastSeq);
   });
 
   it('is not loaded when a part belongs to another save or is missing', async () => {

@@ -155,10 +155,10 @@ describe('idle collection', () => {
 describe('the heap growth cap', () => {
   it("sets V8's heap growing percent once, unless the operator started node with one", () => {
     const set: string[] = [];
-    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [] }).stop();
+    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [], youngGenerationBytes: 0 }).stop();
     expect(set).toEqual(['--heap-growing-percent=25']);
-    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: ['--heap-growing-percent=80'] }).stop();
-    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [], heapGrowingPercent: 0 }).stop();
+    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: ['--heap-growing-percent=80'], youngGenerationBytes: 0 }).stop();
+    startIdleCollection({ clock: new ManualClock(), setV8Flag: (f) => set.push(f), nodeFlags: [], heapGrowingPercent: 0, youngGenerationBytes: 0 }).stop();
     expect(set).toHaveLength(1);
   });
 
