@@ -47,7 +47,8 @@ describe('one node on PostgreSQL', () => {
   it('reports its node id and the PostgreSQL store in the observability status', async () => {
     const r = await api(`${a.url}/observability/status`, DEV);
     expect(r.status).toBe(200);
-    expect(r.body.data.node).toEqual({ id: 'node-a', store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
+    // node-a started first: it holds the lease of the read models the nodes share
+    expect(r.body.data.node).toEqual({ id: 'node-a', store: 'postgres', sharedReadModels: 'folds', owns: { executions: 0, agentRuns: 0 } });
     expect(r.body.data.resumableStream.storeDisplayName).toMatch(/PostgreSQL/);
   });
 
