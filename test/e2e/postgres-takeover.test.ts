@@ -96,7 +96,15 @@ describe('takeover between two server processes', () => {
     const frameIds = [...seen, ...rest.frames].map((f) => Number(f.id));
     expect(frameIds).toEqual(frameIds.map((_, i) => i + 1));
     expect(rest.frames.at(-1)!.json).toMatchObject({ type: 'workflow-result', status: 'completed' });
-    const status = await api(`${b.url}/observability/status`, DEV);
-    expect(status.body.data.node).toEqual({ id: b.id, store: 'postgres', owns: { executions: 0, agentRuns: 0 } });
+    // the survivor also took over the lease of the read models the nodes share, which the killed node held
+    const status = await until(
+      async () => {
+        const s = await api(`${b.url}/observability/status`, DEV);
+        return s.body.data.node.sharedReadModels === 'folds' ? s : undefined;
+      },
+      'the survivor to fold the shared read models',
+      LEASE_MS + 3000,
+    );
+    expect(status.body.data.node).toEqual({ id: b.id, store: 'postgres', sharedReadModels: 'folds', owns: { executions: 0, agentRuns: 0 } });
   }, 60_000);
 });
