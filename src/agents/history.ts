@@ -76,8 +76,8 @@ class AgentHistoryDefinition implements ProjectionDefinition {
   }
 
   /** Every agent's count, so the status can sum them without reading the store. */
-  async load(kv: KeyValueStore): Promise<void> {
-    for (const [key, count] of await kv.range<Count>(COUNTS)) this.counts.set(decodeURIComponent(key.slice(COUNTS.gte.length)), count);
+  load(kv: KeyValueStore): Promise<void> {
+    return this.refresh(kv);
   }
 
   reset(): void {

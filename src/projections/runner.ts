@@ -98,6 +98,17 @@ const projectionVersionKey = (name: string): string => `projection-version/${nam
 
 const afterThisTurn = (run: () => void): void => void setImmediate(run);
 
+/** Deletes every key of `range`, a chunk at a time. */
+async function deleteRange(kv: KeyValueStore, range: { gte: string; lt: string }): Promise<void> {
+  for (;;) {
+    const rows = await kv.range({ ...range, limit: 4096 });
+    if (rows.length === 0) return;
+    let last: Promise<void> | undefined;
+    for (const [k] of rows) last = kv.del(k);
+    await last;
+  }
+}
+
 export interface ProjectionRunnerOptions {
   onError?: (err: unknown) => void;
   /** The committed-records source (default: the log's `records$`); tests inject a virtual-time one. */
@@ -197,15 +208,7 @@ export class ProjectionRunner {
    * version, where every node kept its own copy in its scope): nothing reads them any more.
    */
   private async dropOwnCopy(): Promise<void> {
-    const range = this.definition.keyRange;
-    if (!range) return;
-    for (;;) {
-      const rows = await this.log.kv.range({ ...range, limit: 4096 });
-      if (rows.length === 0) return;
-      let last: Promise<void> | undefined;
-      for (const [k] of rows) last = this.log.kv.del(k);
-      await last;
-    }
+    if (this.definition.keyRange) await deleteRange(this.log.kv, this.definition.keyRange);
   }
 
   private async startFolding(): Promise<void> {
@@ -345,17 +348,7 @@ export class ProjectionRunner {
   /** Forgets the model's memory, deletes its key range and moves its checkpoint to 0. */
   private async clear(): Promise<void> {
     this.definition.reset?.();
-    const range = this.definition.keyRange;
-    if (range) {
-      const kv = this.kv;
-      for (;;) {
-        const rows = await kv.range({ ...range, limit: 4096 });
-        if (rows.length === 0) break;
-        let last: Promise<void> | undefined;
-        for (const [k] of rows) last = kv.del(k);
-        await last;
-      }
-    }
+    if (this.definition.keyRange) await deleteRange(this.kv, this.definition.keyRange);
     if (this.persisted) await this.setCheckpoint(0);
   }
 

@@ -136,7 +136,7 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
    * the checkpoint are folded in again; the ones after the checkpoint are the runner's to fold.
    */
   async load(kv: KeyValueStore, checkpoint: number): Promise<void> {
-    this.counts = (await kv.get<Record<string, number>>(COUNTS_KEY)) ?? {};
+    await this.refresh(kv);
     this.running.clear();
     if (!this.counts['*|running']) return;
     for (const id of await scanIds(kv, 'running')) {

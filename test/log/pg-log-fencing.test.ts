@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { OwnershipCapability } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/types.js';
 import { openPgLog } from '../../src/log/pg/pg-log.js';
+import { NodeLease } from '../../src/log/pg/pg-lease.js';
 import { runOwnershipContract } from '../contract/ownership.contract.js';
 import { usePostgres } from '../helpers/postgres.js';
 import { until } from '../helpers/until.js';
@@ -50,6 +51,28 @@ describe('stream ownership on the postgres log', () => {
     await second.append('exec:y', [{ type: 't', data: 4 }]);
     expect((await second.readStream('exec:y')).map((r) => r.data)).toEqual([1, 2, 4]);
     await Promise.all([first.close(), second.close()]);
+  });
+
+  it('registers once when renewals that all saw the lapse run together, and keeps the epoch it registered', async () => {
+    const url = await cluster().createDatabase();
+    const log = await openPgLog(url, { scope: 'm', lease: lease('m') }); // creates the schema
+    await log.close();
+    const pool = new pg.Pool({ connectionString: url });
+    const nodeLease = await NodeLease.register(pool, 'n', 10_000, (err) => expect.fail(String(err)));
+    const epochOf = async () => Number((await pool.query(`SELECT epoch FROM el_nodes WHERE node_id = 'n'`)).rows[0].epoch);
+    const before = await epochOf();
+    // the lease lapsed (a partition, a pause); the renewal timer and the store's recovery both renew as it heals
+    await pool.query(`UPDATE el_nodes SET expires_at = now() - interval '1 second' WHERE node_id = 'n'`);
+    await Promise.all([nodeLease.renewNow(), nodeLease.renewNow(), nodeLease.renewNow()]);
+    expect(await epochOf()).toBe(before + 1);
+    expect(nodeLease.fencing.epoch).toBe(before + 1);
+    // it still owns the id: a later lapse registers it again rather than leaving it fenced for good
+    await pool.query(`UPDATE el_nodes SET expires_at = now() - interval '1 second' WHERE node_id = 'n'`);
+    await nodeLease.renewNow();
+    expect(await epochOf()).toBe(before + 2);
+    expect(nodeLease.fencing.epoch).toBe(before + 2);
+    await nodeLease.stop(true);
+    await pool.end();
   });
 
   it('accepts no record from a process paused past its lease once another node claimed its stream', async () => {

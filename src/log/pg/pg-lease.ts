@@ -17,6 +17,8 @@ export class NodeLease {
   /** another process registered this node id: this one never registers again */
   private superseded = false;
   private stopped = false;
+  /** the renewal in flight: the timer and the store's recovery share it, so a lapse registers once */
+  private renewing: Promise<void> | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -47,21 +49,30 @@ export class NodeLease {
     }
   }
 
-  /** One renewal now (registering again when the lease lapsed); throws when the database cannot be reached. */
-  async renewNow(): Promise<void> {
-    if (this.stopped || this.superseded) return;
-    {
-      const outcome = await renewLease(this.pool, this.nodeId, this.epoch, this.leaseMs);
-      if (outcome === 'renewed' || this.stopped) return;
-      if (outcome === 'superseded') {
-        this.superseded = true;
-        process.emitWarning(`Node id ${this.nodeId} was registered again by another process; this one (epoch ${this.epoch}) can no longer append to fenced streams`, 'EventLogLeaseWarning');
-        return;
-      }
-      const before = this.epoch;
-      this.epoch = await registerNode(this.pool, this.nodeId, this.leaseMs);
-      process.emitWarning(`The lease of node ${this.nodeId} lapsed (epoch ${before}); registered again as epoch ${this.epoch}`, 'EventLogLeaseWarning');
+  /**
+   * One renewal now (registering again when the lease lapsed); throws when the database cannot be
+   * reached. A call while one is in flight shares it: two renewals that both saw the lapse would
+   * register twice, and the one resolving last could keep the older epoch, fencing this node out.
+   */
+  renewNow(): Promise<void> {
+    if (this.stopped || this.superseded) return Promise.resolve();
+    this.renewing ??= this.renewOnce().finally(() => {
+      this.renewing = undefined;
+    });
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
+    const outcome = await renewLease(this.pool, this.nodeId, this.epoch, this.leaseMs);
+    if (outcome === 'renewed' || this.stopped) return;
+    if (outcome === 'superseded') {
+      this.superseded = true;
+      process.emitWarning(`Node id ${this.nodeId} was registered again by another process; this one (epoch ${this.epoch}) can no longer append to fenced streams`, 'EventLogLeaseWarning');
+      return;
     }
+    const before = this.epoch;
+    this.epoch = await registerNode(this.pool, this.nodeId, this.leaseMs);
+    process.emitWarning(`The lease of node ${this.nodeId} lapsed (epoch ${before}); registered again as epoch ${this.epoch}`, 'EventLogLeaseWarning');
   }
 
   /** undefined when `stream` is now this node's, else why not */
