@@ -7,11 +7,13 @@
  * (routing, auth, body limits). Responses are JSON (`enableJsonResponse`): a call answers once.
  * `GET /mcp` answers 405, which the transport defines as "no server-initiated stream here". Requests
  * the transport refuses (not a JSON-RPC message, ...) get the edge's failure envelope with a 4xx.
+ *
+ * The SDK is loaded on the first `/mcp` request: with what it pulls in (ajv, a zod v3 copy,
+ * zod-to-json-schema) it is a fifth of the JavaScript a start would otherwise compile, for a route
+ * many servers never serve.
  */
 import type { Logger } from 'pino';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { userIdentity, type RequestContext, type RouteDef, type RouteResult } from '../../contract/routes.js';
 import { AppError, toFailure, type ErrorCode as AppErrorCode } from '../../errors.js';
 import { VERSION } from '../../version.js';
@@ -48,8 +50,21 @@ export function mcpServerRoutes(catalog: CatalogAndLogger): RouteDef[] {
   ];
 }
 
+/** The parts of the SDK the route uses, loaded once, on the first request. */
+async function loadSdk() {
+  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { Server, WebStandardStreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError };
+}
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+let sdkLoading: Promise<Sdk> | undefined;
+const sdk = (): Promise<Sdk> => (sdkLoading ??= loadSdk());
+
 /** One SDK server answering `tools/list` and `tools/call` for one request's caller. */
-function buildServer(deps: McpCatalogDeps, caller: McpCaller, logger: Logger): Server {
+function buildServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }: Sdk, deps: McpCatalogDeps, caller: McpCaller, logger: Logger): Server {
   const server = new Server({ name: 'eventloom', version: VERSION }, { capabilities: { tools: { listChanged: false } } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: mcpTools(deps).map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as { type: 'object' } })),
@@ -91,8 +106,9 @@ async function handleMcp(deps: CatalogAndLogger, ctx: RequestContext): Promise<R
   const caller: McpCaller = { headers: ctx.headers, signal: ctx.signal };
   const identity = ctx.user && userIdentity(ctx.user);
   if (identity) caller.userId = identity;
-  const server = buildServer(deps, caller, deps.logger);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const loaded = await sdk();
+  const server = buildServer(loaded, deps, caller, deps.logger);
+  const transport = new loaded.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
     const headers = new Headers();
