@@ -17,6 +17,9 @@
  * the kernel and the one client process reading 5,000 sockets); server RSS per connected client (after GC, idle). In each round both systems run at
  * the same time (one schedule offset by half an interval, the leader alternating between rounds), so that other load on the machine affects both alike.
  *
+ * Then the SSE scenarios (`sseScenarios`): BENCH_SSE_OBSERVERS (10,000; 0 skips them) readers of one execution, paced
+ * events (BENCH_SSE_EVENTS, 20, every BENCH_SSE_INTERVAL_MS, 250) and a cancel, each against the bare SSE broadcaster.
+ *
  * Options (env): BENCH_CLIENTS (5000), BENCH_EXECUTIONS per round (24, i.e. 96 span events),
  * BENCH_INTERVAL_MS between records (250), BENCH_ROUNDS (4), BENCH_FILTERED_SHARE (0.2), BENCH_MEMORY (0 skips the
  * memory cycles). The pace is chosen so that one fan-out (5,000 messages, 50–100 ms on a loaded 2-core machine
@@ -31,6 +34,8 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { printMachineInfo } from './lib/machine-info.js';
+import { ROOT } from './lib/peer-install.js';
+import { fanoutBroadcaster, fanoutCancelEventloom, fanoutEventloom, startFanoutServer } from './lib/sse-fanout.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 5000);
@@ -40,6 +45,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const FILTERED_SHARE = Number(process.env.BENCH_FILTERED_SHARE ?? 0.2);
 const WORKFLOWS = 4;
 const EVENTS_PER_EXECUTION = 4;
+const SSE_OBSERVERS = Number(process.env.BENCH_SSE_OBSERVERS ?? 10_000);
+const SSE_EVENTS = Number(process.env.BENCH_SSE_EVENTS ?? 20);
+const SSE_INTERVAL_MS = Number(process.env.BENCH_SSE_INTERVAL_MS ?? 250);
 const PLACEHOLDER = '999999999999999';
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
@@ -488,7 +496,42 @@ async function main(): Promise<void> {
   for (const c of [...eventloomClients, ...bareClients]) c.close();
   await call('stop');
   clearTimeout(killer);
-  process.exit(allDelivered ? 0 : 1);
+  const sseDelivered = SSE_OBSERVERS > 0 ? await sseScenarios() : true;
+  process.exit(allDelivered && sseDelivered ? 0 : 1);
+}
+
+/**
+ * The SSE scenarios: SSE_OBSERVERS readers of one execution (the `ticker` workflow on a bench:workflows
+ * server, LevelDB in a temp dir) against the bare broadcaster writing as many frames to as many readers.
+ * Paced events: SSE_EVENTS ticks SSE_INTERVAL_MS apart, latency from each tick's emit. Cancel: one
+ * `POST …/cancel` of the sleeping ticker; the latency of its `workflow-cancelled` and `workflow-result`
+ * frames from the moment it was sent, against the broadcaster's single frame.
+ */
+async function sseScenarios(): Promise<boolean> {
+  const ms = (x: number) => `${x.toFixed(1)} ms`;
+  console.log(`\nSSE: ${SSE_OBSERVERS} readers of one execution against the bare broadcaster (bench/lib/broadcaster.ts)`);
+  const server = await startFanoutServer(ROOT);
+  try {
+    const paced = await fanoutEventloom(server.url, server.pid, SSE_OBSERVERS, SSE_EVENTS, SSE_INTERVAL_MS);
+    const pacedFloor = await fanoutBroadcaster(SSE_OBSERVERS, SSE_EVENTS, SSE_INTERVAL_MS);
+    const cancel = await fanoutCancelEventloom(server.url, server.pid, SSE_OBSERVERS);
+    const single = await fanoutBroadcaster(SSE_OBSERVERS, 1, SSE_INTERVAL_MS);
+    console.log(`paced events (${SSE_EVENTS} ticks ${SSE_INTERVAL_MS} ms apart):`);
+    console.log(
+      `  eventloom    p50 ${ms(paced.p50)}  p99 ${ms(paced.p99)}  max ${ms(paced.max)}  every tick once to every reader ${paced.exactlyOnce}/${SSE_OBSERVERS}  CPU ${Math.round(paced.cpuMs / SSE_EVENTS)} ms/event`,
+    );
+    console.log(
+      `  broadcaster  p50 ${ms(pacedFloor.p50)}  p99 ${ms(pacedFloor.p99)}  max ${ms(pacedFloor.max)}  CPU ${Math.round(pacedFloor.cpuMs / SSE_EVENTS)} ms/event   p99 ratio ${(paced.p99 / pacedFloor.p99).toFixed(2)}× (target ≤ 1.2×)`,
+    );
+    console.log('cancel (one command; latency from the moment it was sent):');
+    console.log(`  workflow-cancelled  min ${ms(cancel.cancelled.min)}  p50 ${ms(cancel.cancelled.p50)}  p99 ${ms(cancel.cancelled.p99)}  max ${ms(cancel.cancelled.max)}`);
+    console.log(`  workflow-result     min ${ms(cancel.result.min)}  p50 ${ms(cancel.result.p50)}  p99 ${ms(cancel.result.p99)}  max ${ms(cancel.result.max)}`);
+    console.log(`  both frames once, then the end: ${cancel.complete}/${SSE_OBSERVERS}; server CPU ${Math.round(cancel.cpuMs)} ms`);
+    console.log(`  broadcaster, one frame: p50 ${ms(single.p50)}  p99 ${ms(single.p99)}  max ${ms(single.max)}   result p99 ratio ${(cancel.result.p99 / single.p99).toFixed(2)}× (target ≤ 1.2×)`);
+    return paced.exactlyOnce === SSE_OBSERVERS && cancel.complete === SSE_OBSERVERS;
+  } finally {
+    await server.stop();
+  }
 }
 
 if (process.argv[2] === 'serve') void serve();

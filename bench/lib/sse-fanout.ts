@@ -250,3 +250,78 @@ export async function fanoutBroadcaster(OBSERVERS: number, EVENTS: number, INTER
     child.kill('SIGKILL');
   }
 }
+
+export interface CancelFanoutResult {
+  /** delivery latency of the `workflow-cancelled` frame: receive time − the moment the cancel was sent, ms */
+  cancelled: { p50: number; p99: number; min: number; max: number };
+  /** the same for the `workflow-result` frame that follows it */
+  result: { p50: number; p99: number; min: number; max: number };
+  /** readers that got both frames, once each, and then the end of the stream */
+  complete: number;
+  errors: number;
+  /** server CPU time from the cancel to the last reader's end, ms */
+  cpuMs: number;
+  load: number;
+}
+
+/**
+ * The cancel scenario: OBSERVERS readers of a `ticker` execution that is sleeping between ticks; one
+ * `POST …/cancel` ends it. The command's records reach every reader as `workflow-cancelled`, then
+ * `workflow-result`: both latencies are measured from the moment the cancel was sent, so a second
+ * commit or a second pass over the readers shows as a gap between the two.
+ */
+export async function fanoutCancelEventloom(url: string, pid: number, OBSERVERS: number, label = 'eventloom'): Promise<CancelFanoutResult> {
+  const post = async (p: string, body: unknown) => (await fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+  // one tick, then a long sleep: the cancel finds the step in flight
+  const started = await post('/workflows/ticker/execute', { input: { events: 2, intervalMs: 600_000 } });
+  const id = started.data.executionId as string;
+  progress(`${label}: ticker ${id} suspended, attaching ${OBSERVERS} observers for the cancel`);
+  let sentAt = NaN;
+  const cancelled: number[] = [];
+  const results: number[] = [];
+  const got = new Map<Observer, { cancelled: number; result: number; tick: boolean }>();
+  const { observers, finished, agent } = await openObservers(
+    OBSERVERS,
+    `${url}/workflows/ticker/executions/${id}/stream`,
+    (o, event, _seq, _data, at) => {
+      let g = got.get(o);
+      if (!g) got.set(o, (g = { cancelled: 0, result: 0, tick: false }));
+      if (event === 'workflow-suspended') (o as Observer & { attached?: boolean }).attached = true;
+      if (event === 'tick') g.tick = true;
+      if (event === 'workflow-cancelled') {
+        g.cancelled++;
+        cancelled.push(at - sentAt);
+      }
+      if (event === 'workflow-result') {
+        g.result++;
+        results.push(at - sentAt);
+      }
+    },
+    (o) => !!(o as Observer & { attached?: boolean }).attached,
+  );
+  // a resume answers when the run settles: here, once the cancel ended it
+  const resumed = post(`/workflows/ticker/executions/${id}/resume`, { resumeData: { go: true } });
+  // every reader has the first tick: the step sleeps now
+  const deadline = Date.now() + 30_000;
+  while ([...got.values()].filter((g) => g.tick).length < OBSERVERS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 500));
+  const cpu0 = cpuMs(pid);
+  sentAt = now();
+  await post(`/workflows/ticker/executions/${id}/cancel`, { reason: 'benchmark' });
+  await Promise.race([finished, new Promise((r) => setTimeout(r, 60_000))]);
+  await resumed;
+  const cpu = cpuMs(pid) - cpu0;
+  agent.destroy();
+  const stats = (v: number[]) => {
+    const s = v.slice().sort((a, b) => a - b);
+    return { p50: pct(s, 50), p99: pct(s, 99), min: s[0] ?? NaN, max: s.at(-1) ?? NaN };
+  };
+  return {
+    cancelled: stats(cancelled),
+    result: stats(results),
+    complete: observers.filter((o) => o.done && got.get(o)?.cancelled === 1 && got.get(o)?.result === 1).length,
+    errors: observers.filter((o) => o.error).length,
+    cpuMs: cpu,
+    load: os.loadavg()[0],
+  };
+}

@@ -18,7 +18,7 @@
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { invalidRequest } from '../errors.js';
-import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { ProjectionHandle, RUN_ROWS_LINGER_MS, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { applyHistoryRecord, isTerminalStatus, type HistoryEntry, type StoredHistoryEntry } from '../contract/agent-history-entry.js';
 import { RETENTION_EXPIRED, RETENTION_REMOVED, RETENTION_STREAM_PREFIX, removedRunsOf } from '../contract/retention.js';
 
@@ -62,6 +62,8 @@ export interface AgentHistoryOptions {
 class AgentHistoryDefinition implements ProjectionDefinition {
   readonly name = NAME;
   readonly shared = true;
+  /** a short run's start and end mostly fold together: its entry is written once, not twice */
+  readonly lingerMs = RUN_ROWS_LINGER_MS;
   readonly keyRange = { gte: `${P}/`, lt: `${P}0` };
   /** entries of runs in flight, by stream */
   private readonly live = new Map<string, StoredHistoryEntry>();

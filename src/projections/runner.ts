@@ -7,7 +7,8 @@
  *   catch-up, then live, each record once and in order;
  * - **batching**: records that arrive while a fold is running (or in one synchronous burst) are
  *   folded together, so a burst costs one fold and one write set, and a slow fold never makes the
- *   source buffer anywhere but in the runner's queue;
+ *   source buffer anywhere but in the runner's queue; a model may let records linger a few ms for
+ *   more while nobody waits on it (`lingerMs`: a short run's start and end fold together);
  * - **durability**: a fold's writes and the checkpoint are issued in one synchronous turn, so they
  *   share the log's group commit and a crash leaves the read model exactly at its checkpoint;
  * - **read your writes**: `waitFor(seq)` resolves once every record up to `seq` is folded (the
@@ -79,6 +80,13 @@ export interface ProjectionDefinition {
    * see the previous record's writes).
    */
   readonly unit?: 'batch' | 'record';
+  /**
+   * Records that arrive while nobody waits for the model are folded this many ms later (default 0:
+   * at once), with whatever arrives meanwhile: a short run's start and end then fold together, one
+   * write of its row instead of two. A wait (`waitFor`, which every query of the model makes first)
+   * folds at once, so a reader never sees the delay. Not on a model the store's nodes share.
+   */
+  readonly lingerMs?: number;
   /** Folds that write nothing move the checkpoint only every this many records (default 1024). */
   readonly checkpointEvery?: number;
   /**
@@ -97,6 +105,12 @@ export interface ProjectionDefinition {
 const projectionVersionKey = (name: string): string => `projection-version/${name}`;
 
 const afterThisTurn = (run: () => void): void => void setImmediate(run);
+
+/**
+ * The `lingerMs` of read models whose rows follow runs (executions, agent runs): a short run's start
+ * and end mostly fold together then, and its row is written once instead of twice.
+ */
+export const RUN_ROWS_LINGER_MS = 5;
 
 /** Deletes every key of `range`, a chunk at a time. */
 async function deleteRange(kv: KeyValueStore, range: { gte: string; lt: string }): Promise<void> {
@@ -134,6 +148,8 @@ export class ProjectionRunner {
   private next = 0;
   private folding = false;
   private scheduled = false;
+  /** the fold scheduled after the model's `lingerMs` (see `scheduleFold`) */
+  private lingerTimer: NodeJS.Timeout | undefined;
   private applied = 0;
   private checkpointed = 0;
   private waiters: Waiter[] = [];
@@ -298,7 +314,10 @@ export class ProjectionRunner {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.applied >= seq) return Promise.resolve();
     if (this.stopped) return Promise.reject(new Error(`The ${this.definition.name} projection is stopped`));
-    return new Promise((resolve, reject) => this.waiters.push({ seq, resolve, reject }));
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ seq, resolve, reject });
+      this.hurry();
+    });
   }
 
   /** A follower's wait: the leader's checkpoint reached `seq`, then what the model keeps in memory is read again. */
@@ -356,16 +375,36 @@ export class ProjectionRunner {
     this.subscription = this.source(afterSeq).subscribe({
       next: (record) => {
         this.queue.push(record);
-        if (!this.folding && !this.scheduled && !this.parked) {
-          this.scheduled = true;
-          this.schedule(() => {
-            this.scheduled = false;
-            if (!this.folding) void this.fold();
-          });
-        }
+        if (!this.folding && !this.scheduled && !this.parked) this.scheduleFold();
       },
       error: (err) => this.fail(err),
     });
+  }
+
+  /**
+   * Schedules the fold of what arrived: at once (`schedule`), or after the model's `lingerMs` when
+   * nobody waits for it, so that records arriving meanwhile fold with them.
+   */
+  private scheduleFold(): void {
+    this.scheduled = true;
+    // a shared model's other nodes wait on its checkpoint without this node knowing: it never lingers
+    const linger = this.role ? 0 : (this.definition.lingerMs ?? 0);
+    if (linger > 0 && this.waiters.length === 0) this.lingerTimer = setTimeout(this.runScheduled, linger);
+    else this.schedule(this.runScheduled);
+  }
+
+  private readonly runScheduled = (): void => {
+    this.lingerTimer = undefined;
+    this.scheduled = false;
+    if (!this.folding) void this.fold();
+  };
+
+  /** A fold that lingers for more records is wanted now (a wait, a stop, a rebuild). */
+  private hurry(): void {
+    if (this.lingerTimer === undefined) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    this.schedule(this.runScheduled);
   }
 
   /** Folds the queue again once the store's health is back to ok (nothing of the refused fold was written). */
@@ -386,6 +425,7 @@ export class ProjectionRunner {
 
   private idle(): Promise<void> {
     if (!this.folding && !this.scheduled) return Promise.resolve();
+    this.hurry();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 

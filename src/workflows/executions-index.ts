@@ -21,7 +21,7 @@
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { invalidRequest } from '../errors.js';
-import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
+import { ProjectionHandle, RUN_ROWS_LINGER_MS, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { statusAfterRecord, type ExecutionInput, type ExecutionStatus } from '../../machines/workflow-execution.machine.js';
 import { applyRecord, startView, type ExecutionRecordView } from './executions-view.js';
 import { EXECUTION_STREAM_PREFIX, executionIdOf, executionStream } from './events.js';
@@ -116,6 +116,8 @@ const sameRow = (a: IndexDoc, b: IndexDoc) => a.status === b.status && deepEqual
 class ExecutionsIndexDefinition implements ProjectionDefinition {
   readonly name = EXECUTIONS_INDEX_NAME;
   readonly shared = true;
+  /** a short run's start and end mostly fold together: its row and keys are written once, not twice */
+  readonly lingerMs = RUN_ROWS_LINGER_MS;
   readonly checkpointEvery = CHECKPOINT_EVERY;
   readonly keyRange = { gte: P, lt: `${P.slice(0, -1)}0` };
   counts: Record<string, number> = {};

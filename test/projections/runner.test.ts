@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLog } from '../../src/log/memory/memory-log.js';
 import type { EventLog, KeyValueStore, LogRecord } from '../../src/log/types.js';
 import { ProjectionRunner, type ProjectionDefinition, type ProjectionWrites } from '../../src/projections/runner.js';
@@ -88,6 +88,43 @@ describe('projection runner', () => {
     expect(runner.appliedSeq).toBe(6);
     expect(await log.kv.get('n/c-a')).toBe(3);
     expect(await log.kv.get('n/c-b')).toBe(3);
+  });
+
+  it('with lingerMs, folds records that arrive apart as one batch when nobody waits, and at once for a wait', async () => {
+    vi.useFakeTimers();
+    try {
+      const log = createMemoryLog();
+      const { def, batches } = counter();
+      const { runner, subject, flush } = manual(log, { ...def, lingerMs: 5 });
+      await runner.start();
+      subject.next(rec(1));
+      await flush();
+      expect(batches).toEqual([]); // lingering: nothing folded yet
+      vi.advanceTimersByTime(3);
+      subject.next(rec(2));
+      vi.advanceTimersByTime(2);
+      await flush();
+      expect(batches).toEqual([[1, 2]]);
+      // a wait does not linger: the record folds on the next schedule, without the timer
+      subject.next(rec(3));
+      const waited = runner.waitFor(3);
+      await flush();
+      await waited;
+      expect(batches).toEqual([[1, 2], [3]]);
+      // a wait registered before its record arrives folds it at once too
+      const ahead = runner.waitFor(4);
+      subject.next(rec(4));
+      await flush();
+      await ahead;
+      expect(batches).toEqual([[1, 2], [3], [4]]);
+      // a stop does not wait for a lingering fold
+      subject.next(rec(5));
+      const stopping = runner.stop();
+      await flush();
+      await stopping;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('moves the position over records it does not read, saving it only every checkpointEvery records', async () => {
