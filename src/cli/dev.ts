@@ -55,6 +55,8 @@ export async function runDev(options: DevOptions): Promise<void> {
     // the same runtime and loader flags (tsx under a checkout), the same entry script; not the
     // debugger's: the child would fight this process for the inspector port
     const execArgv = process.execArgv.filter((a) => !/^--inspect/.test(a));
+    // while developing, stack traces name the config's TypeScript files and lines (its inline source map)
+    if (!execArgv.includes('--enable-source-maps')) execArgv.push('--enable-source-maps');
     const c = spawn(process.execPath, [...execArgv, process.argv[1], 'start', ...options.startArgs], { stdio: 'inherit' });
     child = c;
     exited = new Promise((resolve) =>

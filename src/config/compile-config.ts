@@ -4,8 +4,9 @@
  * config shares eventloom, zod and every other dependency with the server, as under tsx. The module is
  * kept in `node_modules/.cache/eventloom/` of the config's project (bare imports resolve from there as
  * from the project) with the modification times of its inputs, and reused while none changed: a start
- * with an unchanged config runs no compiler at all. The module carries a source map, and source maps
- * are switched on in the process (as tsx does), so stack traces name the config's own files and lines.
+ * with an unchanged config runs no compiler at all. The module carries a source map: in a process with
+ * source maps on (`eventloom dev`, or NODE_OPTIONS=--enable-source-maps), stack traces name the
+ * config's own files and lines.
  *
  * tsx (a loader hook on its own thread, which every later import goes through) costs a start about
  * 200 ms of CPU and 20 MiB; it remains the fallback where this path does not apply (see `compiledConfigUrl`).
@@ -186,6 +187,9 @@ export async function compiledConfigUrl(file: string): Promise<string | undefine
       throw err;
     }
   }
-  process.setSourceMapsEnabled(true);
+  // Source maps are not switched on here: Node would then parse the map of every package loaded
+  // after it (the ai SDK's alone are megabytes) and map every stack trace a request's error formats,
+  // for the life of a server. `eventloom dev` starts its server with them on; `start` does under
+  // NODE_OPTIONS=--enable-source-maps.
   return pathToFileURL(moduleFile).href;
 }

@@ -21,9 +21,54 @@ const SEVERITY: Record<string, { number: number; text: string }> = {
   fatal: { number: 21, text: 'FATAL' },
 };
 
-export interface StoredLog {
-  time: number;
-  record: ObsLogRecord;
+/**
+ * A kept record, compact: at the default bound of 50,000 records the store is the largest thing in
+ * the heap. The fields the filters read stay fields; the resource and the scope are the same objects
+ * for every record, kept by reference; the timestamp, body and attributes are one JSON text, parsed
+ * when read.
+ */
+interface StoredLog {
+  readonly time: number;
+  readonly traceId: string | undefined;
+  readonly spanId: string | undefined;
+  readonly traceFlags: number | undefined;
+  readonly severityNumber: number | undefined;
+  readonly severityText: string | undefined;
+  readonly resource: ObsLogRecord['resource'];
+  readonly instrumentationScope: ObsLogRecord['instrumentationScope'];
+  /** `[timestamp, body, attributes]` */
+  readonly json: string;
+}
+
+function storedOf(time: number, r: ObsLogRecord): StoredLog {
+  return {
+    time,
+    traceId: r.traceId,
+    spanId: r.spanId,
+    traceFlags: r.traceFlags,
+    severityNumber: r.severityNumber,
+    severityText: r.severityText,
+    resource: r.resource,
+    instrumentationScope: r.instrumentationScope,
+    json: JSON.stringify([r.timestamp, r.body, r.attributes]),
+  };
+}
+
+/** The record as it was added (its values as JSON: what the routes answer anyway), its keys in the order `toLogRecord` gives them. */
+function recordOf(s: StoredLog): ObsLogRecord {
+  const [timestamp, body, attributes] = JSON.parse(s.json) as [string, unknown, Record<string, unknown> | undefined];
+  // built key by key, in the order `toLogRecord` gives them (body comes after the trace and severity)
+  const r = { timestamp } as ObsLogRecord;
+  if (s.traceId !== undefined) r.traceId = s.traceId;
+  if (s.spanId !== undefined) r.spanId = s.spanId;
+  if (s.traceFlags !== undefined) r.traceFlags = s.traceFlags;
+  if (s.severityNumber !== undefined) r.severityNumber = s.severityNumber;
+  if (s.severityText !== undefined) r.severityText = s.severityText;
+  r.body = body;
+  if (attributes !== undefined && attributes !== null) r.attributes = attributes;
+  if (s.resource !== undefined) r.resource = s.resource;
+  if (s.instrumentationScope !== undefined) r.instrumentationScope = s.instrumentationScope;
+  return r;
 }
 
 export interface LogRecordFilter {
@@ -86,41 +131,40 @@ export class LogRecordStore {
     return this.ring.size;
   }
 
-  add(time: number, record: ObsLogRecord): StoredLog {
-    const stored: StoredLog = { time, record };
+  add(time: number, record: ObsLogRecord): void {
+    const stored = storedOf(time, record);
     const evicted = this.ring.push(stored);
     if (evicted) {
-      dropHead(this.byTrace, evicted.record.traceId, evicted);
-      dropHead(this.bySpan, evicted.record.spanId, evicted);
+      dropHead(this.byTrace, evicted.traceId, evicted);
+      dropHead(this.bySpan, evicted.spanId, evicted);
     }
-    if (record.traceId) push(this.byTrace, record.traceId, stored);
-    if (record.spanId) push(this.bySpan, record.spanId, stored);
-    return stored;
+    if (stored.traceId) push(this.byTrace, stored.traceId, stored);
+    if (stored.spanId) push(this.bySpan, stored.spanId, stored);
   }
 
   ofTrace(traceId: string): ObsLogRecord[] {
-    return (this.byTrace.get(traceId) ?? []).map((s) => s.record);
+    return (this.byTrace.get(traceId) ?? []).map(recordOf);
   }
 
   ofSpan(spanId: string): ObsLogRecord[] {
-    return (this.bySpan.get(spanId) ?? []).map((s) => s.record);
+    return (this.bySpan.get(spanId) ?? []).map(recordOf);
   }
 
   /** The most recent `limit` matches, oldest first. */
   query(f: LogRecordFilter, limit: number): ObsLogRecord[] {
     const source = f.spanId !== undefined ? (this.bySpan.get(f.spanId) ?? []) : f.traceId !== undefined ? (this.byTrace.get(f.traceId) ?? []) : undefined;
     const keep = (s: StoredLog) =>
-      (f.traceId === undefined || s.record.traceId === f.traceId) &&
-      (f.spanId === undefined || s.record.spanId === f.spanId) &&
-      (f.severityNumber === undefined || s.record.severityNumber === f.severityNumber) &&
-      (f.severityText === undefined || s.record.severityText?.toUpperCase() === f.severityText.toUpperCase()) &&
+      (f.traceId === undefined || s.traceId === f.traceId) &&
+      (f.spanId === undefined || s.spanId === f.spanId) &&
+      (f.severityNumber === undefined || s.severityNumber === f.severityNumber) &&
+      (f.severityText === undefined || s.severityText?.toUpperCase() === f.severityText.toUpperCase()) &&
       (f.startTime === undefined || s.time >= f.startTime) &&
       (f.endTime === undefined || s.time <= f.endTime);
     const out: ObsLogRecord[] = [];
     if (source) {
-      for (let i = source.length - 1; i >= 0 && out.length < limit; i--) if (keep(source[i])) out.push(source[i].record);
+      for (let i = source.length - 1; i >= 0 && out.length < limit; i--) if (keep(source[i])) out.push(recordOf(source[i]));
     } else {
-      for (const s of this.ring.newest(keep, limit)) out.push(s.record);
+      for (const s of this.ring.newest(keep, limit)) out.push(recordOf(s));
     }
     return out.reverse();
   }
