@@ -17,6 +17,12 @@ export interface KeyValueStore {
   putEncoded(key: string, json: string): Promise<void>;
   del(key: string): Promise<void>;
   /**
+   * Puts (JSON from `encodeKvValue`) and deletes (`undefined`) issued together, in order: one write
+   * into the store's next batch and one promise for all of them (a projection's fold), where a call
+   * per key costs a promise or three each.
+   */
+  writeMany(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void>;
+  /**
    * Entries with `gte <= key < lt`, in key order (or reverse), at most `limit`. `once`: a read made
    * once (a start loading a snapshot), kept out of the store's read cache so it does not push out
    * what point reads use, nor stay resident.

@@ -20,8 +20,8 @@ export abstract class OverlayKv implements KeyValueStore {
   protected abstract readStoredMany(keys: readonly string[]): Promise<Array<string | undefined>>;
   /** Stored `[key, json]` entries with `gte <= key < lt`, in key order (or reverse), at most `limit` (Infinity: all). */
   protected abstract readStoredRange(gte: string, lt: string, reverse: boolean, limit: number, once: boolean): Promise<Array<[string, string]>>;
-  /** Adds a put (`json`) or a delete (undefined) to the log's next batch; resolves once that batch is durable. */
-  protected abstract write(key: string, json: string | undefined): Promise<void>;
+  /** Adds puts (`json`) and deletes (undefined) to the log's next batch, in order; resolves once that batch is durable. */
+  protected abstract write(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void>;
 
   async get<T = unknown>(key: string): Promise<T | undefined> {
     this.readable();
@@ -78,8 +78,29 @@ export abstract class OverlayKv implements KeyValueStore {
     }
   }
 
+  writeMany(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    try {
+      for (const [key] of entries) assertName(key, 'kv key');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const durable = this.write(entries);
+    const pending = new Array<PendingKvEntry>(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      pending[i] = { json: entries[i][1] };
+      this.overlay.set(entries[i][0], pending[i]);
+    }
+    return durable.finally(() => {
+      for (let i = 0; i < entries.length; i++) {
+        const key = entries[i][0];
+        if (this.overlay.get(key) === pending[i]) this.overlay.delete(key);
+      }
+    });
+  }
+
   private track(key: string, entry: PendingKvEntry): Promise<void> {
-    const durable = this.write(key, entry.json);
+    const durable = this.write([[key, entry.json]]);
     this.overlay.set(key, entry);
     return durable.finally(() => {
       // A later write of the same key owns the overlay slot until its own batch is durable.

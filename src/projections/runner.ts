@@ -481,9 +481,10 @@ export class ProjectionRunner {
     // a fold often writes one object under several keys (a row and its index entries, in a row): encoded once
     let lastValue: unknown;
     let lastJson = '';
+    const encoded: Array<[string, string | undefined]> = [];
     for (const [key, value] of writes.entries) {
       if (value === undefined) {
-        kv.del(key).catch(onFail);
+        encoded.push([key, undefined]);
         continue;
       }
       try {
@@ -495,8 +496,10 @@ export class ProjectionRunner {
         onFail(err);
         continue;
       }
-      kv.putEncoded(key, lastJson).catch(onFail);
+      encoded.push([key, lastJson]);
     }
+    // one write into the log's next batch and one promise for the whole fold
+    if (encoded.length > 0) kv.writeMany(encoded).catch(onFail);
     const every = this.definition.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     // a shared model's checkpoint moves with every fold: it tells the other nodes how far the fold got
     if (this.persisted && (writes.size > 0 || lastSeq - this.checkpointed >= every || this.role)) {

@@ -392,6 +392,26 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
         expect(await log.kv.get('k')).toBeUndefined();
       });
 
+      it('writes several puts and deletes in one call, in order, seen before they are awaited and stored after', async () => {
+        const log = await open();
+        await log.kv.put('w/gone', 1);
+        const many = log.kv.writeMany([
+          ['w/a', JSON.stringify({ n: 1 })],
+          ['w/gone', undefined],
+          ['w/b', '"bee"'],
+          ['w/a', '2'],
+        ]);
+        expect(await log.kv.getMany(['w/a', 'w/b', 'w/gone'])).toEqual([2, 'bee', undefined]);
+        expect(await log.kv.range({ gte: 'w/', lt: 'w0' })).toEqual([
+          ['w/a', 2],
+          ['w/b', 'bee'],
+        ]);
+        await many;
+        expect(await log.kv.getMany(['w/a', 'w/b', 'w/gone'])).toEqual([2, 'bee', undefined]);
+        await log.kv.writeMany([]);
+        await expect(log.kv.writeMany([['k\udc00', '1']])).rejects.toThrow(TypeError);
+      });
+
       it('gets several keys in one call, in their order, with pending writes and absent keys', async () => {
         const log = await open();
         await log.kv.put('m/a', { n: 1 });

@@ -37,10 +37,10 @@ export class LevelKv extends OverlayKv {
     return rows.map(([k, v]) => [decodeStringKey(k), v]);
   }
 
-  protected write(key: string, json: string | undefined): Promise<void> {
+  protected write(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void> {
     const batch = this.writable();
-    batch.keep(stringKey(KeySpace.kv, key), json);
-    batch.kvWrites++;
-    return batch.waitKept<void>(undefined);
+    for (const [key, json] of entries) batch.keep(stringKey(KeySpace.kv, key), json);
+    batch.kvWrites += entries.length;
+    return batch.waitKept(undefined);
   }
 }

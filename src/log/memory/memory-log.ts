@@ -351,6 +351,15 @@ class MemoryKv implements KeyValueStore {
     this.data.delete(key);
   }
 
+  async writeMany(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void> {
+    this.ensureOpen();
+    for (const [key] of entries) assertName(key, 'kv key');
+    for (const [key, json] of entries) {
+      if (json === undefined) this.data.delete(key);
+      else this.data.set(key, json);
+    }
+  }
+
   async range<T = unknown>(opts: { gte: string; lt: string; reverse?: boolean; limit?: number }): Promise<Array<[string, T]>> {
     this.ensureOpen();
     assertName(opts.gte, 'kv range bound');

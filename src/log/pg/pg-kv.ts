@@ -49,13 +49,13 @@ export class PgKv extends OverlayKv {
     return r.rows.map(([k, v]) => [k.toString('utf8'), v]);
   }
 
-  protected write(key: string, json: string | undefined): Promise<void> {
+  protected write(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void> {
     const batch = this.writable();
     if (this.sharedScope) {
-      batch.sharedKv.set(key, json);
+      for (const [key, json] of entries) batch.sharedKv.set(key, json);
       return batch.waitShared();
     }
-    batch.kv.set(key, json);
+    for (const [key, json] of entries) batch.kv.set(key, json);
     return batch.wait();
   }
 }
