@@ -53,58 +53,44 @@ export abstract class OverlayKv implements KeyValueStore {
   }
 
   put(key: string, value: unknown): Promise<void> {
+    let json: string;
     try {
-      return this.track(key, { json: encodeKvValue(key, value) });
+      json = encodeKvValue(key, value);
     } catch (err) {
       return Promise.reject(err);
     }
+    return this.writeMany([[key, json]]);
   }
 
   putEncoded(key: string, json: string): Promise<void> {
-    try {
-      assertName(key, 'kv key');
-      return this.track(key, { json });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return this.writeMany([[key, json]]);
   }
 
   del(key: string): Promise<void> {
-    try {
-      assertName(key, 'kv key');
-      return this.track(key, { json: undefined });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return this.writeMany([[key, undefined]]);
   }
 
   writeMany(entries: ReadonlyArray<readonly [key: string, json: string | undefined]>): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
+    let durable: Promise<void>;
     try {
       for (const [key] of entries) assertName(key, 'kv key');
+      // a closed or failed log refuses the write here: the caller gets a rejection, never a throw
+      durable = this.write(entries);
     } catch (err) {
       return Promise.reject(err);
     }
-    const durable = this.write(entries);
     const pending = new Array<PendingKvEntry>(entries.length);
     for (let i = 0; i < entries.length; i++) {
       pending[i] = { json: entries[i][1] };
       this.overlay.set(entries[i][0], pending[i]);
     }
     return durable.finally(() => {
+      // a later write of the same key owns its overlay slot until its own batch is durable
       for (let i = 0; i < entries.length; i++) {
         const key = entries[i][0];
         if (this.overlay.get(key) === pending[i]) this.overlay.delete(key);
       }
-    });
-  }
-
-  private track(key: string, entry: PendingKvEntry): Promise<void> {
-    const durable = this.write([[key, entry.json]]);
-    this.overlay.set(key, entry);
-    return durable.finally(() => {
-      // A later write of the same key owns the overlay slot until its own batch is durable.
-      if (this.overlay.get(key) === entry) this.overlay.delete(key);
     });
   }
 
