@@ -42,6 +42,17 @@ async function watchedFiles(configFile: string, logger: Logger): Promise<string[
   }
 }
 
+/**
+ * The Node flags of the server `dev` runs: this process's runtime and loader flags (tsx under a
+ * checkout), not the debugger's (the child would fight this process for the inspector port), and
+ * source maps on, so stack traces name the config's TypeScript files and lines (its inline map).
+ */
+export function devServerNodeFlags(execArgv: readonly string[]): string[] {
+  const flags = execArgv.filter((a) => !/^--inspect/.test(a));
+  if (!flags.includes('--enable-source-maps')) flags.push('--enable-source-maps');
+  return flags;
+}
+
 export async function runDev(options: DevOptions): Promise<void> {
   const { logger } = options;
   let child: ChildProcess | undefined;
@@ -52,12 +63,7 @@ export async function runDev(options: DevOptions): Promise<void> {
   let restarting: Promise<void> = Promise.resolve();
 
   const startChild = () => {
-    // the same runtime and loader flags (tsx under a checkout), the same entry script; not the
-    // debugger's: the child would fight this process for the inspector port
-    const execArgv = process.execArgv.filter((a) => !/^--inspect/.test(a));
-    // while developing, stack traces name the config's TypeScript files and lines (its inline source map)
-    if (!execArgv.includes('--enable-source-maps')) execArgv.push('--enable-source-maps');
-    const c = spawn(process.execPath, [...execArgv, process.argv[1], 'start', ...options.startArgs], { stdio: 'inherit' });
+    const c = spawn(process.execPath, [...devServerNodeFlags(process.execArgv), process.argv[1], 'start', ...options.startArgs], { stdio: 'inherit' });
     child = c;
     exited = new Promise((resolve) =>
       c.on('exit', (code, signal) => {

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { api } from '../helpers/server.js';
+import { devServerNodeFlags } from '../../src/cli/dev.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -64,6 +65,11 @@ function startDev(project: string, data: string) {
 const workflowIds = async (url: string) => ((await api(`${url}/workflows`)).body.data as Array<{ id: string }>).map((w) => w.id);
 
 describe('eventloom dev', () => {
+  it('runs its server with source maps on, its own loader flags and without the debugger flags', () => {
+    expect(devServerNodeFlags(['--import', 'tsx', '--inspect=9229', '--inspect-brk'])).toEqual(['--import', 'tsx', '--enable-source-maps']);
+    expect(devServerNodeFlags(['--enable-source-maps'])).toEqual(['--enable-source-maps']);
+  });
+
   it('restarts the server when a file the config imports changes, serving the new workflow on the same data directory', async () => {
     const project = mkdtempSync(path.join(os.tmpdir(), 'eventloom-dev-'));
     dirs.push(project);
