@@ -84,6 +84,12 @@ export class TailCache {
     else if (row.messageCount === 0 && row.nextOrd === 0) this.put(cid, { ords: [], messages: [], complete: true });
   }
 
+  /** Drops a conversation's tail (another node changed it; the next read loads it again). */
+  forget(cid: string): void {
+    this.writes++;
+    this.tails.delete(cid);
+  }
+
   clear(): void {
     this.writes++;
     this.tails.clear();

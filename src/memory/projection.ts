@@ -7,8 +7,14 @@
  * Read your writes: a writer appends, then `waitFor(seq)`; the log hands durable records to its
  * live subscribers before the append resolves, so the wait is the fold of that record only. The
  * kv store shows pending writes to readers at once, so nothing waits for a second fsync.
+ *
+ * Shared on PostgreSQL: the node holding the read models' lease folds every memory record once
+ * into rows all nodes read. The others fold nothing; they watch the memory records they receive to
+ * keep their own caches right (a record drops its conversation's cached row and tail) and to tell
+ * their listeners (their own vector index) what changed (projection-watch.ts).
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import { conversationOfStream, WatchedChanges } from './projection-watch.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
 import { isMemoryStream, planMemoryRecord, type MemoryChange } from './projection-apply.js';
 import type { StoredMessage } from './types.js';
@@ -36,6 +42,7 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
   readonly unit = 'record';
   readonly checkpointEvery = CHECKPOINT_EVERY;
   readonly keyRange = MEMORY_RANGE;
+  readonly shared = true;
   private readonly listeners = new Set<MemoryChangeListener>();
   /** changes of the record being folded, told to listeners once its writes are issued */
   private pending: MemoryChange[] = [];
@@ -46,6 +53,12 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
 
   private readonly onError: (err: unknown) => void;
   private readonly tails: TailCache | undefined;
+  /** on a node that does not fold the model: the changes of the records it watches */
+  private readonly watched = new WatchedChanges((cid, seq) => this.ownerAfter(cid, seq));
+  /** listeners are told in log order: while watched records are still being told, later changes queue behind them */
+  private telling: Promise<void> | undefined;
+  /** bumped by a rebuild: changes queued before it are dropped */
+  private tellEpoch = 0;
 
   constructor(log: EventLog, opts: MemoryProjectionOptions = {}) {
     const onError = opts.onError ?? ((err: unknown) => process.emitWarning(`Memory projection stopped: ${(err as Error)?.stack ?? String(err)}`));
@@ -60,6 +73,21 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
     return this;
   }
 
+  /** Whether this node folds the model (on PostgreSQL, only the holder of the read models' lease does). */
+  get foldsHere(): boolean {
+    return this.folds;
+  }
+
+  /** The kv store holding the model's rows (the one every node shares, on PostgreSQL). */
+  get rowsKv(): KeyValueStore {
+    return this.kv;
+  }
+
+  /** Resolves once the listeners were told every change known so far (watched records included). */
+  async told(): Promise<void> {
+    while (this.telling) await this.telling;
+  }
+
   onChange(listener: MemoryChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -70,7 +98,7 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
     const cached = this.rows.get(cid);
     if (cached !== undefined) return cached ?? undefined;
     const writes = this.rowWrites;
-    const row = await this.log.kv.get<ConversationRow>(convKey(cid));
+    const row = await this.kv.get<ConversationRow>(convKey(cid));
     if (writes === this.rowWrites) this.cacheRow(cid, row ?? null);
     return row;
   }
@@ -82,7 +110,7 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
     if (cached) return cached;
     const stamp = this.tails?.stamp() ?? 0;
     const asked = Math.max(limit, this.tails?.size ?? 0);
-    const rows = await this.log.kv.range<StoredMessage>({ ...messageRange(cid), reverse: true, limit: asked });
+    const rows = await this.kv.range<StoredMessage>({ ...messageRange(cid), reverse: true, limit: asked });
     rows.reverse();
     this.tails?.fill(
       cid,
@@ -130,15 +158,69 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
     }
     const changes = this.pending;
     this.pending = [];
-    for (const change of changes) this.emit(change);
+    this.tell(changes);
   }
 
-  reset(): void {
+  /** A record another node folds (this node follows the shared model): caches dropped, listeners told. */
+  watch(r: LogRecord): void {
+    const cid = conversationOfStream(r.stream);
+    if (cid !== undefined) this.forget(cid);
+    if (this.listeners.size === 0) return;
+    const epoch = this.tellEpoch;
+    this.queueTell(async () => {
+      const changes = await this.watched.changesOf(r);
+      if (epoch === this.tellEpoch) for (const change of changes) this.emit(change);
+    });
+  }
+
+  /**
+   * `rebuild`: everything is folded again, listeners start over. `role`: this node starts or stops
+   * folding; the listeners are right up to where they got (what is still queued is told, and a new
+   * fold from the shared checkpoint tells the rest again, which ends in the same state).
+   */
+  reset(why: 'rebuild' | 'role' = 'rebuild'): void {
     this.pending = [];
     this.rows.clear();
     this.rowWrites++;
     this.tails?.clear();
+    this.watched.clear();
+    if (why === 'role') return;
+    this.tellEpoch++;
     this.emit({ type: 'reset' });
+  }
+
+  /** The owner of a conversation once the shared rows include the record at `seq`. */
+  private async ownerAfter(cid: string, seq: number): Promise<string | undefined> {
+    await this.waitFor(seq);
+    return (await this.kv.get<ConversationRow>(convKey(cid)))?.userId;
+  }
+
+  /** Drops what is cached of a conversation another node changed. */
+  private forget(cid: string): void {
+    this.rowWrites++;
+    this.rows.delete(cid);
+    this.tails?.forget(cid);
+  }
+
+  /** Tells the listeners at once, unless watched records are still being told (then after them). */
+  private tell(changes: readonly MemoryChange[]): void {
+    if (changes.length === 0) return;
+    if (!this.telling) {
+      for (const change of changes) this.emit(change);
+      return;
+    }
+    const epoch = this.tellEpoch;
+    this.queueTell(() => {
+      if (epoch === this.tellEpoch) for (const change of changes) this.emit(change);
+    });
+  }
+
+  private queueTell(task: () => Promise<void> | void): void {
+    const run = (this.telling ?? Promise.resolve()).then(task).catch((err: unknown) => this.onError(err));
+    const settled = run.then(() => {
+      if (this.telling === settled) this.telling = undefined;
+    });
+    this.telling = settled;
   }
 
   private emit(change: MemoryChange | { type: 'reset' }): void {

@@ -14,6 +14,10 @@
  * Boot: after the projection has caught up, the index is filled from the projected messages (and
  * the persisted vectors) in the background; `ready()` resolves when done. Changes arriving while
  * it loads win over what the loader read (touched keys are skipped).
+ *
+ * On PostgreSQL every node keeps its own index, and the persisted vectors are shared with the
+ * projection's rows: only the node folding the projection writes them (`persists`); the others
+ * reuse them and keep what they embed themselves in memory.
  */
 import { createHash } from 'node:crypto';
 import type { KeyValueStore } from '../log/types.js';
@@ -76,6 +80,8 @@ export class SemanticIndexer {
     readonly embedder: Embedder,
     readonly index: VectorIndex,
     private readonly onError: (err: unknown) => void,
+    /** whether this node writes persisted vectors (the one folding the projection does) */
+    private readonly persists: () => boolean = () => true,
   ) {
     this.lexical = embedder instanceof LexicalEmbedder ? embedder : undefined;
   }
@@ -155,7 +161,7 @@ export class SemanticIndexer {
           if (this.lexical) continue;
           // a removed key keeps no version: an embedding still in flight for it finds none and is dropped
           this.versions.delete(key);
-          void this.kv.del(vecKey(change.conversationId, id)).catch(this.onError);
+          if (this.persists()) void this.kv.del(vecKey(change.conversationId, id)).catch(this.onError);
         }
         void this.index.remove(change.conversationId, change.ids);
         return;
@@ -166,7 +172,7 @@ export class SemanticIndexer {
         for (const key of this.pendingByConv.get(cid) ?? []) this.versions.delete(key);
         this.pendingByConv.delete(cid);
         void this.index.removeConversation(cid);
-        if (!this.lexical) void this.deletePersisted(cid).catch(this.onError);
+        if (!this.lexical && this.persists()) void this.deletePersisted(cid).catch(this.onError);
         return;
       }
       case 'conversation-owner':
@@ -240,7 +246,7 @@ export class SemanticIndexer {
       missing.forEach((i, n) => {
         const j = batch[i];
         out[i] = vectors[n];
-        if ((this.versions.get(itemKey(j.cid, j.mid)) ?? 0) === j.version) {
+        if ((this.versions.get(itemKey(j.cid, j.mid)) ?? 0) === j.version && this.persists()) {
           void this.kv.put(vecKey(j.cid, j.mid), { e: this.embedder.id, h: textHash(j.text), v: encodeVector(vectors[n]) }).catch(this.onError);
         }
       });

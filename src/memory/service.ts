@@ -69,7 +69,14 @@ export class MemoryService {
     this.embedder = createEmbedder(opts.memory, opts.env, opts.providers, opts.embeddingModel);
     this.index = createVectorIndex(opts.memory);
     if (this.embedder && this.index) {
-      this.semantic = new SemanticIndexer(opts.log.kv, this.embedder, this.index, (err) => logger.error({ err }, 'semantic index update failed'));
+      const projection = this.projection;
+      this.semantic = new SemanticIndexer(
+        projection.rowsKv,
+        this.embedder,
+        this.index,
+        (err) => logger.error({ err }, 'semantic index update failed'),
+        () => projection.foldsHere,
+      );
       this.projection.onChange(this.semantic.listener);
     }
     this.store = new MemoryStore({

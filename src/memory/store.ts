@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, notFound } from '../errors.js';
-import type { EventLog, NewRecord } from '../log/types.js';
+import type { EventLog, KeyValueStore, NewRecord } from '../log/types.js';
 import {
   convWorkingMemoryKey,
   countKey,
@@ -161,6 +161,11 @@ export class MemoryStore {
     return this.projection.conversationRow(cid);
   }
 
+  /** The projection's rows (shared by every node on PostgreSQL). */
+  private get kv(): KeyValueStore {
+    return this.projection.rowsKv;
+  }
+
   private caughtUp(): Promise<void> | undefined {
     return this.followLog ? this.projection.waitFor(this.log.head()) : undefined;
   }
@@ -199,9 +204,9 @@ export class MemoryStore {
     const limit = Math.min(Math.max(1, q.limit ?? 50), 500);
     const offset = Math.max(0, q.offset ?? 0);
     const scope = scopeKey({ resourceId: q.resourceId, userId: q.userId });
-    const entries = await this.log.kv.range<string>({ ...indexRange(scope, q.orderBy ?? 'created_at'), reverse: (q.orderDirection ?? 'DESC') === 'DESC', limit: offset + limit });
+    const entries = await this.kv.range<string>({ ...indexRange(scope, q.orderBy ?? 'created_at'), reverse: (q.orderDirection ?? 'DESC') === 'DESC', limit: offset + limit });
     const rows = await Promise.all(entries.slice(offset).map(([, cid]) => this.row(cid)));
-    const total = (await this.log.kv.get<number>(countKey(scope))) ?? 0;
+    const total = (await this.kv.get<number>(countKey(scope))) ?? 0;
     return { conversations: rows.filter((r): r is ConversationRow => r !== undefined).map(toConversation), total, limit, offset };
   }
 
@@ -245,7 +250,7 @@ export class MemoryStore {
     assertId(created.resourceId, 'resourceId');
     return this.queue.run(convStream(id), async () => {
       if (await this.row(id)) throw conflict(`Conversation already exists: ${id}`);
-      const messages = opts.includeMessages === false ? [] : (await this.log.kv.range<StoredMessage>(messageRange(sourceId))).map(([, m]) => m);
+      const messages = opts.includeMessages === false ? [] : (await this.kv.range<StoredMessage>(messageRange(sourceId))).map(([, m]) => m);
       const records: NewRecord[] = [{ type: MemoryRecord.conversationCreated, data: created }];
       for (let i = 0; i < messages.length; i += CLONE_CHUNK) {
         const chunk = messages.slice(i, i + CLONE_CHUNK);
@@ -338,7 +343,7 @@ export class MemoryStore {
     }
     const row = await this.existing(cid);
     if (limit === 0) return [];
-    return (await walkBack(this.log.kv, range, { limit, before, after, roles, monotonic: row.monotonic })).map(toMessage);
+    return (await walkBack(this.kv, range, { limit, before, after, roles, monotonic: row.monotonic })).map(toMessage);
   }
 
   /** Deletes messages by id; returns how many of them existed. */
@@ -347,7 +352,7 @@ export class MemoryStore {
       const row = await this.existing(cid);
       if (userId !== undefined && userId !== row.userId) throw userMismatch(cid);
       const unique = [...new Set(ids)];
-      const present = (await Promise.all(unique.map((id) => this.log.kv.get<number>(messageIdKey(cid, id))))).map((ord, i) => (ord === undefined ? undefined : unique[i]));
+      const present = (await Promise.all(unique.map((id) => this.kv.get<number>(messageIdKey(cid, id))))).map((ord, i) => (ord === undefined ? undefined : unique[i]));
       const existing = present.filter((id): id is string => id !== undefined);
       if (existing.length === 0) return 0;
       await this.append(convStream(cid), [{ type: MemoryRecord.messagesDeleted, data: { ids: existing, updatedAt: this.now() } }]);
@@ -361,10 +366,10 @@ export class MemoryStore {
     await this.caughtUp();
     if (target.scope === 'user') {
       if (target.userId === undefined) throw badRequest('userId is required for user-scoped working memory');
-      return this.log.kv.get<WorkingMemoryRow>(userWorkingMemoryKey(target.userId));
+      return this.kv.get<WorkingMemoryRow>(userWorkingMemoryKey(target.userId));
     }
     if (target.conversationId === undefined) throw badRequest('conversationId is required for conversation-scoped working memory');
-    return this.log.kv.get<WorkingMemoryRow>(convWorkingMemoryKey(target.conversationId));
+    return this.kv.get<WorkingMemoryRow>(convWorkingMemoryKey(target.conversationId));
   }
 
   /**
@@ -398,6 +403,9 @@ export class MemoryStore {
   async search(query: string, opts: SearchOptions = {}): Promise<SearchResult[]> {
     if (!this.semantic) throw badRequest(this.searchUnavailable ?? 'Embedding adapter is required for semantic search but not configured');
     await this.settlePending(opts.conversationId, opts.userId);
-    return searchMessages(this.log.kv, this.semantic, query, opts);
+    // on a node that does not fold memory: its index is told what other nodes wrote, up to its head
+    await this.caughtUp();
+    await this.projection.told();
+    return searchMessages(this.kv, this.semantic, query, opts);
   }
 }

@@ -18,7 +18,8 @@
  *   otherwise never folds history again (the model resumes from its checkpoint);
  * - **sharing**: a `shared` model on a store whose nodes share read models (`log.readModels`) is
  *   folded by one node for all (shared-role.ts): on the leader the runner folds into the shared
- *   rows, elsewhere it folds nothing and `waitFor` waits for the leader's checkpoint.
+ *   rows, elsewhere it folds nothing and `waitFor` waits for the leader's checkpoint; a model that
+ *   keeps caches there is shown the records it accepts as they arrive (`watch`), and folds nothing.
  */
 import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
@@ -70,14 +71,24 @@ export interface ProjectionDefinition {
    * the node holding their lease, into rows all nodes read. Elsewhere (LevelDB, memory) this node's own.
    */
   readonly shared?: boolean;
-  /** Forgets in-memory state (rebuild). */
-  reset?(): void;
+  /**
+   * Forgets in-memory state: before a rebuild (`'rebuild'`), or when this node starts or stops
+   * folding a shared model (`'role'`: what the model keeps is right up to where it got, but another
+   * node's fold is no longer told to it, or this node's fold starts from the shared checkpoint).
+   */
+  reset?(why: 'rebuild' | 'role'): void;
+  /**
+   * A shared model on a node that does not fold it: each committed record it accepts, as this node
+   * receives it, so that what the model keeps in memory (caches, a search index) stays right. The
+   * leader's rows may not include the record yet (`waitFor(record.seq)` waits for them).
+   */
+  watch?(record: LogRecord): void;
   /** Key range the model owns in the key/value store (cleared by rebuild). */
   readonly keyRange?: { gte: string; lt: string };
   /**
-   * 'batch' (default): every queued record in one fold. 'record': one record per fold, each with
-   * its writes and checkpoint issued before the next is folded (for folds whose range reads must
-   * see the previous record's writes).
+   * 'batch' (default): every queued record in one fold. 'record': one accepted record per fold (with
+   * the records it does not accept before it), each with its writes and checkpoint issued before the
+   * next is folded (for folds whose range reads must see the previous record's writes).
    */
   readonly unit?: 'batch' | 'record';
   /**
@@ -166,6 +177,8 @@ export class ProjectionRunner {
   private following = false;
   /** the leader's position when a follower last re-read what the model keeps in memory */
   private refreshedAt = -1;
+  /** a follower's subscription that shows the model the records it accepts (`watch`) */
+  private watching: RxSubscription | undefined;
   private readonly sharedRunner: SharedRunner;
   private readonly source: (afterSeq: number) => Observable<LogRecord>;
   private readonly schedule: (run: () => void) => void;
@@ -244,6 +257,7 @@ export class ProjectionRunner {
    */
   private async startFollowing(): Promise<void> {
     this.following = true;
+    this.watchFrom(this.log.head());
     const role = this.role!;
     await role.refreshPositions();
     this.refreshedAt = role.position(this.definition.name);
@@ -256,7 +270,8 @@ export class ProjectionRunner {
   private async lead(): Promise<void> {
     if (this.stopped || !this.following) return;
     const waiting = this.takeWaiters();
-    this.definition.reset?.();
+    this.unwatch();
+    this.definition.reset?.('role');
     await this.startFolding();
     for (const w of waiting) this.waitFor(w.seq).then(w.resolve, w.reject);
   }
@@ -269,13 +284,32 @@ export class ProjectionRunner {
     this.queue = [];
     this.next = 0;
     this.parked = false;
-    this.definition.reset?.();
+    this.definition.reset?.('role');
     const waiting = this.takeWaiters();
     this.following = true;
+    this.watchFrom(this.log.head());
     await this.role!.refreshPositions().catch(() => undefined);
     this.refreshedAt = this.role!.position(this.definition.name);
     await this.definition.refresh?.(this.kv);
     for (const w of waiting) this.waitFor(w.seq).then(w.resolve, w.reject);
+  }
+
+  /** On a follower: shows the model every record it accepts after `afterSeq` (when it watches). */
+  private watchFrom(afterSeq: number): void {
+    const def = this.definition;
+    if (!def.watch) return;
+    this.unwatch();
+    this.watching = this.source(afterSeq).subscribe({
+      next: (record) => {
+        if (def.accepts(record)) def.watch!(record);
+      },
+      error: (err) => this.onError(err),
+    });
+  }
+
+  private unwatch(): void {
+    this.watching?.unsubscribe();
+    this.watching = undefined;
   }
 
   private takeWaiters(): Waiter[] {
@@ -292,6 +326,7 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     this.role?.leave(this.sharedRunner);
+    this.unwatch();
     if (this.following) {
       this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
       return;
@@ -366,7 +401,7 @@ export class ProjectionRunner {
 
   /** Forgets the model's memory, deletes its key range and moves its checkpoint to 0. */
   private async clear(): Promise<void> {
-    this.definition.reset?.();
+    this.definition.reset?.('rebuild');
     if (this.definition.keyRange) await deleteRange(this.kv, this.definition.keyRange);
     if (this.persisted) await this.setCheckpoint(0);
   }
@@ -435,7 +470,7 @@ export class ProjectionRunner {
     try {
       while (this.next < this.queue.length && this.failure === undefined && !this.stopped) {
         const start = this.next;
-        const end = def.unit === 'record' ? this.next + 1 : this.queue.length;
+        const end = def.unit === 'record' ? this.throughNextAccepted() : this.queue.length;
         const batch = this.queue.slice(this.next, end);
         this.next = end;
         const accepted = batch.filter((r) => def.accepts(r));
@@ -472,6 +507,12 @@ export class ProjectionRunner {
         for (const resolve of idle) resolve();
       }
     }
+  }
+
+  /** The end of a one-record fold: just past the next record the model accepts (or the queue's end). */
+  private throughNextAccepted(): number {
+    for (let i = this.next; i < this.queue.length; i++) if (this.definition.accepts(this.queue[i])) return i + 1;
+    return this.queue.length;
   }
 
   /** Issues a fold's writes and the checkpoint in one synchronous turn (one group commit). */

@@ -2,7 +2,8 @@
  * The read models PostgreSQL nodes share (executions index, agent history), with real server
  * processes: the node that folds them is killed with SIGKILL, another node takes their lease over
  * and its listings include what was executed after the kill; a node that joins later, under a new
- * id, lists every execution at once. Every node still folds every record into its spans; each span
+ * id, lists every execution at once. Memory is shared the same way: saved on either node, listed and
+ * found by search on the other. Every node still folds every record into its spans; each span
  * reaches the OTLP collector once, from the node that appended the record ending it.
  */
 import path from 'node:path';
@@ -91,3 +92,41 @@ it('exports each span once to the OTLP collector, from the node that ran it, tho
     await receiver.close();
   }
 }, 60_000);
+
+it('shares memory: what one node saves, another lists and finds at once, also after the node folding it is killed', async () => {
+  const nodes = await startNodes(2);
+  const folding = await holder();
+  const [folder, reader] = nodes[0].id === folding ? nodes : [nodes[1], nodes[0]];
+  const memory = (n: { url: string }, path: string, json?: unknown) => api(`${n.url}/api/memory${path}`, json === undefined ? {} : { method: 'POST', json });
+  const messages = async (n: { url: string }, cid: string) => {
+    const r = await memory(n, `/conversations/${cid}/messages?userId=pat`);
+    expect(r.status).toBe(200);
+    return (r.body.data.messages as Array<{ id: string }>).map((m) => m.id);
+  };
+  const found = async (n: { url: string }, query: string) => {
+    const r = await memory(n, `/search?searchQuery=${encodeURIComponent(query)}&userId=pat&threshold=0.5`);
+    expect(r.status).toBe(200);
+    return (r.body.data.results as Array<{ id: string }>).map((m) => m.id);
+  };
+
+  // written on the node that only reads the shared rows: the write waits for the other node's fold
+  const created = await memory(reader, '/conversations', { conversationId: 'c1', userId: 'pat', resourceId: 'res' });
+  expect(created.status).toBe(201);
+  const saved = await memory(reader, '/save-messages', { userId: 'pat', conversationId: 'c1', messages: [{ id: 'm1', role: 'user', content: 'the mango is ripe' }] });
+  expect(saved.body).toMatchObject({ success: true, data: { saved: 1 } });
+  expect(await messages(folder, 'c1')).toEqual(['m1']);
+  expect(await found(folder, 'ripe mango')).toEqual(['m1']);
+  // written on the folding node: the reader's own index learns it from the record
+  await memory(folder, '/save-messages', { userId: 'pat', conversationId: 'c1', messages: [{ id: 'm2', role: 'user', content: 'a kiwi for later' }] });
+  expect(await messages(reader, 'c1')).toEqual(['m1', 'm2']);
+  expect(await found(reader, 'kiwi')).toEqual(['m2']);
+
+  await killSpawned(folder);
+  await memory(reader, '/save-messages', { userId: 'pat', conversationId: 'c1', messages: [{ id: 'm3', role: 'user', content: 'papaya after the kill' }] });
+  expect(await messages(reader, 'c1')).toEqual(['m1', 'm2', 'm3']);
+  expect(await found(reader, 'papaya')).toEqual(['m3']);
+  expect(await holder()).toBe(reader.id);
+  // the messages' rows are the shared ones, not a copy per node
+  const rows = await db().query<{ scope: string; n: string }>(`SELECT scope, count(*) AS n FROM el_kv WHERE key >= convert_to('mem:m', 'UTF8') AND key < convert_to('mem:n', 'UTF8') GROUP BY scope`);
+  expect(rows.rows.map((r) => [r.scope, Number(r.n)])).toEqual([['*', 3]]);
+}, 90_000);

@@ -152,6 +152,28 @@ describe('projection runner', () => {
     expect(batches).toEqual([[1], [2], [3]]);
   });
 
+  it('folding one record at a time, takes the records it does not read along with the next one it does', async () => {
+    const log = createMemoryLog();
+    const { def, batches } = counter({ unit: 'record' });
+    const { runner, subject, flush } = manual(log, { ...def, checkpointEvery: 1 });
+    const saved = vi.spyOn(log, 'setCheckpoint');
+    await runner.start();
+    for (const [seq, stream] of [
+      [1, 'other'],
+      [2, 'c-a'],
+      [3, 'other'],
+      [4, 'other'],
+      [5, 'c-a'],
+      [6, 'other'],
+    ] as const)
+      subject.next(rec(seq, stream));
+    await flush();
+    expect(batches).toEqual([[2], [5]]);
+    // three folds (through 2, through 5, then 6), one checkpoint each, not one per record
+    expect(saved.mock.calls.map(([, seq]) => seq)).toEqual([2, 5, 6]);
+    expect(runner.appliedSeq).toBe(6);
+  });
+
   it('resolves waitFor once the record is folded, and at once for what is already folded', async () => {
     const log = createMemoryLog();
     const { def } = counter();
