@@ -124,6 +124,11 @@ export interface SharedReadModelsCapability {
   readonly retryMs: number;
   /** The holder's node id, when a live node holds the lease. */
   leader(): Promise<string | undefined>;
+  /**
+   * A model's checkpoint and every row of `range`, read together as of one commit (the leader
+   * writes a fold's rows and its checkpoint in one): the state the model had at that checkpoint.
+   */
+  snapshot(name: string, range: { gte: string; lt: string }): Promise<{ checkpoint: number; rows: Array<[key: string, value: unknown]> }>;
 }
 
 /** The shared read models' writes of a batch were refused: this node does not hold their lease (any more). */

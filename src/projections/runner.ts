@@ -19,7 +19,9 @@
  * - **sharing**: a `shared` model on a store whose nodes share read models (`log.readModels`) is
  *   folded by one node for all (shared-role.ts): on the leader the runner folds into the shared
  *   rows, elsewhere it folds nothing and `waitFor` waits for the leader's checkpoint; a model that
- *   keeps caches there is shown the records it accepts as they arrive (`watch`), and folds nothing.
+ *   keeps caches there is shown the records it accepts as they arrive (`watch`), and a model whose
+ *   queries read its memory (`loadSnapshot`) folds on every node into memory only, from a snapshot
+ *   of the shared rows, writing nothing.
  */
 import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
@@ -83,6 +85,13 @@ export interface ProjectionDefinition {
    * leader's rows may not include the record yet (`waitFor(record.seq)` waits for them).
    */
   watch?(record: LogRecord): void;
+  /**
+   * A shared model whose queries read what it keeps in memory rather than its rows: a node that
+   * does not write the rows still folds every record it accepts, into memory only. It starts from the
+   * shared rows and their checkpoint, read as of one commit (`rows`), then folds what follows it;
+   * `waitFor` then waits for this node's own fold.
+   */
+  loadSnapshot?(rows: ReadonlyArray<[key: string, value: unknown]>): void;
   /** Key range the model owns in the key/value store (cleared by rebuild). */
   readonly keyRange?: { gte: string; lt: string };
   /**
@@ -179,6 +188,8 @@ export class ProjectionRunner {
   private refreshedAt = -1;
   /** a follower's subscription that shows the model the records it accepts (`watch`) */
   private watching: RxSubscription | undefined;
+  /** another node writes the shared model's rows; this node folds into memory only (`loadSnapshot`) */
+  private shadow = false;
   private readonly sharedRunner: SharedRunner;
   private readonly source: (afterSeq: number) => Observable<LogRecord>;
   private readonly schedule: (run: () => void) => void;
@@ -207,9 +218,9 @@ export class ProjectionRunner {
     return this.role ? this.role.models.kv : this.log.kv;
   }
 
-  /** Whether this node folds the model (always, unless another node folds a shared one). */
+  /** Whether this node folds the model into its rows (always, unless another node does so for a shared one). */
   get folds(): boolean {
-    return !this.following;
+    return !this.following && !this.shadow;
   }
 
   private getCheckpoint(): Promise<number> {
@@ -242,6 +253,7 @@ export class ProjectionRunner {
 
   private async startFolding(): Promise<void> {
     this.following = false;
+    this.shadow = false;
     const head = this.log.head();
     let after = this.persisted ? await this.getCheckpoint() : this.definition.startAfter!(head);
     if (this.persisted) after = await this.checkVersion(after);
@@ -256,6 +268,7 @@ export class ProjectionRunner {
    * include what was committed before the start, when a leader is there to fold them.
    */
   private async startFollowing(): Promise<void> {
+    if (this.definition.loadSnapshot) return this.startShadow();
     this.following = true;
     this.watchFrom(this.log.head());
     const role = this.role!;
@@ -266,9 +279,36 @@ export class ProjectionRunner {
     await this.waitFor(this.log.head()).catch(() => undefined);
   }
 
+  /**
+   * Another node writes the shared model's rows; this one folds into memory only: from the rows and
+   * checkpoint of one commit, then what follows it.
+   */
+  private async startShadow(): Promise<void> {
+    const def = this.definition;
+    this.following = false;
+    this.shadow = true;
+    const { checkpoint, rows } = await this.role!.models.snapshot(def.name, def.keyRange ?? { gte: '', lt: '' });
+    def.reset?.('role');
+    def.loadSnapshot!(rows);
+    this.applied = this.checkpointed = checkpoint;
+    this.follow(checkpoint);
+    await this.waitFor(this.log.head());
+  }
+
+  /** Stops this node's fold into memory (a shadow's), dropping what it queued. */
+  private async stopShadow(): Promise<void> {
+    this.unfollow();
+    await this.idle();
+    this.queue = [];
+    this.next = 0;
+    this.parked = false;
+    this.shadow = false;
+  }
+
   /** This node took the shared model's lease: load the shared checkpoint and fold on from it. */
   private async lead(): Promise<void> {
-    if (this.stopped || !this.following) return;
+    if (this.stopped || (!this.following && !this.shadow)) return;
+    if (this.shadow) await this.stopShadow();
     const waiting = this.takeWaiters();
     this.unwatch();
     this.definition.reset?.('role');
@@ -278,14 +318,19 @@ export class ProjectionRunner {
 
   /** Another node holds the shared model's lease now: stop folding, drop what memory holds, wait for its checkpoint. */
   private async follow$(): Promise<void> {
-    if (this.stopped || this.following) return;
+    if (this.stopped || this.following || this.shadow) return;
     this.unfollow();
     await this.idle();
     this.queue = [];
     this.next = 0;
     this.parked = false;
-    this.definition.reset?.('role');
     const waiting = this.takeWaiters();
+    if (this.definition.loadSnapshot) {
+      await this.startShadow();
+      for (const w of waiting) this.waitFor(w.seq).then(w.resolve, w.reject);
+      return;
+    }
+    this.definition.reset?.('role');
     this.following = true;
     this.watchFrom(this.log.head());
     await this.role!.refreshPositions().catch(() => undefined);
@@ -336,7 +381,7 @@ export class ProjectionRunner {
     this.queue = [];
     this.next = 0;
     this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
-    if (this.persisted && this.failure === undefined && this.applied > this.checkpointed) {
+    if (this.persisted && !this.shadow && this.failure === undefined && this.applied > this.checkpointed) {
       this.checkpointed = this.applied;
       await this.setCheckpoint(this.applied).catch(() => undefined);
     }
@@ -384,7 +429,7 @@ export class ProjectionRunner {
 
   /** Clears the model (its key range, its checkpoint, its memory) and folds the whole log again. */
   async rebuild(): Promise<void> {
-    if (this.following) throw new Error(`The ${this.definition.name} read model is folded by another node of the store (the holder of the read models' lease): rebuild it there`);
+    if (this.following || this.shadow) throw new Error(`The ${this.definition.name} read model is folded by another node of the store (the holder of the read models' lease): rebuild it there`);
     this.unfollow();
     await this.idle();
     this.queue = [];
@@ -517,6 +562,13 @@ export class ProjectionRunner {
 
   /** Issues a fold's writes and the checkpoint in one synchronous turn (one group commit). */
   private commit(writes: ProjectionWrites, lastSeq: number, folded: boolean): void {
+    if (this.shadow) {
+      // another node writes the rows and the checkpoint: this fold only moved what memory holds
+      this.applied = lastSeq;
+      if (folded) this.definition.committed?.(writes);
+      this.settle();
+      return;
+    }
     const kv = this.kv;
     const onFail = (err: unknown) => this.fail(err);
     // a fold often writes one object under several keys (a row and its index entries, in a row): encoded once

@@ -15,6 +15,11 @@
  * `execution.event.received` with its id) or the wait closes. Every node folds the same log in the
  * same order, so each knows what its own executions still have to receive, also after a takeover.
  * `onPublished` and `onOwnerChange` tell the delivery (event-deliveries.ts) when to look.
+ *
+ * Shared on PostgreSQL: the holder of the read models' lease writes the rows, once for the cluster.
+ * Every other node still folds the records into its memory, which its queries and deliveries read,
+ * but writes nothing: it starts from the shared rows and their checkpoint as of one commit
+ * (`loadSnapshot`), not from the whole log, whatever its node id.
  */
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
@@ -47,6 +52,7 @@ export interface PendingEvent {
 export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefinition {
   readonly name = 'workflow-event-waits';
   readonly keyRange = { gte: ROW_PREFIX, lt: `${ROW_PREFIX}\uffff` };
+  readonly shared = true;
   /** executions by event name */
   private readonly byName = new Map<string, Set<string>>();
   /** open waits by execution: wait id → name and top-level step */
@@ -90,13 +96,22 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
     this.reset();
     for (let from = ROW_PREFIX; ;) {
       const rows = await kv.range<StoredWaits>({ gte: from, lt: this.keyRange.lt, limit: 1024 });
-      for (const [key, row] of rows) {
-        const id = key.slice(ROW_PREFIX.length);
-        for (const [waitId, name, topStepId] of row.waits) this.open(id, waitId, name, topStepId);
-        if (row.pending.length > 0) this.pending.set(id, row.pending);
-      }
+      this.loadRows(rows);
       if (rows.length < 1024) break;
       from = `${rows[rows.length - 1][0]}\u0000`;
+    }
+  }
+
+  loadSnapshot(rows: ReadonlyArray<[string, unknown]>): void {
+    this.reset();
+    this.loadRows(rows as ReadonlyArray<[string, StoredWaits]>);
+  }
+
+  private loadRows(rows: ReadonlyArray<[string, StoredWaits]>): void {
+    for (const [key, row] of rows) {
+      const id = key.slice(ROW_PREFIX.length);
+      for (const [waitId, name, topStepId] of row.waits) this.open(id, waitId, name, topStepId);
+      if (row.pending.length > 0) this.pending.set(id, row.pending);
     }
   }
 

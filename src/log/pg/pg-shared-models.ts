@@ -69,5 +69,28 @@ export function pgSharedReadModels(pool: pg.Pool, lease: NodeLease, leaseMs: num
       readable();
       return (await lease.liveOwners([READ_MODELS_LEASE])).get(READ_MODELS_LEASE);
     },
+    async snapshot(name, range) {
+      readable();
+      assertName(name, 'checkpoint name');
+      assertNoNul(name, 'checkpoint name');
+      const client = await pool.connect();
+      try {
+        // one snapshot for both reads: a commit of the leader lands wholly before it or wholly after
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const cp = await client.query<{ seq: string }>({ text: 'SELECT seq FROM el_checkpoints WHERE scope = $1 AND name = $2', values: [SHARED_SCOPE, name] });
+        const rows = await client.query<[Buffer, string]>({
+          text: 'SELECT key, value FROM el_kv WHERE scope = $1 AND key >= $2 AND key < $3 ORDER BY key',
+          values: [SHARED_SCOPE, Buffer.from(range.gte, 'utf8'), Buffer.from(range.lt, 'utf8')],
+          rowMode: 'array',
+        });
+        await client.query('COMMIT');
+        return { checkpoint: cp.rows.length ? Number(cp.rows[0].seq) : 0, rows: rows.rows.map(([k, v]): [string, unknown] => [k.toString('utf8'), JSON.parse(v)]) };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
   };
 }
