@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { EventLog } from '../../src/log/types.js';
 import type { EventWaitsIndex } from '../../src/workflows/event-waits-index.js';
 
-export const NAMES = ['paid', 'shipped'];
+const NAMES = ['paid', 'shipped'];
 const EXECUTIONS = ['e0', 'e1', 'e2'];
 
 export type Op =
