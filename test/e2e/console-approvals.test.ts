@@ -143,7 +143,14 @@ describe('a failed tool in a chat loaded from memory', () => {
     // the live chat says the same for the same failure
     await page.fill('input[name="message"]', 'What is the weather in Rome?');
     await page.click('form.composer button[type="submit"]');
-    await page.waitForSelector('.chat .msg-assistant[data-done="true"]:has-text("getWeather failed")', { timeout: 15_000 });
+    // the message loaded from memory matches too: wait for the live one beside it
+    await page.waitForFunction(
+      () => [...(globalThis as any).document.querySelectorAll('.chat .msg-assistant[data-done="true"]')].filter((m: any) => m.textContent.includes('getWeather failed')).length === 2,
+      undefined,
+      {
+        timeout: 15_000,
+      },
+    );
     const states = await page.$$eval('.chat .tool-card[data-tool-name="getWeather"] [data-tool-state]', (l) => l.map((el: any) => el.textContent));
     expect(states).toEqual(['failed', 'failed']);
     await closeClean(w);
