@@ -5,6 +5,8 @@
  * after `Last-Event-ID`) and then follow live until `[DONE]`. No external store. A new resumable
  * `/chat` on the same key aborts the older generation: its readers get `abort`, then `[DONE]`.
  * Finished streams are dropped (their messages are in memory), so resuming one answers 204.
+ * `framesAfter` serves the same frames by long polling (`GET …/frames`): what another node of a
+ * cluster relays when a client resumes there (src/cluster/cluster-routes.ts).
  */
 import type { SseSink } from '../contract/routes.js';
 import { SSE_DONE_FRAME } from '../kernel/sse-encoder.js';
@@ -15,6 +17,8 @@ export class ChatBuffer {
   private readonly frames: Uint8Array[] = [];
   /** live readers, each with the number of the last frame it has (a resumed reader may be ahead of the buffer) */
   private readonly readers = new Map<SseSink, number>();
+  /** long polls waiting for the next frame or the end */
+  private readonly polls = new Set<() => void>();
   done = false;
 
   constructor(
@@ -27,6 +31,7 @@ export class ChatBuffer {
   push(frame: Uint8Array): void {
     if (this.done) return;
     this.frames.push(frame);
+    this.wakePolls();
     const n = this.frames.length;
     for (const [r, last] of this.readers) {
       if (n <= last) continue; // the reader said (Last-Event-ID) it has this frame already
@@ -47,9 +52,35 @@ export class ChatBuffer {
     sink.onClose(() => this.readers.delete(sink));
   }
 
+  /**
+   * The frames after number `afterId`; when there are none yet and the stream goes on, waits up to
+   * `waitMs` (or until `signal` aborts) for the next one or the end.
+   */
+  async framesAfter(afterId: number, waitMs: number, signal?: AbortSignal): Promise<Uint8Array[]> {
+    if (this.frames.length <= afterId && !this.done && waitMs > 0 && !signal?.aborted) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.polls.delete(wake);
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, waitMs);
+        this.polls.add(wake);
+        signal?.addEventListener('abort', wake, { once: true });
+      });
+    }
+    return this.frames.slice(Math.max(0, afterId));
+  }
+
+  private wakePolls(): void {
+    for (const wake of [...this.polls]) wake();
+  }
+
   end(): void {
     if (this.done) return;
     this.done = true;
+    this.wakePolls();
     for (const r of this.readers.keys()) {
       r.send(SSE_DONE_FRAME);
       r.end();

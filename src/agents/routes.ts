@@ -4,7 +4,7 @@
  * the agent card and its A2A well-known path. Unknown agent → 404 `Agent <id> not found`.
  */
 import { z } from 'zod';
-import { AppError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { ok, type RequestContext, type RouteDef } from '../contract/routes.js';
 import type { Agent } from './define-agent.js';
 import type { AgentRuns } from './agent-runs.js';
@@ -36,6 +36,19 @@ export interface AgentRouteDeps {
 }
 
 const HISTORY_MAX_LIMIT = 100;
+/** The long poll of a resumable chat's frames, which another node of a cluster relays as the stream. */
+const CHAT_FRAMES_ROUTE = 'GET /agents/:id/chat/:conversationId/frames';
+/** longest wait a frames request may ask for */
+const FRAMES_MAX_WAIT_MS = 10_000;
+
+/** The resumable chat a request names: the agent, the conversation and the caller (a token's user wins over `userId`). */
+function resumableKey(deps: AgentRouteDeps, ctx: RequestContext): string {
+  const agent = findAgent(deps, ctx.params.id);
+  // an authenticated caller resumes its own stream, whatever userId the query names
+  const userId = (ctx.user && userIdentity(ctx.user)) ?? (ctx.query.userId as string | undefined);
+  if (userId === undefined || userId === '') throw new AppError('INVALID_REQUEST', 'Invalid request: userId: Required');
+  return ResumableChats.key(agent.id, ctx.params.conversationId, userId);
+}
 const PAGINATION_ERROR = 'Invalid pagination parameters. Page must be >= 0, limit must be between 1 and 100';
 
 function findAgent(deps: AgentRouteDeps, id: string): Agent {
@@ -198,16 +211,33 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       tags,
       query: z.object({ userId: z.string().optional() }),
       produces: 'sse',
+      relayFrom: CHAT_FRAMES_ROUTE,
       handler: (ctx) => {
-        const agent = findAgent(deps, ctx.params.id);
-        // an authenticated caller resumes its own stream, whatever userId the query names
-        const userId = (ctx.user && userIdentity(ctx.user)) ?? (ctx.query.userId as string | undefined);
-        if (userId === undefined || userId === '') throw new AppError('INVALID_REQUEST', 'Invalid request: userId: Required');
-        const key = ResumableChats.key(agent.id, ctx.params.conversationId, userId);
+        const key = resumableKey(deps, ctx);
         if (!deps.runs.resumableChats.get(key)) return { kind: 'empty', status: 204 };
         const lastId = Number(ctx.headers['last-event-id']);
         const afterId = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
         return { kind: 'sse', headers: CHAT_HEADERS, start: (sink) => resumeChat(deps.runs, key, sink, afterId) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agents/:id/chat/:conversationId/frames',
+      auth: 'execution',
+      summary: 'The frames of the active resumable chat stream after a frame id, as JSON (long polling)',
+      tags,
+      query: z.object({
+        userId: z.string().optional(),
+        after: z.coerce.number().int().min(0).optional(),
+        waitMs: z.coerce.number().int().min(0).max(FRAMES_MAX_WAIT_MS).optional(),
+      }),
+      handler: async (ctx) => {
+        const buffer = deps.runs.resumableChats.get(resumableKey(deps, ctx));
+        if (!buffer) throw notFound(`No active resumable chat stream for conversation ${ctx.params.conversationId} on this node`);
+        const after = (ctx.query.after as number | undefined) ?? 0;
+        const frames = await buffer.framesAfter(after, (ctx.query.waitMs as number | undefined) ?? 0, ctx.signal);
+        const text = frames.map((f) => Buffer.from(f).toString('utf8'));
+        return { kind: 'json', data: { frames: text, last: after + frames.length, done: buffer.done }, headers: CHAT_HEADERS };
       },
     },
     {

@@ -11,6 +11,9 @@
  * - moving: a command whose stream answer cannot be rebuilt from the log (a model's live output,
  *   `whenFenced: 'move'`) is not forwarded; the receiving node waits, bounded, until the owner lets
  *   the stream go (the run parks or ends, or its lease lapses), claims it and runs the command here.
+ * - relaying: a read of a live stream that only the node producing it holds (a resumable chat,
+ *   `relayFrom`) that finds nothing here asks the other live nodes through the inbox; the one that
+ *   has it answers its frames by long polling, and this node writes them to its client as they come.
  * The owner runs forwarded commands with the same handlers, barrier included, forwarding excluded.
  * While the store is failed the barrier cannot be passed (503), except by the status route, which
  * answers from this node's memory and is where an operator sees the fault.
@@ -20,6 +23,7 @@ import type { RequestContext, RouteDef, RouteResult, StreamFollow } from '../con
 import { StreamFencedError } from '../log/capabilities.js';
 import type { EventLog } from '../log/types.js';
 import type { CommandInbox, ForwardedRequest, ForwardedResponse } from './inbox.js';
+import { SSE_DONE_FRAME } from '../kernel/sse-encoder.js';
 
 export interface ClusterRoutes {
   wrap(route: RouteDef): RouteDef;
@@ -31,6 +35,8 @@ const FORWARD_TIMEOUT_MS = 30_000;
 /** how long a moving command waits for the owner to let its stream go, and how often it asks */
 const MOVE_WAIT_MS = 15_000;
 const MOVE_POLL_MS = 100;
+/** how long one relayed poll of a live stream's frames waits on the node producing it */
+const RELAY_POLL_MS = 2_000;
 /** routes that answer from the node's memory and must answer during a store outage */
 const WITHOUT_STORE = new Set(['GET /observability/status']);
 
@@ -103,6 +109,16 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
       : async (ctx) => (await catchUp(), handler(ctx));
     local.set(key, withBarrier);
     defs.set(key, route);
+    if (route.method === 'GET' && route.relayFrom && inbox && log.ownership?.liveNodes) {
+      const framesRoute = route.relayFrom;
+      return {
+        ...route,
+        handler: async (ctx) => {
+          const here = await withBarrier(ctx);
+          return here.kind === 'empty' ? ((await relayed(inbox, framesRoute, ctx)) ?? here) : here;
+        },
+      };
+    }
     if (route.method === 'GET') return { ...route, handler: withBarrier };
     if (route.whenFenced === 'move') {
       return {
@@ -123,6 +139,62 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
         const answer = await inbox.forward(owner, toForwarded(route, ctx));
         return answer.follow ? followHere(answer.follow, ctx, answer.headers) : toResult(answer);
       }),
+    };
+  };
+
+  /**
+   * A live stream another node holds, relayed: the first other live node whose frames route answers
+   * 200 produces it; its frames (after the client's `Last-Event-ID`) are polled and written here as
+   * they come, then `[DONE]`. Undefined when no node has it.
+   */
+  const relayed = async (box: CommandInbox, framesRoute: string, ctx: RequestContext): Promise<RouteResult | undefined> => {
+    const frames = defs.get(framesRoute);
+    if (!frames) return undefined;
+    const lastId = Number(ctx.headers['last-event-id']);
+    let last = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
+    const poll = (node: string, waitMs: number) =>
+      box.forward(node, {
+        ...toForwarded(frames, ctx),
+        method: frames.method,
+        query: { ...ctx.query, after: last, waitMs },
+        rawQuery: new URLSearchParams({ ...(typeof ctx.query.userId === 'string' ? { userId: ctx.query.userId } : {}), after: String(last), waitMs: String(waitMs) }).toString(),
+      });
+    const others = (await log.ownership!.liveNodes!()).filter((n) => n !== nodeId);
+    const asked = await Promise.all(
+      others.map((node) =>
+        poll(node, 0).then(
+          (answer) => ({ node, answer }),
+          () => undefined,
+        ),
+      ),
+    );
+    const found = asked.find((a) => a?.answer.status === 200);
+    if (!found) return undefined;
+    const { node } = found;
+    let answer = found.answer;
+    return {
+      kind: 'sse',
+      headers: answer.headers,
+      start: async (sink) => {
+        for (;;) {
+          const data = (answer.body as { data?: { frames?: string[]; last?: number; done?: boolean } }).data ?? {};
+          for (const frame of data.frames ?? []) if (!sink.send(Buffer.from(frame, 'utf8'))) return;
+          last = data.last ?? last;
+          if (data.done) break;
+          if (sink.closed) return;
+          try {
+            answer = await poll(node, RELAY_POLL_MS);
+          } catch {
+            // the producing node stopped answering: the stream ends without [DONE], so the client resumes (Last-Event-ID)
+            sink.end();
+            return;
+          }
+          // 204: the generation ended and its frames were dropped meanwhile
+          if (answer.status !== 200) break;
+        }
+        sink.send(SSE_DONE_FRAME);
+        sink.end();
+      },
     };
   };
 

@@ -114,6 +114,13 @@ export interface RouteDef {
    * runs the command here, for answers that cannot be rebuilt from the log (a model's live output)
    */
   whenFenced?: 'forward' | 'move';
+  /**
+   * A GET answering a live stream held in the memory of the node producing it: the route (`METHOD path`, same
+   * params) that returns its frames by long polling. On a store shared by several nodes, a 204 here (no such
+   * stream on this node) asks the other live nodes through that route and relays the stream from the one
+   * that has it.
+   */
+  relayFrom?: string;
   handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;
 }
 

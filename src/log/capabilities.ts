@@ -59,6 +59,8 @@ export interface OwnershipCapability {
    * with no owner, or whose owner's lease lapsed, is absent.
    */
   liveOwners(streams: readonly string[]): Promise<Map<string, string>>;
+  /** The ids of the nodes whose lease is current (this node included), when the store can list them. */
+  liveNodes?(): Promise<string[]>;
 }
 
 /**

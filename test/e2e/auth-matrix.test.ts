@@ -16,6 +16,8 @@ const ADDITIONS: Record<string, AuthClass> = {
   'GET /console/assets/:file': 'documentation',
   // answering a tool approval continues an agent run: the same class as the generation routes
   'POST /agents/:id/runs/:runId/approvals/:approvalId': 'execution',
+  // the frames of a resumable chat stream read like the stream itself
+  'GET /agents/:id/chat/:conversationId/frames': 'execution',
   // one run of an agent reads like its history
   'GET /agents/:id/runs/:runId': 'management',
   // an event continues the executions waiting for it: the class of execute

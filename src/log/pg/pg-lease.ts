@@ -102,6 +102,11 @@ export class NodeLease {
     return new Map(r.rows.map((row) => [row.stream, row.node_id]));
   }
 
+  async liveNodes(): Promise<string[]> {
+    const r = await this.pool.query<{ node_id: string }>('SELECT node_id FROM el_nodes WHERE expires_at > now() ORDER BY node_id');
+    return r.rows.map((row) => row.node_id);
+  }
+
   async ownedCounts(prefixes: readonly string[]): Promise<number[]> {
     const r = await this.pool.query<{ n: string }>(
       `SELECT (SELECT count(*) FROM el_owners o WHERE o.node_id = $1 AND o.node_epoch = $2 AND starts_with(o.stream, p)) AS n

@@ -286,6 +286,10 @@ class PgLog implements PgEventLog {
         this.readable();
         return lease.liveOwners(streams);
       },
+      liveNodes: async () => {
+        this.readable();
+        return lease.liveNodes();
+      },
     };
   }
 
