@@ -55,6 +55,29 @@ describe('the event-waits index', () => {
     );
   });
 
+  it('lists a wait opened again under another name for the new name only, folded or loaded from its rows', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-event-waits-'));
+    try {
+      let log = await openLevelLog(dir);
+      let index = new EventWaitsIndex(log);
+      await index.start();
+      await log.append('exec:e0', [{ type: 'step.waiting', data: { kind: 'event', waitId: 'w0', name: 'shipped', stepId: 's0' } }]);
+      await log.append('exec:e0', [{ type: 'step.waiting', data: { kind: 'event', waitId: 'w0', name: 'paid', stepId: 's0' } }]);
+      await index.waitFor(log.head());
+      expect([index.waitingFor('paid'), index.waitingFor('shipped')]).toEqual([['e0'], []]);
+      await index.stop();
+      await log.close();
+      log = await openLevelLog(dir);
+      index = new EventWaitsIndex(log);
+      await index.start();
+      expect([index.waitingFor('paid'), index.waitingFor('shipped')]).toEqual([['e0'], []]);
+      await index.stop();
+      await log.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('starts from its stored rows and the records after its checkpoint, without folding the log again', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-event-waits-'));
     try {
