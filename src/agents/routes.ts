@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { AppError, notFound } from '../errors.js';
-import { ok, type RequestContext, type RouteDef } from '../contract/routes.js';
+import { lastEventIdOf, ok, type RequestContext, type RouteDef } from '../contract/routes.js';
 import type { Agent } from './define-agent.js';
 import type { AgentRuns } from './agent-runs.js';
 import { newRunId } from './agent-runs.js';
@@ -215,8 +215,7 @@ export function agentRoutes(deps: AgentRouteDeps): RouteDef[] {
       handler: (ctx) => {
         const key = resumableKey(deps, ctx);
         if (!deps.runs.resumableChats.get(key)) return { kind: 'empty', status: 204 };
-        const lastId = Number(ctx.headers['last-event-id']);
-        const afterId = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
+        const afterId = lastEventIdOf(ctx.headers);
         return { kind: 'sse', headers: CHAT_HEADERS, start: (sink) => resumeChat(deps.runs, key, sink, afterId) };
       },
     },

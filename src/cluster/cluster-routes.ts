@@ -19,7 +19,7 @@
  * answers from this node's memory and is where an operator sees the fault.
  */
 import { AppError, toFailure } from '../errors.js';
-import type { RequestContext, RouteDef, RouteResult, StreamFollow } from '../contract/routes.js';
+import { lastEventIdOf, type RequestContext, type RouteDef, type RouteResult, type StreamFollow } from '../contract/routes.js';
 import { StreamFencedError } from '../log/capabilities.js';
 import type { EventLog } from '../log/types.js';
 import type { CommandInbox, ForwardedRequest, ForwardedResponse } from './inbox.js';
@@ -150,15 +150,12 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
   const relayed = async (box: CommandInbox, framesRoute: string, ctx: RequestContext): Promise<RouteResult | undefined> => {
     const frames = defs.get(framesRoute);
     if (!frames) return undefined;
-    const lastId = Number(ctx.headers['last-event-id']);
-    let last = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
-    const poll = (node: string, waitMs: number) =>
-      box.forward(node, {
-        ...toForwarded(frames, ctx),
-        method: frames.method,
-        query: { ...ctx.query, after: last, waitMs },
-        rawQuery: new URLSearchParams({ ...(typeof ctx.query.userId === 'string' ? { userId: ctx.query.userId } : {}), after: String(last), waitMs: String(waitMs) }).toString(),
-      });
+    let last = lastEventIdOf(ctx.headers);
+    const poll = (node: string, waitMs: number) => {
+      const query: Record<string, unknown> = { ...ctx.query, after: last, waitMs };
+      const raw = Object.entries(query).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [[k, String(v)]]));
+      return box.forward(node, { ...toForwarded(frames, ctx), method: frames.method, query, rawQuery: new URLSearchParams(raw).toString() });
+    };
     const others = (await log.ownership!.liveNodes!()).filter((n) => n !== nodeId);
     const asked = await Promise.all(
       others.map((node) =>

@@ -168,4 +168,10 @@ export interface WsRouteDef {
 export const refusesForeignOrigin = (route: Pick<RouteDef, 'auth'>): boolean => route.auth === 'host-changing';
 
 export const ok = (data: unknown, status = 200, extra?: Record<string, unknown>): RouteResult => ({ kind: 'json', status, data, extra });
+
+/** The frame id a client resuming a stream already has (`Last-Event-ID`); 0 when absent or not a positive integer. */
+export function lastEventIdOf(headers: RequestContext['headers']): number {
+  const id = Number(headers['last-event-id']);
+  return Number.isInteger(id) && id > 0 ? id : 0;
+}
 export const html = (body: string, status = 200): RouteResult => ({ kind: 'body', status, contentType: 'text/html; charset=utf-8', body });

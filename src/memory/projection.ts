@@ -167,10 +167,7 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
     if (cid !== undefined) this.forget(cid);
     if (this.listeners.size === 0) return;
     const epoch = this.tellEpoch;
-    this.queueTell(async () => {
-      const changes = await this.watched.changesOf(r);
-      if (epoch === this.tellEpoch) for (const change of changes) this.emit(change);
-    });
+    this.queueTell(async () => this.emitSince(epoch, await this.watched.changesOf(r)));
   }
 
   /**
@@ -210,9 +207,12 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
       return;
     }
     const epoch = this.tellEpoch;
-    this.queueTell(() => {
-      if (epoch === this.tellEpoch) for (const change of changes) this.emit(change);
-    });
+    this.queueTell(() => this.emitSince(epoch, changes));
+  }
+
+  /** Emits changes queued at `epoch`, unless a rebuild came since (its listeners started over). */
+  private emitSince(epoch: number, changes: readonly MemoryChange[]): void {
+    if (epoch === this.tellEpoch) for (const change of changes) this.emit(change);
   }
 
   private queueTell(task: () => Promise<void> | void): void {

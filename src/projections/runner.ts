@@ -295,20 +295,22 @@ export class ProjectionRunner {
     await this.waitFor(this.log.head());
   }
 
-  /** Stops this node's fold into memory (a shadow's), dropping what it queued. */
-  private async stopShadow(): Promise<void> {
+  /** Stops following the log and folding, once the fold in progress is done, and drops what is queued. */
+  private async halt(): Promise<void> {
     this.unfollow();
     await this.idle();
     this.queue = [];
     this.next = 0;
     this.parked = false;
-    this.shadow = false;
   }
 
   /** This node took the shared model's lease: load the shared checkpoint and fold on from it. */
   private async lead(): Promise<void> {
     if (this.stopped || (!this.following && !this.shadow)) return;
-    if (this.shadow) await this.stopShadow();
+    if (this.shadow) {
+      await this.halt();
+      this.shadow = false;
+    }
     const waiting = this.takeWaiters();
     this.unwatch();
     this.definition.reset?.('role');
@@ -319,11 +321,7 @@ export class ProjectionRunner {
   /** Another node holds the shared model's lease now: stop folding, drop what memory holds, wait for its checkpoint. */
   private async follow$(): Promise<void> {
     if (this.stopped || this.following || this.shadow) return;
-    this.unfollow();
-    await this.idle();
-    this.queue = [];
-    this.next = 0;
-    this.parked = false;
+    await this.halt();
     const waiting = this.takeWaiters();
     if (this.definition.loadSnapshot) {
       await this.startShadow();
@@ -376,10 +374,7 @@ export class ProjectionRunner {
       this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
       return;
     }
-    this.unfollow();
-    await this.idle();
-    this.queue = [];
-    this.next = 0;
+    await this.halt();
     this.rejectWaiters(new Error(`The ${this.definition.name} projection is stopped`));
     if (this.persisted && !this.shadow && this.failure === undefined && this.applied > this.checkpointed) {
       this.checkpointed = this.applied;
@@ -430,10 +425,7 @@ export class ProjectionRunner {
   /** Clears the model (its key range, its checkpoint, its memory) and folds the whole log again. */
   async rebuild(): Promise<void> {
     if (this.following || this.shadow) throw new Error(`The ${this.definition.name} read model is folded by another node of the store (the holder of the read models' lease): rebuild it there`);
-    this.unfollow();
-    await this.idle();
-    this.queue = [];
-    this.next = 0;
+    await this.halt();
     await this.clear();
     if (this.persisted) await this.kv.put(projectionVersionKey(this.definition.name), this.definition.version ?? 1);
     await this.definition.load?.(this.kv, 0);

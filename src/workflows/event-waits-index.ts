@@ -177,12 +177,11 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
   }
 
   private open(id: string, waitId: string, name: string, topStepId: string): void {
+    const open = this.byExecution.get(id);
+    // the same wait opened again for another name no longer waits for its first one: closed for it, as `close` does
+    if (open && (open.get(waitId)?.name ?? name) !== name) this.close(id, open, (w) => w === waitId);
     let waits = this.byExecution.get(id);
     if (!waits) this.byExecution.set(id, (waits = new Map()));
-    const before = waits.get(waitId);
-    // the same wait opened again for another name no longer waits for its first one: closed for it, as `close` does
-    if (before && before.name !== name) this.close(id, waits, (w) => w === waitId);
-    if (!this.byExecution.has(id)) this.byExecution.set(id, waits);
     waits.set(waitId, { name, topStepId });
     let ids = this.byName.get(name);
     if (!ids) this.byName.set(name, (ids = new Set()));
