@@ -238,6 +238,36 @@ describe('traces projection: live events and bounds', () => {
     expect(store.listTraces({}, 10).map((t) => t.traceId)).toEqual([traceIdFor('exec:e3'), traceIdFor('exec:e2')]);
   });
 
+  it('keeps what a finished stream needs: records after its end continue its counters, its trace and its entity', () => {
+    const r = new RecordSeq();
+    const parent = 'exec:p';
+    const st = { stepIndex: 0, stepId: 'sub', stepName: 'sub', stepType: 'andWorkflow', input: {}, attempt: 1 };
+    const records = [
+      r.rec(parent, 'execution.started', { executionId: 'p', workflowId: 'parent', workflowName: 'Parent', stepIds: ['sub'], input: {}, context: {}, workflowState: {}, metadata: {}, createdAt: 0 }),
+      r.rec(parent, 'step.started', st),
+      ...completedExecution(r, 'c', 'child', { parentExecutionId: 'p', parentStepId: 'sub' }),
+      ...agentRun(r, 'r1'),
+    ];
+    const { store, p } = project(records);
+    const finished = p.streamInfo('exec:c')!;
+    expect(finished).toMatchObject({ traceId: traceIdFor(parent), rootOpen: false, entity: { type: 'workflow', id: 'parent' } });
+    expect(finished.open).toBeUndefined();
+    expect([...finished.counts!]).toEqual([
+      ['step|a', 1],
+      ['step|b', 1],
+    ]);
+    // the finished run continues (a later turn of the same run stream): its LLM steps count on from 2
+    p.apply(r.rec('run:r1', 'run.step', { step: { stepNumber: 2, text: 'more', toolCalls: [], toolResults: [], toolErrors: [], finishReason: 'stop' } }));
+    const spans = store.traceSpans(traceIdFor('run:r1'));
+    expect(spans.filter((s) => s.name.startsWith('llm:')).map((s) => [s.name, s.spanId])).toEqual([1, 2, 3, 4].map((n) => [`llm:step ${n}`, spanIdFor('run:r1', `llm|${n}`)]));
+    expect(p.locate('exec:c', 'step|a')).toEqual({ traceId: traceIdFor(parent), spanId: spanIdFor('exec:c', 'step|a|1'), entity: { type: 'workflow', id: 'parent' } });
+    // a snapshot's dump and load round-trip finished and open streams alike
+    const again = new TraceProjection(new TraceStore(), DEFAULT_SPAN_MAPPING);
+    again.loadStreams(p.dumpStreams());
+    expect(again.dumpStreams()).toEqual(p.dumpStreams());
+    expect(again.streamInfo(parent)).toMatchObject({ rootOpen: true, open: new Map([['step|sub', spanIdFor(parent, 'step|sub|1')]]) });
+  });
+
   it('skips records it has already applied', () => {
     const r = new RecordSeq();
     const records = completedExecution(r, 'e1');
