@@ -152,8 +152,9 @@ type UiPart = { type?: unknown; state?: unknown; approval?: { id?: unknown; appr
 /**
  * The paused run a `/chat` request continues: its last assistant message names the run
  * (`metadata.runId`, set when the run paused) and carries `addToolApprovalResponse`'s decisions
- * (tool parts in state `approval-responded`) for calls that run still waits for. Anything else is
- * an ordinary new chat run (the SDK then handles whatever the messages hold).
+ * (tool parts in state `approval-responded`) for calls that run still waits for; decisions it has
+ * already recorded (given through the approvals route, or by an earlier request) are left out.
+ * Anything else is an ordinary new chat run (the SDK then handles whatever the messages hold).
  */
 export async function findChatContinuation(log: EventLog, agentId: string, input: unknown): Promise<ChatContinuation | undefined> {
   if (!Array.isArray(input)) return undefined;
@@ -170,7 +171,8 @@ export async function findChatContinuation(log: EventLog, agentId: string, input
   if (answers.length === 0) return undefined;
   let paused: PausedRun;
   try {
-    paused = await readPausedRun(log, agentId, runId, answers[0].approvalId);
+    // not the first answer's check: a client may carry again a decision another request recorded already
+    paused = await readWaitingRun(log, agentId, runId);
   } catch {
     return undefined;
   }

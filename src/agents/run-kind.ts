@@ -28,5 +28,7 @@ export function createAgentRunKind(sessions: Map<string, RunEffect>): ActorKind<
       }
     },
     isTerminal: (snapshot) => snapshot.status === 'done',
+    // a run waiting for approvals lives in the log: after one decision of several, the next may be given on any node
+    isParked: (snapshot) => snapshot.value === 'awaitingApproval',
   };
 }

@@ -44,6 +44,13 @@ export interface AppendOptions {
    * `expectedStreamSeq: 0`; never set it for ids a client chose.
    */
   freshStream?: boolean;
+  /**
+   * The writer's actor is parked after these records (its state lives only in the log until a command
+   * continues it), though their last record's type alone does not say so (e.g. one decision of several
+   * that a run waits for): a store with stream ownership lets the stream go in the same commit, as it
+   * does after a releasing record type, so the next command may continue it on any node.
+   */
+  releases?: boolean;
 }
 
 export class StreamConflictError extends Error {

@@ -101,6 +101,12 @@ export interface ActorKind<TLogic extends AnyStateMachine = AnyStateMachine> {
   followUp?(actor: Actor<TLogic>, snapshot: SnapshotFrom<TLogic>, actions: ReadonlyArray<{ type: string; params?: unknown }>): { type: string } | undefined;
   /** Terminal snapshots let the host drop the actor from memory once its mailbox is idle. */
   isTerminal?(snapshot: SnapshotFrom<TLogic>): boolean;
+  /**
+   * Parked snapshots: the actor waits for a command and its state lives only in the log, so the append
+   * that leaves it parked lets the stream go on a store with ownership (`AppendOptions.releases`) and
+   * the next command may continue it on any node.
+   */
+  isParked?(snapshot: SnapshotFrom<TLogic>): boolean;
 }
 
 export interface SendResult<TLogic extends AnyStateMachine> {
@@ -326,7 +332,7 @@ export class ActorHost {
     const at = this.clock();
     const records = decided.map(({ event: { type, ...data } }) => ({ type, data, at }));
     const expected = actor.streamSeq;
-    const pending = this.log.append(actor.stream, records, { expectedStreamSeq: expected });
+    const pending = this.log.append(actor.stream, records, actor.kind.isParked?.(snapshot) ? { expectedStreamSeq: expected, releases: true } : { expectedStreamSeq: expected });
     actor.pendingAppends++;
     actor.streamSeq = expected + records.length;
     // apply

@@ -136,6 +136,23 @@ export function runOwnershipContract(name: string, newStore: OwnershipStoreFacto
       expect((await a.readStream('exec:p')).map((r) => r.data)).toEqual([1, 2, 3, 4]);
     });
 
+    it('frees a stream whose writer says its actor parks, whatever the last record type, and only then', async () => {
+      const {
+        logs: [a, b],
+      } = await nodes('a', 'b');
+      await a.append('run:r', [{ type: 'run.approval-requested', data: 1 }]);
+      // a decision of several: the type does not release, the writer's word does
+      await a.append('run:r', [{ type: 'run.approval-answered', data: 2 }]);
+      await expect(b.append('run:r', [{ type: 'run.approval-answered', data: 3 }], { expectedStreamSeq: 2 })).rejects.toThrow(/owned by node a/);
+      await a.append('run:r', [{ type: 'run.approval-answered', data: 3 }], { expectedStreamSeq: 2, releases: true });
+      expect(await ownershipOf(a).ownedCounts(['run:'])).toEqual([0]);
+      await b.append('run:r', [{ type: 'run.approval-answered', data: 4 }], { expectedStreamSeq: 3 });
+      await expect(a.append('run:r', [{ type: 'run.step', data: 5 }])).rejects.toThrow(/owned by node b/);
+      // on a stream nobody owns the word changes nothing
+      await a.append('conv:c', [{ type: 'memory.message', data: 1 }], { releases: true });
+      expect((await b.readStream('conv:c')).map((r) => r.data)).toEqual([1]);
+    });
+
     it("lists the top-level streams of a stopped owner as takeover candidates, not its child streams nor a live owner's", async () => {
       const {
         logs: [a, b],

@@ -2,8 +2,9 @@
  * Tool approvals and A2A tasks on any node: two real server processes share one PostgreSQL store.
  * A run paused for a tool approval on one node is answered on the other (also after the first node
  * was killed with SIGKILL), the tool runs exactly once and both nodes' history shows the run
- * completed; two nodes answering the same approval at once run the tool once; an A2A task sent to
- * one node is read back and subscribed to, completed and with the same answer, on the other.
+ * completed; two nodes answering the same approval at once run the tool once; a run waiting for two
+ * approvals, the first answered on one node, is continued by a `/chat` sent to the other; an A2A task
+ * sent to one node is read back and subscribed to, completed and with the same answer, on the other.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -15,8 +16,10 @@ import { api } from '../helpers/server.js';
 import type { SpawnedServer } from '../helpers/spawn-server.js';
 import { usePgNodes } from '../helpers/pg-nodes.js';
 import { until } from '../helpers/until.js';
+import { MemoryState, TestChat } from '../helpers/chat-client.js';
 
 const CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'tool-approvals.config.ts');
+const PAIR_CONFIG = path.resolve(import.meta.dirname, '..', 'fixtures', 'paired-approvals.config.ts');
 const pgNodes = usePgNodes({ config: CONFIG });
 let refundLog = '';
 
@@ -32,8 +35,8 @@ interface HistoryEntry {
   id: string;
   status: string;
 }
-const historyEntry = async (node: SpawnedServer, runId: string): Promise<HistoryEntry | undefined> =>
-  ((await api(`${node.url}/agents/support/history`)).body.data.entries as HistoryEntry[]).find((e) => e.id === runId);
+const historyEntry = async (node: SpawnedServer, runId: string, agentId = 'support'): Promise<HistoryEntry | undefined> =>
+  ((await api(`${node.url}/agents/${agentId}/history`)).body.data.entries as HistoryEntry[]).find((e) => e.id === runId);
 
 /** Asks `node` for a refund and returns the paused run with its one pending approval. */
 async function askForRefund(node: SpawnedServer, orderId: string): Promise<{ runId: string; approvalId: string }> {
@@ -116,6 +119,40 @@ describe('agents on any node of a PostgreSQL cluster', () => {
       expect(await historyEntry(b, runId)).toMatchObject({ status: 'completed' });
     }
   }, 40_000);
+
+  it('continues through /chat on one node a run waiting for two approvals whose first was answered on the other node', async () => {
+    refundLog = pgNodes.freshPath('refunds.txt');
+    const [a, b] = await pgNodes.startNodes(2, { config: PAIR_CONFIG, env: { REFUND_LOG: refundLog } });
+    const state = new MemoryState();
+    await new TestChat(state, `${a.url}/agents/pair/chat`).sendMessage({ text: 'refund both orders' });
+    const asked = state.messages.at(-1)!;
+    type ToolPart = { type: string; state: string; approval?: { id: string } };
+    const [first, second] = asked.parts.filter((p) => p.type === 'tool-refund') as ToolPart[];
+    expect([first?.state, second?.state]).toEqual(['approval-requested', 'approval-requested']);
+    const runId = (asked.metadata as { runId: string }).runId;
+
+    // one decision through the approvals route on node a: the run still waits for the other
+    const answered = await api(`${a.url}/agents/pair/runs/${runId}/approvals/${first.approval!.id}`, { method: 'POST', json: { approved: true } });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body.data).toMatchObject({ status: 'awaiting-approval', pendingApprovals: [{ approvalId: second.approval!.id }] });
+    expect(refunds()).toBe('');
+
+    // the page, which did not see that answer, gives both, and its request goes to node b
+    const chat = new TestChat(state, `${b.url}/agents/pair/chat`);
+    await chat.addToolApprovalResponse({ id: first.approval!.id, approved: true });
+    await chat.addToolApprovalResponse({ id: second.approval!.id, approved: true });
+    await until(() => chat.status === 'ready' || chat.status === 'error', 'the continued run', 30_000);
+    expect(chat.error?.message).toBeUndefined();
+    const said = state.messages
+      .at(-1)!
+      .parts.flatMap((p) => (p.type === 'text' ? [p.text] : []))
+      .join('');
+    expect(said).toContain('2 refunds decided');
+    expect(refunds()).toBe('P1 10\nP2 20\n');
+    for (const node of [a, b]) {
+      await until(async () => (await historyEntry(node, runId, 'pair'))?.status === 'completed', `the run completed in ${node.url} history`, 10_000);
+    }
+  }, 60_000);
 
   it('reads and subscribes on one node to an A2A task sent to the other: completed, with the same answer', async () => {
     const [a, b] = await startNodes();

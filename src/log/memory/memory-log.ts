@@ -166,7 +166,7 @@ class MemoryLog implements EventLog {
       committed[i] = rec;
     }
     const last = committed[committed.length - 1];
-    if (lease?.releases?.(last.type)) lease.leases.release(stream, lease.fencing);
+    if (lease && (options?.releases === true || lease.releases?.(last.type))) lease.leases.release(stream, lease.fencing);
     return { records: committed, lastSeq: last.seq, lastStreamSeq: last.streamSeq };
   }
 

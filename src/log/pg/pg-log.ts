@@ -379,7 +379,7 @@ class PgLog implements PgEventLog {
       const bodies = records.map((r, i) => encodeBody(r, dataJson[i], ats[i]));
       const lease = this.opts.lease;
       const fenced = lease?.fenced(stream) ?? false;
-      const releases = fenced && lease?.releases !== undefined && lease.releases(records[records.length - 1].type);
+      const releases = fenced && (options?.releases === true || (lease?.releases !== undefined && lease.releases(records[records.length - 1].type)));
       committed = batch.append({ stream, records, bodies, ats, expected: options?.expectedStreamSeq, fenced, releases });
     } catch (err) {
       return Promise.reject(err);
