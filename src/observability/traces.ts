@@ -14,6 +14,7 @@ import type { LogRecord } from '../log/types.js';
 import { spanIdFor, traceIdFor, type Span, type SpanEventType, type SpanKind, type StatusCode } from '../kernel/span-types.js';
 import { TraceStore } from './traces-store.js';
 import { iso } from '../kernel/time.js';
+import { flat } from '../kernel/flat-string.js';
 
 export interface RootEntity {
   type?: string;
@@ -120,7 +121,7 @@ const MAX_STREAM_STATES = 20_000;
 type FrozenState = string;
 
 function freeze(st: StreamSpans): FrozenState {
-  return JSON.stringify([st.traceId, st.rootSpanId, st.entity.type ?? null, st.entity.id ?? null, st.counts ? [...st.counts] : 0, st.memo ? [...st.memo] : 0]);
+  return flat(JSON.stringify([st.traceId, st.rootSpanId, st.entity.type ?? null, st.entity.id ?? null, st.counts ? [...st.counts] : 0, st.memo ? [...st.memo] : 0]));
 }
 
 function thaw(stream: string, text: FrozenState): StreamSpans {
