@@ -69,7 +69,8 @@ export async function saveSpanSnapshot(kv: KeyValueStore, traces: TraceProjectio
   const seq = traces.lastSeq;
   const store = traces.store.dump();
   const spanParts = chunks(store.spans);
-  const streamParts = chunks(traces.dumpStreams());
+  // the stream states' parts are built as they are written (most are finished streams' texts)
+  const streamParts = traces.dumpStreamParts(PART_SIZE);
   const parts = spanParts.length + streamParts.length;
   const before = partsWritten.get(kv) ?? partsOf(await kv.get<SnapshotHead>(SPAN_SNAPSHOT_KEY));
   const head: SnapshotHead = { version: SPAN_SNAPSHOT_VERSION, seq, traceOrder: store.traceOrder, order: store.order, spanParts: spanParts.length, streamParts: streamParts.length };
@@ -78,7 +79,7 @@ export async function saveSpanSnapshot(kv: KeyValueStore, traces: TraceProjectio
   // write batch of the whole snapshot (16 MiB at the default bounds) whose freed buffer made glibc
   // raise its mmap threshold and keep that much free in every arena (see the module comment)
   for (const [i, spans] of spanParts.entries()) await kv.put(partKey(i), { seq, spans } satisfies SnapshotPart);
-  for (const [i, streams] of streamParts.entries()) await kv.put(partKey(spanParts.length + i), { seq, streams } satisfies SnapshotPart);
+  for (const [i, part] of streamParts.entries()) await kv.put(partKey(spanParts.length + i), { seq, streams: part() } satisfies SnapshotPart);
   const stale: Array<Promise<void>> = [];
   for (let n = parts; n < before; n++) stale.push(kv.del(partKey(n)));
   await Promise.all(stale);

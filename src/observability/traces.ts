@@ -124,12 +124,37 @@ function freeze(st: StreamSpans): FrozenState {
   return flat(JSON.stringify([st.traceId, st.rootSpanId, st.entity.type ?? null, st.entity.id ?? null, st.counts ? [...st.counts] : 0, st.memo ? [...st.memo] : 0]));
 }
 
-function thaw(stream: string, text: FrozenState): StreamSpans {
-  const [traceId, rootSpanId, type, id, counts, memo] = JSON.parse(text) as [string, string, string | null, string | null, Array<[string, number]> | 0, Array<[string, unknown]> | 0];
+type FrozenFields = [traceId: string, rootSpanId: string, type: string | null, id: string | null, counts: Array<[string, number]> | 0, memo: Array<[string, unknown]> | 0];
+
+function entityOf(type: string | null, id: string | null): RootEntity {
   const entity: RootEntity = {};
   if (type !== null) entity.type = type;
   if (id !== null) entity.id = id;
-  return { stream, traceId, rootSpanId, entity, rootOpen: false, ...(counts ? { counts: new Map(counts) } : {}), ...(memo ? { memo: new Map(memo) } : {}) };
+  return entity;
+}
+
+function thaw(stream: string, text: FrozenState): StreamSpans {
+  const [traceId, rootSpanId, type, id, counts, memo] = JSON.parse(text) as FrozenFields;
+  return { stream, traceId, rootSpanId, entity: entityOf(type, id), rootOpen: false, ...(counts ? { counts: new Map(counts) } : {}), ...(memo ? { memo: new Map(memo) } : {}) };
+}
+
+function dumpOf(st: StreamSpans): StreamDump {
+  return {
+    stream: st.stream,
+    traceId: st.traceId,
+    rootSpanId: st.rootSpanId,
+    entity: st.entity,
+    rootOpen: st.rootOpen,
+    ...(st.open ? { open: [...st.open] } : {}),
+    ...(st.counts ? { counts: [...st.counts] } : {}),
+    ...(st.memo ? { memo: [...st.memo] } : {}),
+  };
+}
+
+/** A finished stream's dump straight from its text (what `dumpOf(thaw(...))` gives, without the maps). */
+function dumpOfFrozen(stream: string, text: FrozenState): StreamDump {
+  const [traceId, rootSpanId, type, id, counts, memo] = JSON.parse(text) as FrozenFields;
+  return { stream, traceId, rootSpanId, entity: entityOf(type, id), rootOpen: false, ...(counts ? { counts } : {}), ...(memo ? { memo } : {}) };
 }
 
 const isFinished = (st: StreamSpans): boolean => !st.rootOpen && st.open === undefined;
@@ -169,20 +194,25 @@ export class TraceProjection {
     return typeof st === 'string' ? thaw(stream, st) : st;
   }
 
-  /** The per-stream states, oldest first, as plain data (a snapshot's part). */
+  /** The per-stream states, oldest first, as plain data. */
   dumpStreams(): StreamDump[] {
-    return [...this.streams]
-      .map(([stream, kept]) => (typeof kept === 'string' ? thaw(stream, kept) : kept))
-      .map((st) => ({
-        stream: st.stream,
-        traceId: st.traceId,
-        rootSpanId: st.rootSpanId,
-        entity: st.entity,
-        rootOpen: st.rootOpen,
-        ...(st.open ? { open: [...st.open] } : {}),
-        ...(st.counts ? { counts: [...st.counts] } : {}),
-        ...(st.memo ? { memo: [...st.memo] } : {}),
-      }));
+    return this.dumpStreamParts(Number.MAX_SAFE_INTEGER).flatMap((part) => part());
+  }
+
+  /**
+   * The per-stream states, oldest first, in parts of `size` (a snapshot writes one part at a time):
+   * an unfinished stream's state is copied now, a finished one's (an immutable text) when its part is
+   * built, so a save does not hold 20,000 copies at once.
+   */
+  dumpStreamParts(size: number): Array<() => StreamDump[]> {
+    const entries: Array<StreamDump | [string, FrozenState]> = [];
+    for (const [stream, kept] of this.streams) entries.push(typeof kept === 'string' ? [stream, kept] : dumpOf(kept));
+    const parts: Array<() => StreamDump[]> = [];
+    for (let i = 0; i < entries.length; i += size) {
+      const part = entries.slice(i, i + size);
+      parts.push(() => part.map((e) => (Array.isArray(e) ? dumpOfFrozen(e[0], e[1]) : e)));
+    }
+    return parts;
   }
 
   /** Replaces the per-stream states with dumped ones. */

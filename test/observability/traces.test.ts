@@ -256,10 +256,16 @@ describe('traces projection: live events and bounds', () => {
       ['step|a', 1],
       ['step|b', 1],
     ]);
+    // a snapshot's parts, taken now and built later, give the states as they were when taken
+    const dumped = p.dumpStreams();
+    const parts = p.dumpStreamParts(2);
+    expect(parts).toHaveLength(Math.ceil(dumped.length / 2));
     // the finished run continues (a later turn of the same run stream): its LLM steps count on from 2
     p.apply(r.rec('run:r1', 'run.step', { step: { stepNumber: 2, text: 'more', toolCalls: [], toolResults: [], toolErrors: [], finishReason: 'stop' } }));
     const spans = store.traceSpans(traceIdFor('run:r1'));
     expect(spans.filter((s) => s.name.startsWith('llm:')).map((s) => [s.name, s.spanId])).toEqual([1, 2, 3, 4].map((n) => [`llm:step ${n}`, spanIdFor('run:r1', `llm|${n}`)]));
+    expect(parts.flatMap((part) => part())).toEqual(dumped);
+    expect(p.dumpStreams()).not.toEqual(dumped);
     expect(p.locate('exec:c', 'step|a')).toEqual({ traceId: traceIdFor(parent), spanId: spanIdFor('exec:c', 'step|a|1'), entity: { type: 'workflow', id: 'parent' } });
     // a snapshot's dump and load round-trip finished and open streams alike
     const again = new TraceProjection(new TraceStore(), DEFAULT_SPAN_MAPPING);
