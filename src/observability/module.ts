@@ -126,12 +126,22 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
   });
 
   // spans are an in-memory read model saved as a snapshot (span-snapshot.ts): a start loads it and
-  // folds the records after it; without one, only the recent part of the log is folded
+  // folds the records after it; without one, only the recent part of the log is folded. On a store
+  // whose read models are shared, every node folds every record into its spans, so the snapshot is
+  // shared too: the node folding the shared read models saves it, and any node starts from it,
+  // whatever its id (a node restarted under a new id does not fold the log's tail again)
+  const readModels = ctx.log.readModels;
+  const snapshotKv = readModels?.kv ?? ctx.log.kv;
+  const role = sharedRoleOf(ctx.log);
+  const savesSnapshot = () => !role || role.leading;
+  // the snapshot's saver takes part in the role until its last save on stop (the role stops leading once its last member leaves)
+  const saver = { name: 'span-snapshot', lead: () => Promise.resolve(), follow: () => Promise.resolve() };
   let resumeAfter = 0;
   let savedSeq = 0;
   const save = () => {
     savedSeq = traces.lastSeq;
-    return saveSpanSnapshot(ctx.log.kv, traces).catch((err) => logger.warn({ err }, 'span snapshot not saved'));
+    if (!savesSnapshot()) return Promise.resolve();
+    return saveSpanSnapshot(snapshotKv, traces, { shared: readModels !== undefined }).catch((err) => logger.warn({ err }, 'span snapshot not saved'));
   };
   const spans = new ProjectionRunner(
     ctx.log,
@@ -176,7 +186,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
       return () => health.status();
     })(),
     node: ctx.node,
-    foldsSharedReadModels: ctx.log.readModels && (() => sharedRoleOf(ctx.log)?.leading ?? false),
+    foldsSharedReadModels: role && (() => role.leading),
     live: () => describeLiveRuns(live.getSnapshot().context),
     stuckExecutions: deps.stuckExecutions,
     history: deps.history && historySize(ctx.log, deps.history),
@@ -201,7 +211,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
       traces.liveAfter = head;
       // the store keeps the last 10,000 spans: folding more than the recent part of a long log only churns
       const tail = Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS));
-      const restored = await loadSpanSnapshot(ctx.log.kv, traces, head).catch((err) => {
+      const restored = await loadSpanSnapshot(snapshotKv, traces, head).catch((err) => {
         logger.warn({ err }, 'span snapshot unreadable: folding the recent log instead');
         return undefined;
       });
@@ -213,6 +223,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
         traces.loadStreams([]);
         resumeAfter = savedSeq = traces.lastSeq = tail;
       }
+      await role?.join(saver);
       // the span store is complete for everything committed before boot once start() returns
       await spans.start();
       await liveRuns.start();
@@ -221,6 +232,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     async stop() {
       await spans.stop();
       await save();
+      role?.leave(saver);
       await liveRuns.stop();
       linker.stop();
       guard.stop();

@@ -62,17 +62,19 @@ const partsWritten = new WeakMap<KeyValueStore, number>();
 const partsOf = (head: SnapshotHead | undefined) => (head ? head.spanParts + head.streamParts : 0);
 
 /**
- * Saves what the projection holds now (it has folded every record up to `traces.lastSeq`). Every
- * write is issued in one turn, so on LevelDB they share one batch of the log's group commit.
+ * Saves what the projection holds now (it has folded every record up to `traces.lastSeq`), a part
+ * per write. `shared`: other processes write the same rows too (the shared read models of a
+ * PostgreSQL store, written by whichever node folds them), so how many parts the last save left is
+ * read from the stored head, not remembered.
  */
-export async function saveSpanSnapshot(kv: KeyValueStore, traces: TraceProjection): Promise<void> {
+export async function saveSpanSnapshot(kv: KeyValueStore, traces: TraceProjection, opts: { shared?: boolean } = {}): Promise<void> {
   const seq = traces.lastSeq;
   const store = traces.store.dump();
   const spanParts = chunks(store.spans);
   // the stream states' parts are built as they are written (most are finished streams' texts)
   const streamParts = traces.dumpStreamParts(PART_SIZE);
   const parts = spanParts.length + streamParts.length;
-  const before = partsWritten.get(kv) ?? partsOf(await kv.get<SnapshotHead>(SPAN_SNAPSHOT_KEY));
+  const before = (opts.shared ? undefined : partsWritten.get(kv)) ?? partsOf(await kv.get<SnapshotHead>(SPAN_SNAPSHOT_KEY));
   const head: SnapshotHead = { version: SPAN_SNAPSHOT_VERSION, seq, traceOrder: store.traceOrder, order: store.order, spanParts: spanParts.length, streamParts: streamParts.length };
   partsWritten.set(kv, parts);
   // one part per write, each awaited: issued together, the parts shared one group commit, a LevelDB

@@ -4,7 +4,8 @@
  * and its listings include what was executed after the kill; a node that joins later, under a new
  * id, lists every execution at once. Memory is shared the same way: saved on either node, listed and
  * found by search on the other. Every node still folds every record into its spans; each span
- * reaches the OTLP collector once, from the node that appended the record ending it.
+ * reaches the OTLP collector once, from the node that appended the record ending it; the span
+ * snapshot is shared, so a node joining under a new id starts its spans from the folding node's.
  */
 import path from 'node:path';
 import os from 'node:os';
@@ -92,6 +93,33 @@ it('exports each span once to the OTLP collector, from the node that ran it, tho
     await receiver.close();
   }
 }, 60_000);
+
+it('starts the spans of a node joining under a new id from the snapshot the folding node saved, not from the log', async () => {
+  const nodes = await startNodes(2);
+  const ids = [await execute(nodes[0].url, 'one'), await execute(nodes[1].url, 'two')];
+  const folding = await holder();
+  const folder = nodes.find((n) => n.id === folding)!;
+  // a graceful stop saves the spans while the node still folds the shared read models
+  folder.child.kill('SIGTERM');
+  expect(await folder.exited).toBe(0);
+
+  const url = (db() as unknown as { options: { connectionString: string } }).options.connectionString;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-joiner-'));
+  const config = path.resolve(import.meta.dirname, '..', 'fixtures', 'no-replay.config.ts');
+  // this node folds none of the log's tail into its spans at start: what it shows comes from the snapshot
+  const joiner = await spawnServer(['--port', '0', '--data', dir, '--database-url', url, '--node-id', 'joiner', '--lease-ms', String(LEASE_MS), '--config', config], {}, 60_000);
+  try {
+    const r = await api(`${joiner.url}/observability/traces?entityType=workflow&entityId=echo`, { headers: { 'x-service-dev': 'true' } });
+    expect(r.status).toBe(200);
+    const executions = (r.body.data.traces as Array<{ spans: Array<{ attributes: Record<string, unknown> }> }>).map(
+      (t) => t.spans.find((s) => s.attributes['workflow.execution.id'] !== undefined)?.attributes['workflow.execution.id'],
+    );
+    expect(executions.sort()).toEqual([...ids].sort());
+  } finally {
+    await killSpawned(joiner);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 90_000);
 
 it('shares memory: what one node saves, another lists and finds at once, also after the node folding it is killed', async () => {
   const nodes = await startNodes(2);
