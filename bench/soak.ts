@@ -125,6 +125,7 @@ async function main(): Promise<void> {
     const obs = (await call(stats, 'sample', `${base}/observability/status?dev=true`))?.data ?? {};
     // RSS before the forced collection: what the server keeps by itself
     const rssBytes = rssOf(server.pid);
+    const resident = residentBreakdown(server.pid);
     const figures = await probe.figures(collect);
     const s: SoakSample = {
       t: Math.round((Date.now() - started) / 100) / 10,
@@ -142,6 +143,9 @@ async function main(): Promise<void> {
       logRecords: obs.logCount ?? -1,
       storageMemoryBytes: obs.eventLog?.storageMemoryBytes ?? -1,
       tableFiles: obs.eventLog?.tableFiles ?? -1,
+      fileBytes: resident.fileBytes,
+      tableFileBytes: resident.tableFileBytes,
+      anonymousBytes: resident.anonymousBytes + resident.brkHeapBytes,
     };
     samples.push(s);
     const mib = (b: number) => (b / MiB).toFixed(1).padStart(6);
@@ -232,9 +236,11 @@ async function main(): Promise<void> {
   const a = analysis;
   const tr = (t: { slopePerMin: number; r2: number }, unit: string) => `second-half slope ${t.slopePerMin} ${unit}/min (r² ${t.r2})`;
   console.log('');
-  console.log('minute  RSS mean   RSS max   heap after full GC (MiB)');
+  console.log('minute  RSS mean   RSS max   heap after full GC, resident files, LevelDB tables among them, anonymous (MiB)');
   for (const m of rssByMinute(loaded))
-    console.log(`${String(m.minute).padStart(6)}  ${m.rssMeanMiB.toFixed(1).padStart(8)}  ${m.rssMaxMiB.toFixed(1).padStart(8)}  ${m.heapAfterGcMiB?.toFixed(1).padStart(8) ?? ''}`);
+    console.log(
+      `${String(m.minute).padStart(6)}  ${m.rssMeanMiB.toFixed(1).padStart(8)}  ${m.rssMaxMiB.toFixed(1).padStart(8)}  ${(m.heapAfterGcMiB?.toFixed(1) ?? '').padStart(8)}  ${(m.fileMiB?.toFixed(1) ?? '').padStart(8)}  ${(m.tablesMiB?.toFixed(1) ?? '').padStart(8)}  ${(m.anonymousMiB?.toFixed(1) ?? '').padStart(8)}`,
+    );
   const g = goals.memoryGoals;
   console.log(`idle ${g.idleMiB} MiB; after the load: ${g.afterLoad.map((q) => `+${Math.round(q.t - (loaded.at(-1)?.t ?? 0))} s ${q.rssMiB}`).join(', ')} MiB`);
   console.log(

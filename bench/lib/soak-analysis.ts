@@ -27,6 +27,10 @@ export interface SoakSample extends ProcessFigures {
   /** LevelDB's estimate of its memory (memtables, block cache) and its table files, from /observability/status */
   storageMemoryBytes: number;
   tableFiles: number;
+  /** resident pages of files (code, libraries, LevelDB's mapped tables) and of the tables alone, and anonymous memory (V8's heap, malloc) */
+  fileBytes?: number;
+  tableFileBytes?: number;
+  anonymousBytes?: number;
 }
 
 export interface SoakThresholds {
@@ -149,6 +153,18 @@ export interface MinuteFigures {
   rssMeanMiB: number;
   rssMaxMiB: number;
   heapAfterGcMiB?: number;
+  /** means of the minute's samples: resident file pages, LevelDB's mapped tables among them, anonymous memory */
+  fileMiB?: number;
+  tablesMiB?: number;
+  anonymousMiB?: number;
+}
+
+/** A minute's mean resident file pages, of LevelDB's tables among them, and anonymous memory (samples that have them). */
+function mappedMeans(ss: SoakSample[]): Pick<MinuteFigures, 'fileMiB' | 'tablesMiB' | 'anonymousMiB'> {
+  const with_ = ss.filter((s) => s.fileBytes !== undefined);
+  if (with_.length === 0) return {};
+  const mean = (f: (s: SoakSample) => number) => round(with_.reduce((a, s) => a + f(s), 0) / with_.length / MiB, 1);
+  return { fileMiB: mean((s) => s.fileBytes!), tablesMiB: mean((s) => s.tableFileBytes ?? 0), anonymousMiB: mean((s) => s.anonymousBytes ?? 0) };
 }
 
 /** Per-minute RSS (minute 1 = the first 60 s of load) of the loaded samples. */
@@ -168,6 +184,7 @@ export function rssByMinute(loaded: SoakSample[]): MinuteFigures[] {
       rssMeanMiB: round(ss.reduce((a, s) => a + s.rssBytes, 0) / ss.length / MiB, 1),
       rssMaxMiB: round(Math.max(...ss.map((s) => s.rssBytes)) / MiB, 1),
       ...(gc ? { heapAfterGcMiB: round(gc.heapAfterGcBytes / MiB, 1) } : {}),
+      ...mappedMeans(ss),
     };
   });
 }

@@ -152,16 +152,20 @@ export const fdsOf = (pid: number): number => readdirSync(`/proc/${pid}/fd`).len
 /**
  * Where a process's resident memory is, from /proc/<pid>/smaps: the brk heap (`[heap]`, glibc's main
  * malloc arena), other anonymous mappings (V8's heap pages, glibc's thread arenas, thread stacks,
- * native buffers), and file-backed pages (the node binary's code, shared libraries, the uWS addon).
+ * native buffers), and file-backed pages (the node binary's code, shared libraries, the uWS addon, and
+ * LevelDB's table files, counted also apart).
  */
-export function residentBreakdown(pid: number): { brkHeapBytes: number; anonymousBytes: number; fileBytes: number; stackBytes: number; totalBytes: number } {
-  const out = { brkHeapBytes: 0, anonymousBytes: 0, fileBytes: 0, stackBytes: 0, totalBytes: 0 };
+export function residentBreakdown(pid: number): { brkHeapBytes: number; anonymousBytes: number; fileBytes: number; tableFileBytes: number; stackBytes: number; totalBytes: number } {
+  const out = { brkHeapBytes: 0, anonymousBytes: 0, fileBytes: 0, tableFileBytes: 0, stackBytes: 0, totalBytes: 0 };
   let kind: 'brk' | 'anon' | 'file' | 'stack' = 'anon';
+  let table = false;
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
     const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
     if (head) {
       const name = head[2];
       kind = name === '[heap]' ? 'brk' : name.startsWith('[stack') ? 'stack' : name === '' || name.startsWith('[') ? 'anon' : 'file';
+      // LevelDB maps the table files it reads (up to its open-file limit): their touched pages count here
+      table = kind === 'file' && name.endsWith('.ldb');
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
@@ -170,8 +174,10 @@ export function residentBreakdown(pid: number): { brkHeapBytes: number; anonymou
     out.totalBytes += bytes;
     if (kind === 'brk') out.brkHeapBytes += bytes;
     else if (kind === 'stack') out.stackBytes += bytes;
-    else if (kind === 'file') out.fileBytes += bytes;
-    else out.anonymousBytes += bytes;
+    else if (kind === 'file') {
+      out.fileBytes += bytes;
+      if (table) out.tableFileBytes += bytes;
+    } else out.anonymousBytes += bytes;
   }
   return out;
 }
