@@ -58,9 +58,9 @@ export interface LevelLogOptions {
   writeBufferSize?: number;
   /**
    * Files LevelDB keeps open (default 64; LevelDB's own is 1,000), of which all but 10 are table files. LevelDB
-   * maps each open table file into memory, and the pages reads and compactions touched stay in the process's
-   * resident memory while the file is open: with 1,000, that grew with the log (25 MiB over a 30-minute soak
-   * at 141 tables, and without bound after). A table closed by the cap opens again on its next read.
+   * maps each open table file into memory, and the pages reads touched (~60 KiB of index a table, more where
+   * records were read) stay in the process's resident memory while the file is open: with 1,000 that part
+   * grows with the log, up to a thousand tables. A table closed by the cap opens again on its next read.
    */
   maxOpenFiles?: number;
   /** The command that repairs this log, named when opening finds it damaged (default `eventloom repair`). */
