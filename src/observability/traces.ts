@@ -133,10 +133,21 @@ function entityOf(type: string | null, id: string | null): RootEntity {
   return entity;
 }
 
-function thaw(stream: string, text: FrozenState): StreamSpans {
-  const [traceId, rootSpanId, type, id, counts, memo] = JSON.parse(text) as FrozenFields;
-  return { stream, traceId, rootSpanId, entity: entityOf(type, id), rootOpen: false, ...(counts ? { counts: new Map(counts) } : {}), ...(memo ? { memo: new Map(memo) } : {}) };
+/** A dumped state as the projection keeps it (maps from entry lists). */
+function stateOf(d: StreamDump): StreamSpans {
+  return {
+    stream: d.stream,
+    traceId: d.traceId,
+    rootSpanId: d.rootSpanId,
+    entity: d.entity,
+    rootOpen: d.rootOpen,
+    ...(d.open ? { open: new Map(d.open) } : {}),
+    ...(d.counts ? { counts: new Map(d.counts) } : {}),
+    ...(d.memo ? { memo: new Map(d.memo) } : {}),
+  };
 }
+
+const thaw = (stream: string, text: FrozenState): StreamSpans => stateOf(dumpOfFrozen(stream, text));
 
 function dumpOf(st: StreamSpans): StreamDump {
   return {
@@ -219,16 +230,7 @@ export class TraceProjection {
   loadStreams(dump: readonly StreamDump[]): void {
     this.streams.clear();
     for (const d of dump) {
-      const st: StreamSpans = {
-        stream: d.stream,
-        traceId: d.traceId,
-        rootSpanId: d.rootSpanId,
-        entity: d.entity,
-        rootOpen: d.rootOpen,
-        ...(d.open ? { open: new Map(d.open) } : {}),
-        ...(d.counts ? { counts: new Map(d.counts) } : {}),
-        ...(d.memo ? { memo: new Map(d.memo) } : {}),
-      };
+      const st = stateOf(d);
       this.streams.set(d.stream, isFinished(st) ? freeze(st) : st);
     }
   }

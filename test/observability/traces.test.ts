@@ -19,6 +19,18 @@ function project(records: ReturnType<typeof completedExecution>, capacity?: numb
   return { store, p, changes };
 }
 
+/** A parent execution whose step `sub` runs the child execution `c` to its end (the parent stays open). */
+function nestedChild(r: RecordSeq) {
+  const parent = 'exec:p';
+  const st = { stepIndex: 0, stepId: 'sub', stepName: 'sub', stepType: 'andWorkflow', input: {}, attempt: 1 };
+  const records = [
+    r.rec(parent, 'execution.started', { executionId: 'p', workflowId: 'parent', workflowName: 'Parent', stepIds: ['sub'], input: {}, context: {}, workflowState: {}, metadata: {}, createdAt: 0 }),
+    r.rec(parent, 'step.started', st),
+    ...completedExecution(r, 'c', 'child', { parentExecutionId: 'p', parentStepId: 'sub' }),
+  ];
+  return { parent, st, records };
+}
+
 describe('span and trace ids', () => {
   it('are the same ids as ever for the same streams and keys (they are recorded in start records and linked from logs)', () => {
     expect(traceIdFor('exec:e1')).toBe('f67dde6bc56db424afbcc8451305c3e1');
@@ -102,15 +114,8 @@ describe('traces projection: workflow executions', () => {
 
   it('puts a nested execution in its parent trace under the parent step', () => {
     const r = new RecordSeq();
-    const parent = 'exec:p';
-    const st = { stepIndex: 0, stepId: 'sub', stepName: 'sub', stepType: 'andWorkflow', input: {}, attempt: 1 };
-    const records = [
-      r.rec(parent, 'execution.started', { executionId: 'p', workflowId: 'parent', workflowName: 'Parent', stepIds: ['sub'], input: {}, context: {}, workflowState: {}, metadata: {}, createdAt: 0 }),
-      r.rec(parent, 'step.started', st),
-      ...completedExecution(r, 'c', 'child', { parentExecutionId: 'p', parentStepId: 'sub' }),
-      r.rec(parent, 'step.completed', { ...st, output: 2 }),
-      r.rec(parent, 'execution.completed', { result: 2, workflowName: 'Parent' }),
-    ];
+    const { parent, st, records: started } = nestedChild(r);
+    const records = [...started, r.rec(parent, 'step.completed', { ...st, output: 2 }), r.rec(parent, 'execution.completed', { result: 2, workflowName: 'Parent' })];
     const { store } = project(records);
     const spans = store.traceSpans(traceIdFor(parent));
     expect(spans).toHaveLength(5);
@@ -240,14 +245,8 @@ describe('traces projection: live events and bounds', () => {
 
   it('keeps what a finished stream needs: records after its end continue its counters, its trace and its entity', () => {
     const r = new RecordSeq();
-    const parent = 'exec:p';
-    const st = { stepIndex: 0, stepId: 'sub', stepName: 'sub', stepType: 'andWorkflow', input: {}, attempt: 1 };
-    const records = [
-      r.rec(parent, 'execution.started', { executionId: 'p', workflowId: 'parent', workflowName: 'Parent', stepIds: ['sub'], input: {}, context: {}, workflowState: {}, metadata: {}, createdAt: 0 }),
-      r.rec(parent, 'step.started', st),
-      ...completedExecution(r, 'c', 'child', { parentExecutionId: 'p', parentStepId: 'sub' }),
-      ...agentRun(r, 'r1'),
-    ];
+    const { parent, records: started } = nestedChild(r);
+    const records = [...started, ...agentRun(r, 'r1')];
     const { store, p } = project(records);
     const finished = p.streamInfo('exec:c')!;
     expect(finished).toMatchObject({ traceId: traceIdFor(parent), rootOpen: false, entity: { type: 'workflow', id: 'parent' } });
