@@ -77,6 +77,8 @@ class AgentHistoryDefinition implements ProjectionDefinition {
     return r.stream.startsWith(RUN_PREFIX) || r.stream.startsWith(RETENTION_STREAM_PREFIX);
   }
 
+  readonly interest = { streamPrefixes: [RUN_PREFIX, RETENTION_STREAM_PREFIX] };
+
   /** Every agent's count, so the status can sum them without reading the store. */
   load(kv: KeyValueStore): Promise<void> {
     return this.refresh(kv);

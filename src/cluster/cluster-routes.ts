@@ -14,6 +14,8 @@
  * - relaying: a read of a live stream that only the node producing it holds (a resumable chat,
  *   `relayFrom`) that finds nothing here asks the other live nodes through the inbox; the one that
  *   has it answers its frames by long polling, and this node writes them to its client as they come.
+ * - reading where the model is whole: a read of a model only the holder of the shared read models'
+ *   lease keeps whole (the spans, `readFrom`) is forwarded there through the inbox.
  * The owner runs forwarded commands with the same handlers, barrier included, forwarding excluded.
  * While the store is failed the barrier cannot be passed (503), except by the status route, which
  * answers from this node's memory and is where an operator sees the fault.
@@ -116,6 +118,18 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
         handler: async (ctx) => {
           const here = await withBarrier(ctx);
           return here.kind === 'empty' ? ((await relayed(inbox, framesRoute, ctx)) ?? here) : here;
+        },
+      };
+    }
+    const models = log.readModels;
+    if (route.method === 'GET' && route.readFrom === 'read-models-leader' && inbox && models) {
+      return {
+        ...route,
+        handler: async (ctx) => {
+          const leader = await models.leader();
+          if (leader === undefined) throw new AppError('UNAVAILABLE', `No node holds the shared read models' lease now, and ${route.path} is answered by the node that does; retry in a few seconds`);
+          if (leader === nodeId) return withBarrier(ctx);
+          return toResult(await inbox.forward(leader, toForwarded(route, ctx)));
         },
       };
     }

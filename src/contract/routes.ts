@@ -121,6 +121,11 @@ export interface RouteDef {
    * that has it.
    */
   relayFrom?: string;
+  /**
+   * A GET answered from a read model that only the holder of the shared read models' lease keeps whole (the
+   * spans): on a store whose nodes share read models, another node forwards it there through the inbox.
+   */
+  readFrom?: 'read-models-leader';
   handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;
 }
 

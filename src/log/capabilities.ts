@@ -96,12 +96,6 @@ export interface SharedStoreCapability {
    * `{ ran: false }` without waiting): a job such as the retention pass runs on one node at a time.
    */
   exclusive<T>(job: string, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
-  /**
-   * Whether this node appended the record of global sequence `seq` (recent records: those its
-   * subscribers are folding now): what is done once per record cluster-wide, such as exporting a
-   * span, is done by the node that appended it.
-   */
-  appendedHere(seq: number): boolean;
 }
 
 /**

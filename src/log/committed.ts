@@ -3,12 +3,12 @@
  * `subscribe`, which stays the contract: catch-up then live, each record once, in global order.
  */
 import { Observable, share } from 'rxjs';
-import type { EventLog, LogRecord } from './types.js';
+import type { EventLog, LogRecord, SubscribeOptions } from './types.js';
 
-/** Every record with `seq > afterSeq`: catch-up from storage, then live commits. */
-export function records$(log: EventLog, afterSeq = 0): Observable<LogRecord> {
+/** Every record with `seq > afterSeq`: catch-up from storage, then live commits (of other nodes, those `options.interest` names). */
+export function records$(log: EventLog, afterSeq = 0, options?: SubscribeOptions): Observable<LogRecord> {
   return new Observable<LogRecord>((subscriber) => {
-    const sub = log.subscribe(afterSeq, (record) => subscriber.next(record));
+    const sub = log.subscribe(afterSeq, (record) => subscriber.next(record), options);
     return () => sub.unsubscribe();
   });
 }

@@ -10,7 +10,7 @@
  * subscriber's cursor: a record at or below it is a duplicate and skipped, and a record beyond
  * `cursor + 1` would be a gap, which is reported instead of silently delivered.
  */
-import type { LogRecord, Subscription } from './types.js';
+import type { LogRecord, RecordInterest, SubscribeOptions, Subscription } from './types.js';
 
 /** Reads durable records after a sequence, chunk by chunk, up to a bound fixed when it was opened. */
 export interface ChunkReader {
@@ -31,6 +31,13 @@ export interface CatchUpSource {
   removedRecords?(): number;
 }
 
+/** The union of live subscribers' filters: what a read of other nodes' records must return (at least). */
+export interface ReadFilter {
+  streams: Set<string>;
+  streamPrefixes: Set<string>;
+  typePrefixes: Set<string>;
+}
+
 export type SubscriberErrorHandler = (err: unknown, record: LogRecord | undefined) => void;
 
 /** Default report for a subscriber that threw or a catch-up read that failed: loud, not fatal. */
@@ -49,6 +56,8 @@ class Subscriber implements Subscription {
     readonly hub: SubscriptionHub,
     afterSeq: number,
     readonly onRecord: (record: LogRecord) => void,
+    readonly interest: RecordInterest,
+    readonly passed: ((seq: number) => void) | undefined,
   ) {
     this.cursor = afterSeq;
   }
@@ -74,10 +83,10 @@ export class SubscriptionHub {
     private readonly onError: SubscriberErrorHandler = reportSubscriberError,
   ) {}
 
-  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void, options: SubscribeOptions = {}): Subscription {
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new RangeError(`afterSeq must be a non-negative integer, got ${afterSeq}`);
     if (typeof onRecord !== 'function') throw new TypeError('subscribe needs a callback');
-    const sub = new Subscriber(this, afterSeq, onRecord);
+    const sub = new Subscriber(this, afterSeq, onRecord, options.interest ?? 'all', options.passed);
     this.all.add(sub);
     // Catch-up starts on a later turn so the callback never runs before `subscribe` returns.
     queueMicrotask(() => void this.catchUp(sub));
@@ -110,13 +119,35 @@ export class SubscriptionHub {
         const read = upto !== undefined;
         for (const sub of this.live) {
           for (let i = 0; i < batch.length && !sub.closed; i++) this.deliver(sub, batch[i], read);
-          if (read && !sub.closed && sub.cursor < upto) sub.cursor = upto;
+          if (read && !sub.closed && sub.cursor < upto) {
+            sub.cursor = upto;
+            this.passed(sub, upto);
+          }
         }
       }
     } finally {
       this.queue = [];
       this.draining = false;
     }
+  }
+
+  /**
+   * What the live subscribers need of other nodes' records together, asked before each read of them:
+   * `all`, a filter (streams, stream prefixes, type prefixes), or undefined when they need none.
+   */
+  foreignInterest(): 'all' | ReadFilter | undefined {
+    let filter: ReadFilter | undefined;
+    for (const sub of this.live) {
+      const i = sub.interest;
+      if (i === 'all') return 'all';
+      if (i === 'own') continue;
+      if (i.all?.()) return 'all';
+      filter ??= { streams: new Set(), streamPrefixes: new Set(), typePrefixes: new Set() };
+      if (i.streams) for (const s of i.streams()) filter.streams.add(s);
+      if (i.streamPrefixes) for (const p of i.streamPrefixes) filter.streamPrefixes.add(p);
+      if (i.typePrefixes) for (const p of i.typePrefixes) filter.typePrefixes.add(p);
+    }
+    return filter && filter.streams.size + filter.streamPrefixes.size + filter.typePrefixes.size > 0 ? filter : undefined;
   }
 
   /** Stops every subscription (the log is closing). */
@@ -137,6 +168,15 @@ export class SubscriptionHub {
     } catch (err) {
       // A callback that threw has missed a record it cannot get again on this subscription.
       this.fail(sub, err, rec);
+    }
+  }
+
+  private passed(sub: Subscriber, seq: number): void {
+    if (!sub.passed) return;
+    try {
+      sub.passed(seq);
+    } catch (err) {
+      this.fail(sub, err, undefined);
     }
   }
 

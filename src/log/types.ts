@@ -86,6 +86,34 @@ export interface Subscription {
   unsubscribe(): void;
 }
 
+/**
+ * Which of other nodes' records a subscriber needs, on a store several nodes write: the log reads
+ * back only what its live subscribers need together, and none at all when they need none. A
+ * subscriber always gets the records this node appends, and may get more than it asked for (what
+ * another subscriber's read brought in); the cursor still moves past what was not read, so it sees
+ * an ordered subset of the log. A log of one node has no other nodes' records: it delivers everything.
+ * - `all` (the default): every record;
+ * - `own`: only this node's own records;
+ * - a filter: records of the named streams, of streams under the prefixes, or of types under the
+ *   prefixes; `all()` says when the subscriber needs every record after all (asked at each read).
+ */
+export type RecordInterest = 'all' | 'own' | RecordFilter;
+
+/** How a subscriber takes records on a store several nodes write (a log of one node ignores it). */
+export interface SubscribeOptions {
+  /** which of other nodes' records it needs (default all) */
+  interest?: RecordInterest;
+  /** the subscription passed over sequences up to `seq` that it was not given (not read, or removed): its position moved there */
+  passed?(seq: number): void;
+}
+
+export interface RecordFilter {
+  all?(): boolean;
+  streams?(): Iterable<string>;
+  streamPrefixes?: readonly string[];
+  typePrefixes?: readonly string[];
+}
+
 export interface EventLog {
   /** Appends records to one stream atomically; resolves once they are durable. */
   append(stream: string, records: NewRecord[], options?: AppendOptions): Promise<AppendResult>;
@@ -100,8 +128,9 @@ export interface EventLog {
   /**
    * Delivers every record with `seq > afterSeq` exactly once, in order: first what is on disk
    * (catch-up), then live commits, with no gap and no duplicate whatever the moment of the call.
+   * On a store several nodes write, `options.interest` narrows which of other nodes' live records it needs.
    */
-  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription;
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void, options?: SubscribeOptions): Subscription;
   /** Streams whose ids start with `prefix`, with their heads (for boot-time recovery scans). */
   listStreams(prefix: string): Promise<Array<{ stream: string; head: number }>>;
   /** Projection checkpoints: the last global sequence a named projection applied. */

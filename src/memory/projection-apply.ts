@@ -54,6 +54,7 @@ export interface MemoryPlan {
 }
 
 export const isMemoryStream = (stream: string) => stream.startsWith(CONV_STREAM_PREFIX) || stream.startsWith(USER_WM_STREAM_PREFIX);
+export const MEMORY_STREAM_PREFIXES: readonly string[] = [CONV_STREAM_PREFIX, USER_WM_STREAM_PREFIX];
 
 export async function planMemoryRecord(kv: KvReader, rec: LogRecord): Promise<MemoryPlan | undefined> {
   if (rec.stream.startsWith(USER_WM_STREAM_PREFIX)) {

@@ -16,7 +16,7 @@
 import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
 import { conversationOfStream, WatchedChanges } from './projection-watch.js';
 import { ProjectionHandle, type ProjectionDefinition, type ProjectionWrites } from '../projections/runner.js';
-import { isMemoryStream, planMemoryRecord, type MemoryChange } from './projection-apply.js';
+import { MEMORY_STREAM_PREFIXES, isMemoryStream, planMemoryRecord, type MemoryChange } from './projection-apply.js';
 import type { StoredMessage } from './types.js';
 import { convKey, MEMORY_CHECKPOINT, MEMORY_RANGE, messageRange, ordOfMessageKey, type ConversationRow } from './projection-keys.js';
 import { TailCache } from './projection-tails.js';
@@ -131,6 +131,8 @@ export class MemoryProjection extends ProjectionHandle implements ProjectionDefi
   accepts(r: LogRecord): boolean {
     return isMemoryStream(r.stream);
   }
+
+  readonly interest = { streamPrefixes: MEMORY_STREAM_PREFIXES };
 
   async apply(records: readonly LogRecord[], writes: ProjectionWrites, kv: KeyValueStore): Promise<void> {
     for (const r of records) {

@@ -135,6 +135,8 @@ export function liveRunsProjection(store: LiveRunsStore): ProjectionDefinition {
     name: 'live-runs',
     startAfter: (head) => head,
     accepts: (r) => EXECUTION_LIVE.has(r.type) || EXECUTION_DONE.has(r.type) || r.type === 'run.started' || RUN_TERMINAL_TYPES.has(r.type),
+    // of other nodes' records, the lifecycle ones alone
+    interest: { typePrefixes: [...EXECUTION_LIVE, ...EXECUTION_DONE, 'run.started', ...RUN_TERMINAL_TYPES] },
     apply(records) {
       store.trigger.folded({ records });
     },

@@ -27,7 +27,6 @@ import type { OtlpSpanExporter } from './otlp-export.js';
 import { resolveOtlpConfig } from './otlp-config.js';
 import { updatesOptions } from './updates.js';
 import { TraceProjection } from './traces.js';
-import type { Span } from '../kernel/span-types.js';
 import { sharedRoleOf } from '../projections/shared-role.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { createLiveRunsStore, describeLiveRuns, liveRunsProjection } from './live-runs.js';
@@ -63,8 +62,6 @@ interface ObservabilityModule extends ServerModule {
 
 /** records replayed on boot (the most recent ones) to rebuild the span store */
 const REPLAY_RECORDS = 250_000;
-/** how long after a span ends its node decides whether it exports it (its commit's reply is in by then) */
-const EXPORT_DECISION_MS = 250;
 const RESOURCE = { 'service.name': 'eventloom', 'service.version': VERSION };
 const SCOPE = { name: 'eventloom', version: VERSION };
 
@@ -94,25 +91,18 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
   // the OpenTelemetry exporter is loaded only when export is configured (start-up time and memory)
   const exporter: OtlpSpanExporter | undefined = otlpConfig ? new (await import('./otlp-export.js')).OtlpSpanExporter(otlpConfig, VERSION, logger) : undefined;
 
-  // on a store several nodes share, every node folds every record into its spans; a span is exported
-  // by the node that appended the record ending it, so the collector gets it once, not once per node.
-  // Which node appended a record is known once its commit's reply is in, and the tail may deliver the
-  // records before that: the choice is made a moment later (the exporter batches for a second anyway)
-  const shared = ctx.log.shared;
-  let undecided: Array<[Span, number]> = [];
-  let decideTimer: NodeJS.Timeout | undefined;
-  const decideExports = () => {
-    decideTimer = undefined;
-    const spans = undecided;
-    undecided = [];
-    for (const [span, seq] of spans) if (shared!.appendedHere(seq)) exporter!.add(span);
-  };
+  // On a store whose nodes share read models, the spans of every node's records are folded by one
+  // node, the holder of the read models' lease: it answers the trace queries of the cluster (the
+  // other nodes forward them there: the routes' `readFrom`), saves the span snapshot and exports
+  // spans over OTLP, once each. Another node folds its own records (they link its log lines to
+  // their spans) and, while clients watch its `/ws/observability`, every node's: the log reads
+  // other nodes' records for it only then.
+  const role = sharedRoleOf(ctx.log);
+  const holdsAllSpans = () => !role || role.leading;
+  let watchers = 0;
   traces.onChange((c) => {
     obsFeed.span(c.type, c.span, c.entity);
-    if (!exporter || c.type === 'span:start') return;
-    if (!shared) return exporter.add(c.span);
-    undecided.push([c.span, traces.lastSeq]);
-    decideTimer ??= setTimeout(decideExports, EXPORT_DECISION_MS);
+    if (exporter && c.type !== 'span:start' && holdsAllSpans()) exporter.add(c.span);
   });
 
   const linker = new LogLinker(traces, (log, link) => {
@@ -132,40 +122,70 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
   // whatever its id (a node restarted under a new id does not fold the log's tail again)
   const readModels = ctx.log.readModels;
   const snapshotKv = readModels?.kv ?? ctx.log.kv;
-  const role = sharedRoleOf(ctx.log);
-  const savesSnapshot = () => !role || role.leading;
-  // the snapshot's saver takes part in the role until its last save on stop (the role stops leading once its last member leaves)
-  const saver = { name: 'span-snapshot', lead: () => Promise.resolve(), follow: () => Promise.resolve() };
   let resumeAfter = 0;
   let savedSeq = 0;
   const save = () => {
     savedSeq = traces.lastSeq;
-    if (!savesSnapshot()) return Promise.resolve();
+    if (!holdsAllSpans()) return Promise.resolve();
     return saveSpanSnapshot(snapshotKv, traces, { shared: readModels !== undefined }).catch((err) => logger.warn({ err }, 'span snapshot not saved'));
   };
-  const spans = new ProjectionRunner(
-    ctx.log,
-    {
-      name: 'spans',
-      startAfter: () => resumeAfter,
-      accepts: () => true,
-      apply(records) {
-        for (const record of records) {
-          try {
-            traces.apply(record);
-          } catch (err) {
-            logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
-            traces.lastSeq = Math.max(traces.lastSeq, record.seq);
+  /** Fills the store from the snapshot, or with the log's recent tail (records up to `head` count as folded). */
+  const restore = async (head: number) => {
+    traces.liveAfter = head;
+    // the store keeps the last 10,000 spans: folding more than the recent part of a long log only churns
+    const tail = Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS));
+    const restored = await loadSpanSnapshot(snapshotKv, traces, head).catch((err) => {
+      logger.warn({ err }, 'span snapshot unreadable: folding the recent log instead');
+      return undefined;
+    });
+    if (restored !== undefined && restored >= tail) {
+      resumeAfter = savedSeq = restored;
+    } else {
+      // no snapshot, or one older than the tail a fresh fold would read: the tail costs less
+      store.clear();
+      traces.loadStreams([]);
+      resumeAfter = savedSeq = traces.lastSeq = tail;
+    }
+  };
+  const makeSpans = () =>
+    new ProjectionRunner(
+      ctx.log,
+      {
+        name: 'spans',
+        startAfter: () => resumeAfter,
+        accepts: () => true,
+        interest: { all: () => holdsAllSpans() || watchers > 0 },
+        apply(records) {
+          for (const record of records) {
+            try {
+              traces.apply(record);
+            } catch (err) {
+              logger.error({ err, seq: record.seq, type: record.type, stream: record.stream }, 'span projection failed on a record');
+              traces.lastSeq = Math.max(traces.lastSeq, record.seq);
+            }
           }
-        }
+        },
+        committed() {
+          if (linker.pending) linker.flush();
+          if (traces.lastSeq - savedSeq >= SNAPSHOT_EVERY) void save();
+        },
       },
-      committed() {
-        if (linker.pending) linker.flush();
-        if (traces.lastSeq - savedSeq >= SNAPSHOT_EVERY) void save();
-      },
+      { onError: (err) => logger.error({ err }, 'span projection stopped') },
+    );
+  let spans = makeSpans();
+  // the role's member for the spans: taking the lease, this node needs every span, so it starts again
+  // from the snapshot its predecessor saved; losing it, it goes on with its own records. It stays a
+  // member until its last save on stop (the role stops leading once its last member leaves)
+  const member = {
+    name: 'spans',
+    lead: async () => {
+      await spans.stop();
+      await restore(ctx.log.head());
+      spans = makeSpans();
+      await spans.start();
     },
-    { onError: (err) => logger.error({ err }, 'span projection stopped') },
-  );
+    follow: () => Promise.resolve(),
+  };
   const waitFor = (seq: number) => spans.waitFor(seq);
   const live = createLiveRunsStore();
   const liveRuns = new ProjectionRunner(ctx.log, liveRunsProjection(live), { onError: (err) => logger.error({ err }, 'live runs projection stopped') });
@@ -187,6 +207,10 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     })(),
     node: ctx.node,
     foldsSharedReadModels: role && (() => role.leading),
+    holdsAllSpans,
+    watchers: (delta) => {
+      watchers += delta;
+    },
     live: () => describeLiveRuns(live.getSnapshot().context),
     stuckExecutions: deps.stuckExecutions,
     history: deps.history && historySize(ctx.log, deps.history),
@@ -208,22 +232,13 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     wsRoutes: [...logs.wsRoutes, ...obs.wsRoutes],
     async start() {
       const head = ctx.log.head();
-      traces.liveAfter = head;
-      // the store keeps the last 10,000 spans: folding more than the recent part of a long log only churns
-      const tail = Math.max(0, head - (section.replayRecords ?? REPLAY_RECORDS));
-      const restored = await loadSpanSnapshot(snapshotKv, traces, head).catch((err) => {
-        logger.warn({ err }, 'span snapshot unreadable: folding the recent log instead');
-        return undefined;
-      });
-      if (restored !== undefined && restored >= tail) {
-        resumeAfter = savedSeq = restored;
-      } else {
-        // no snapshot, or one older than the tail a fresh fold would read: the tail costs less
-        store.clear();
-        traces.loadStreams([]);
-        resumeAfter = savedSeq = traces.lastSeq = tail;
+      await role?.join(member);
+      if (holdsAllSpans()) await restore(head);
+      else {
+        // another node holds every span: this one starts empty and folds from here on
+        traces.liveAfter = head;
+        resumeAfter = savedSeq = traces.lastSeq = head;
       }
-      await role?.join(saver);
       // the span store is complete for everything committed before boot once start() returns
       await spans.start();
       await liveRuns.start();
@@ -232,14 +247,10 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     async stop() {
       await spans.stop();
       await save();
-      role?.leave(saver);
+      role?.leave(member);
       await liveRuns.stop();
       linker.stop();
       guard.stop();
-      if (decideTimer) {
-        clearTimeout(decideTimer);
-        decideExports();
-      }
       await exporter?.shutdown().catch(() => undefined);
       capture.uninstall();
     },

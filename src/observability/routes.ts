@@ -32,6 +32,10 @@ export interface ObservabilityRouteDeps {
   node: { nodeId: string; store: 'leveldb' | 'postgres' | 'memory'; owns?: () => Promise<{ executions: number; agentRuns: number }> };
   /** on a store whose nodes share read models: whether this node folds them now (else another does) */
   foldsSharedReadModels?: () => boolean;
+  /** whether this node's store holds every span (else another node's does, and the trace routes are read there) */
+  holdsAllSpans: () => boolean;
+  /** `/ws/observability` clients opened (+1) and closed (-1) on this node */
+  watchers: (delta: number) => void;
   /** executions and agent runs in flight */
   live: () => unknown;
   /** the unfinished executions of this node that nothing would move (absent: no workflows module) */
@@ -87,6 +91,9 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
     if (!s) throw new AppError('NOT_FOUND', 'Span not found');
     return s;
   };
+  // log lines are this node's own; whether their trace or span exists is known here only where every span is
+  const logsOfTrace = (traceId: string) => (deps.holdsAllSpans() ? mustTrace(traceId) : undefined);
+  const logsOfSpan = (spanId: string) => (deps.holdsAllSpans() ? mustSpan(spanId) : undefined);
 
   const routes: RouteDef[] = [
     route({
@@ -137,6 +144,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
       path: '/observability/traces',
       summary: 'Traces, newest first, optionally of one agent or workflow',
       query: tracesQuerySchema,
+      readFrom: 'read-models-leader',
       response: z.object({ traces: z.array(traceSchema), count: z.number() }),
       handler: (ctx) => {
         const q = ctx.query as z.output<typeof tracesQuerySchema>;
@@ -147,6 +155,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
     route({
       path: '/observability/traces/:traceId',
       summary: 'One trace: its spans and their tree',
+      readFrom: 'read-models-leader',
       response: traceSchema,
       handler: (ctx) => {
         mustTrace(ctx.params.traceId);
@@ -156,6 +165,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
     route({
       path: '/observability/spans/:spanId',
       summary: 'One span',
+      readFrom: 'read-models-leader',
       response: spanSchema,
       handler: (ctx) => ({ kind: 'json', data: clone(mustSpan(ctx.params.spanId)) }),
     }),
@@ -164,7 +174,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
       summary: 'Log records of a trace, oldest first',
       response: z.object({ traceId: z.string(), logs: z.array(logRecordSchema), count: z.number() }),
       handler: (ctx) => {
-        mustTrace(ctx.params.traceId);
+        logsOfTrace(ctx.params.traceId);
         const list = logs.ofTrace(ctx.params.traceId);
         return { kind: 'json', data: { traceId: ctx.params.traceId, logs: list, count: list.length } };
       },
@@ -174,7 +184,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
       summary: 'Log records of a span, oldest first',
       response: z.object({ spanId: z.string(), logs: z.array(logRecordSchema), count: z.number() }),
       handler: (ctx) => {
-        mustSpan(ctx.params.spanId);
+        logsOfSpan(ctx.params.spanId);
         const list = logs.ofSpan(ctx.params.spanId);
         return { kind: 'json', data: { spanId: ctx.params.spanId, logs: list, count: list.length } };
       },
@@ -209,6 +219,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
       const entityType = q.entityType;
       for (const topic of topicsFor({ entityType, entityId })) client.subscribe(topic);
       deps.guard.add(client);
+      deps.watchers(1);
       client.send({
         type: 'CONNECTION_SUCCESS',
         success: true,
@@ -231,6 +242,7 @@ export function observabilityRoutes(deps: ObservabilityRouteDeps): { routes: Rou
     },
     close(client) {
       deps.guard.remove(client);
+      deps.watchers(-1);
     },
   };
 

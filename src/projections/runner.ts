@@ -27,7 +27,7 @@ import type { Observable, Subscription as RxSubscription } from 'rxjs';
 import { records$ } from '../log/committed.js';
 import { StoreFaultError, type StoreHealth } from '../log/store-health.js';
 import { encodeKvValue } from '../log/kv-codec.js';
-import type { EventLog, KeyValueStore, LogRecord } from '../log/types.js';
+import type { EventLog, KeyValueStore, LogRecord, RecordInterest, SubscribeOptions } from '../log/types.js';
 import { SharedWritesRefusedError } from '../log/capabilities.js';
 import { sharedRoleOf, type SharedRole, type SharedRunner } from './shared-role.js';
 
@@ -50,6 +50,11 @@ export interface ProjectionDefinition {
   readonly name: string;
   /** Whether a record concerns this read model; the others only move its position. */
   accepts(record: LogRecord): boolean;
+  /**
+   * On a store several nodes write: which of other nodes' records the model needs (default all),
+   * a superset of what `accepts` takes; the log then reads back only those (`RecordInterest`).
+   */
+  interest?: RecordInterest;
   /**
    * Folds accepted records, in order, into `writes`. May read the key/value store (what earlier
    * folds wrote is visible). Throwing stops the projection: a read model that skipped a record
@@ -146,7 +151,7 @@ async function deleteRange(kv: KeyValueStore, range: { gte: string; lt: string }
 export interface ProjectionRunnerOptions {
   onError?: (err: unknown) => void;
   /** The committed-records source (default: the log's `records$`); tests inject a virtual-time one. */
-  source?: (afterSeq: number) => Observable<LogRecord>;
+  source?: (afterSeq: number, options?: SubscribeOptions) => Observable<LogRecord>;
   /**
    * How a fold is scheduled after records arrive (default: `setImmediate`, so a burst is one fold and
    * the callers the commit resumes, e.g. an execute waiting for its settling record, answer first).
@@ -171,6 +176,8 @@ export class ProjectionRunner {
   /** the fold scheduled after the model's `lingerMs` (see `scheduleFold`) */
   private lingerTimer: NodeJS.Timeout | undefined;
   private applied = 0;
+  /** the furthest sequence the subscription moved to without records (unread stretches of other nodes' records) */
+  private passedTo = 0;
   private checkpointed = 0;
   private waiters: Waiter[] = [];
   private idleWaiters: Array<() => void> = [];
@@ -191,7 +198,7 @@ export class ProjectionRunner {
   /** another node writes the shared model's rows; this node folds into memory only (`loadSnapshot`) */
   private shadow = false;
   private readonly sharedRunner: SharedRunner;
-  private readonly source: (afterSeq: number) => Observable<LogRecord>;
+  private readonly source: (afterSeq: number, options?: SubscribeOptions) => Observable<LogRecord>;
   private readonly schedule: (run: () => void) => void;
   private readonly onError: (err: unknown) => void;
 
@@ -203,7 +210,7 @@ export class ProjectionRunner {
     this.persisted = definition.startAfter === undefined;
     this.role = definition.shared && this.persisted ? sharedRoleOf(log) : undefined;
     this.sharedRunner = { name: definition.name, lead: () => this.lead(), follow: () => this.follow$() };
-    this.source = options.source ?? ((after) => records$(log, after));
+    this.source = options.source ?? ((after, opts) => records$(log, after, opts));
     this.schedule = options.schedule ?? afterThisTurn;
     this.onError = options.onError ?? ((err) => process.emitWarning(`Projection ${definition.name} stopped: ${(err as Error)?.stack ?? String(err)}`));
   }
@@ -342,7 +349,7 @@ export class ProjectionRunner {
     const def = this.definition;
     if (!def.watch) return;
     this.unwatch();
-    this.watching = this.source(afterSeq).subscribe({
+    this.watching = this.source(afterSeq, { interest: def.interest }).subscribe({
       next: (record) => {
         if (def.accepts(record)) def.watch!(record);
       },
@@ -444,7 +451,14 @@ export class ProjectionRunner {
   }
 
   private follow(afterSeq: number): void {
-    this.subscription = this.source(afterSeq).subscribe({
+    this.passedTo = afterSeq;
+    const passed = (seq: number) => {
+      // a stretch of other nodes' records the model does not need went by unread: its position moves past it
+      if (seq <= this.passedTo) return;
+      this.passedTo = seq;
+      if (!this.folding && !this.scheduled && !this.parked) this.scheduleFold();
+    };
+    this.subscription = this.source(afterSeq, { interest: this.definition.interest, passed }).subscribe({
       next: (record) => {
         this.queue.push(record);
         if (!this.folding && !this.scheduled && !this.parked) this.scheduleFold();
@@ -533,6 +547,7 @@ export class ProjectionRunner {
       if (this.next >= this.queue.length) {
         this.queue = [];
         this.next = 0;
+        if (this.passedTo > this.applied && this.failure === undefined && !this.stopped && !this.parked) this.commit(new ProjectionWrites(), this.passedTo, false);
       }
     } catch (err) {
       this.fail(err);

@@ -7,7 +7,7 @@
  */
 import pino from 'pino';
 import { createMemoryLog } from '../log/memory/memory-log.js';
-import { type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../log/types.js';
+import { type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type SubscribeOptions, type Subscription } from '../log/types.js';
 import { ActorHost } from '../runtime/actor-host.js';
 import type { Clock } from '../kernel/clock.js';
 import { AppError } from '../errors.js';
@@ -118,9 +118,9 @@ class FencedLog implements EventLog {
   head(): number {
     return this.inner.head();
   }
-  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void, options?: SubscribeOptions): Subscription {
     if (this.dead) return { unsubscribe: () => undefined };
-    const sub = this.inner.subscribe(afterSeq, onRecord);
+    const sub = this.inner.subscribe(afterSeq, onRecord, options);
     this.subscriptions.add(sub);
     return { unsubscribe: () => (sub.unsubscribe(), this.subscriptions.delete(sub)) };
   }

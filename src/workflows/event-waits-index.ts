@@ -76,6 +76,8 @@ export class EventWaitsIndex extends ProjectionHandle implements ProjectionDefin
     return this;
   }
 
+  readonly interest = { typePrefixes: [EVENT_PUBLISHED, ...FOLDED] };
+
   accepts(r: LogRecord): boolean {
     if (r.type === EVENT_PUBLISHED) return r.stream.startsWith(EVENT_STREAM_PREFIX);
     return FOLDED.has(r.type) && r.stream.startsWith(EXECUTION_STREAM_PREFIX);

@@ -41,7 +41,9 @@ export class ExecutionFanout {
   start(): void {
     if (this.subscription) return;
     // one pipeline over the log's committed records: execution records, dispatched by stream
-    this.subscription = records$(this.log, this.log.head())
+    // of other nodes' records, only those of the streams somebody here watches (a listener is in
+    // place before the read of the stream's past that it follows, so nothing falls between the two)
+    this.subscription = records$(this.log, this.log.head(), { interest: { streams: () => this.listeners.keys() } })
       .pipe(filter((rec) => rec.stream.startsWith(EXECUTION_STREAM_PREFIX)))
       .subscribe((rec) => this.deliver(rec));
   }

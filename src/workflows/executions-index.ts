@@ -126,6 +126,8 @@ class ExecutionsIndexDefinition implements ProjectionDefinition {
 
   constructor(private readonly log: EventLog) {}
 
+  readonly interest = { streamPrefixes: [EXECUTION_STREAM_PREFIX, RETENTION_STREAM_PREFIX] };
+
   accepts(rec: LogRecord): boolean {
     // top-level execution streams only: child executions are part of their parent
     if (rec.stream.startsWith(RETENTION_STREAM_PREFIX)) return true;

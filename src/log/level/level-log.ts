@@ -571,6 +571,7 @@ class LevelLog implements LevelEventLog {
   }
 
   subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+    // one node: every record is this node's own, so an interest changes nothing
     this.readable();
     if (this.closing) throw new LogClosedError();
     return this.hub.subscribe(afterSeq, onRecord);

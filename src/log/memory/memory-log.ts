@@ -240,6 +240,7 @@ class MemoryLog implements EventLog {
   }
 
   subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+    // one node: every record is this node's own, so an interest changes nothing
     this.ensureOpen();
     return this.hub.subscribe(afterSeq, onRecord);
   }

@@ -24,6 +24,15 @@ export function decodeRow(row: EventRow): LogRecord {
   return { seq: Number(row[0]), stream: row[1], streamSeq: row[2], ...body };
 }
 
+/** `LIKE` matches `_` and `%` anywhere and escapes with a backslash: a literal prefix escapes all three. */
+const likeLiteral = (s: string): string => s.replace(/[\\%_]/g, '\\$&');
+
+/** A `LIKE` pattern for stream ids starting with `prefix`. */
+export const streamPattern = (prefix: string): string => likeLiteral(prefix) + '%';
+
+/** A `LIKE` pattern for bodies whose record type starts with `prefix` (the body starts with its type: `encodeBody`). */
+export const typePattern = (prefix: string): string => likeLiteral('{"type":' + JSON.stringify(prefix).slice(0, -1)) + '%';
+
 /** PostgreSQL text cannot hold U+0000: names with it are refused up front, with the reason. */
 export function assertNoNul(name: string, what: string): void {
   if (name.includes('\u0000')) throw new TypeError(`A ${what} may not contain the NUL character`);

@@ -152,7 +152,19 @@ export class PgCommitter {
     private readonly onCommit: (appends: CommittedAppend[]) => void,
     /** The store failed: the log enters its fault state and returns the error appends meet. */
     private readonly onFail: (err: unknown) => StoreFaultError,
+    /** the highest global sequence known to be committed now (the floor of a commit sent now) */
+    private readonly knownHead: () => number = () => 0,
+    /** a commit sent is answered or failed (after `onCommit`): the floor moved */
+    private readonly onSettled: () => void = () => undefined,
   ) {}
+
+  /** the head known when the commit in flight was sent: its records, if any, lie above it */
+  private sentAbove: number | undefined;
+
+  /** No record of a commit in flight lies at or below this (+Infinity when none is in flight). */
+  get floor(): number {
+    return this.sentAbove ?? Number.POSITIVE_INFINITY;
+  }
 
   /** The error appends meet while the store is failed (undefined when writes are accepted). */
   get failed(): StoreFaultError | undefined {
@@ -220,6 +232,7 @@ export class PgCommitter {
       return;
     }
     let rows: Array<{ idx: number; first_seq: string | null; first_stream_seq: number | null; actual: number | null; fenced: string | null }>;
+    this.sentAbove = this.knownHead();
     try {
       const who = this.fencing();
       const res = await client.query({
@@ -254,6 +267,8 @@ export class PgCommitter {
       rows = res.rows;
     } catch (err) {
       this.writing = false;
+      this.sentAbove = undefined;
+      this.onSettled();
       if (pgStoreFault(err) === undefined) {
         // the server refused the statement and rolled it back: only this batch fails
         for (const a of b.appends) a.reject(err);
@@ -296,6 +311,9 @@ export class PgCommitter {
     try {
       this.onCommit(committed);
     } finally {
+      // the batch's records are handed over: a read or skip of other nodes' records may pass them now
+      this.sentAbove = undefined;
+      this.onSettled();
       b.appends.forEach((a, i) => {
         const o = outcome[i];
         if (o instanceof Error) a.reject(o);

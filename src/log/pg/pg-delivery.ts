@@ -8,8 +8,16 @@
  * removed it (pg-removal.ts): a sequence missing from a read of committed sequences is a removed
  * record, skipped as LevelDB's reads skip removed keys. A node behind a removal thus never waits for
  * the removed records; it delivers the rest, the `retention.removed` record among them.
+ *
+ * Other nodes' records are read only as far as live subscribers need them (`RecordInterest`): all
+ * of them, those a filter names (the read asks the database for those alone), or none, in which
+ * case the range is passed over without a query. A read that does not take every record would also
+ * leave out this node's own records of a commit whose reply is not in yet (the NOTIFY of a commit
+ * can overtake its reply), so such a read or skip stops at `ownFloor()`: the head known when the
+ * commit in flight was sent, below which none of its records can lie. The commit's reply then hands
+ * its records over and the pump goes on.
  */
-import type { SubscriptionHub } from '../subscriptions.js';
+import type { ReadFilter, SubscriptionHub } from '../subscriptions.js';
 import type { LogRecord } from '../types.js';
 
 /** Records read per query while catching up with other nodes' commits. */
@@ -32,14 +40,24 @@ export class InOrderDelivery {
   constructor(
     head: number,
     private readonly hub: SubscriptionHub,
-    /** records with `after < seq <= upto`, at most `limit`, in order */
-    private readonly read: (after: number, upto: number, limit: number) => Promise<LogRecord[]>,
+    /** records with `after < seq <= upto`, at most `limit`, in order (those `filter` names, or all) */
+    private readonly read: (after: number, upto: number, limit: number, filter?: ReadFilter) => Promise<LogRecord[]>,
     private readonly stopped: () => boolean,
     /** a read of other nodes' records failed (the log decides whether that is a store fault or worth a warning) */
     private readonly onReadError: (err: unknown) => void,
+    /** the global head known when this node's commit in flight was sent (+Infinity: none in flight) */
+    private readonly ownFloor: () => number = () => Number.POSITIVE_INFINITY,
   ) {
     this.delivered = head;
     this.target = head;
+  }
+
+  /** Other nodes' records: ranges read, records they returned, ranges passed over unread. */
+  readonly stats = { reads: 0, recordsRead: 0, skips: 0 };
+
+  /** The highest sequence known to be committed. */
+  get known(): number {
+    return this.target;
   }
 
   get head(): number {
@@ -96,7 +114,20 @@ export class InOrderDelivery {
           this.advance([], upto);
           continue;
         }
-        const rows = await this.read(this.delivered, upto, CHUNK);
+        const want = this.hub.foreignInterest();
+        if (want !== 'all') {
+          // this node's records of the commit in flight lie above its floor: not passed unread
+          upto = Math.min(upto, this.ownFloor());
+          if (upto <= this.delivered) break;
+          if (want === undefined) {
+            this.stats.skips++;
+            this.advance([], upto, true);
+            continue;
+          }
+        }
+        const rows = await this.read(this.delivered, upto, CHUNK, want === 'all' ? undefined : want);
+        this.stats.reads++;
+        this.stats.recordsRead += rows.length;
         if (this.stopped()) return;
         // a short read covers the whole range: what it lacks was removed; a full one ends at its last row
         const fresh = rows.filter((r) => r.seq > this.delivered);

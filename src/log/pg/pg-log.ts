@@ -35,9 +35,9 @@ import { pgStoreFault } from './pg-health.js';
 import { assertStreamId, isStreamId } from '../names.js';
 import { assertCheckpoint, assertName } from '../kv-codec.js';
 import { makeRecord, serializeData } from '../record-codec.js';
-import { SubscriptionHub, reportSubscriberError, type ChunkReader, type SubscriberErrorHandler } from '../subscriptions.js';
-import { LogClosedError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type Subscription } from '../types.js';
-import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, type EventRow } from './codec.js';
+import { SubscriptionHub, reportSubscriberError, type ChunkReader, type ReadFilter, type SubscriberErrorHandler } from '../subscriptions.js';
+import { LogClosedError, type AppendOptions, type AppendResult, type EventLog, type LogRecord, type NewRecord, type SubscribeOptions, type Subscription } from '../types.js';
+import { EVENT_COLUMNS, assertNoNul, decodeRow, encodeBody, streamPattern, typePattern, type EventRow } from './codec.js';
 import { PgCommitter, WriterConnection, type CommittedAppend, type PgBatch, type PgCommitStats } from './pg-commit.js';
 import type { Fencing, OwnershipCapability, RemovalCapability, SharedReadModelsCapability, SharedStoreCapability } from '../capabilities.js';
 import { READ_MODELS_LEASE, pgSharedReadModels } from './pg-shared-models.js';
@@ -46,7 +46,6 @@ import { PgKv } from './pg-kv.js';
 import { LogTail } from './pg-tail.js';
 import { InOrderDelivery } from './pg-delivery.js';
 import { NodeLease } from './pg-lease.js';
-import { OwnSequences } from './own-seqs.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 
 export { DatabaseUnavailableError, redactUrl } from './unavailable.js';
@@ -94,6 +93,8 @@ export interface PgEventLog extends EventLog {
   readonly shared: SharedStoreCapability;
   /** group-commit figures of this node */
   commitStats(): PgCommitStats;
+  /** Other nodes' records: ranges read, records they returned, ranges passed over unread. */
+  tailStats(): { reads: number; recordsRead: number; skips: number };
 }
 
 /** how long a request waits for its node to catch up with the database head */
@@ -148,10 +149,7 @@ class PgLog implements PgEventLog {
       this.readable();
       return exclusive(this.pool, job, fn);
     },
-    appendedHere: (seq) => this.own.has(seq),
   };
-  /** the sequences of this node's own commits (recent ones) */
-  private readonly own = new OwnSequences();
   /** retention's removal of whole streams (pg-removal.ts); refused on a log opened read-only */
   readonly removal: RemovalCapability | undefined;
   /** with the `lease` option only: without a lease this node owns nothing and claims nothing */
@@ -211,9 +209,10 @@ class PgLog implements PgEventLog {
     this.delivery = new InOrderDelivery(
       head,
       this.hub,
-      (after, upto, limit) => this.readRange(after, upto, limit),
+      (after, upto, limit, filter) => this.readRange(after, upto, limit, filter),
       () => this.closed,
       (err) => this.reportTailError(err),
+      () => this.committer.floor,
     );
     this.committer = new PgCommitter(
       writer,
@@ -222,6 +221,9 @@ class PgLog implements PgEventLog {
       () => this.lease?.fencing,
       (c) => this.onCommit(c),
       (err) => this.noteFault(err),
+      () => this.delivery.known,
+      // a pump held at the floor goes on (a commit without records hands nothing over to wake it)
+      () => this.delivery.noteHead(0),
     );
     this.kv = new PgKv(
       pool,
@@ -402,7 +404,6 @@ class PgLog implements PgEventLog {
   /** A batch committed: its appends hold consecutive sequences in call order, delivered as one run. */
   private onCommit(appends: CommittedAppend[]): void {
     if (appends.length === 0) return;
-    for (const c of appends) this.own.add(c.firstSeq, c.firstSeq + c.append.records.length - 1);
     const records: LogRecord[] = [];
     for (const c of appends) for (const r of recordsOf(c)) records.push(r);
     this.delivery.ownCommit(records);
@@ -457,14 +458,27 @@ class PgLog implements PgEventLog {
     return head;
   }
 
-  private async readRange(afterSeq: number, uptoSeq: number, limit: number): Promise<LogRecord[]> {
-    const r = await this.pool.query<EventRow>({
-      name: 'el_range',
-      text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
-      values: [afterSeq, uptoSeq, limit],
-      rowMode: 'array',
-    });
+  /** Records of a range, all of them or only those `filter` names (the filter is applied by the database). */
+  private async readRange(afterSeq: number, uptoSeq: number, limit: number, filter?: ReadFilter): Promise<LogRecord[]> {
+    const r = filter
+      ? await this.pool.query<EventRow>({
+          name: 'el_range_filtered',
+          text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq > $1 AND seq <= $2 AND (stream = ANY($3::text[]) OR stream LIKE ANY($4::text[]) OR body LIKE ANY($5::text[])) ORDER BY seq LIMIT $6`,
+          values: [afterSeq, uptoSeq, [...filter.streams], [...filter.streamPrefixes].map(streamPattern), [...filter.typePrefixes].map(typePattern), limit],
+          rowMode: 'array',
+        })
+      : await this.pool.query<EventRow>({
+          name: 'el_range',
+          text: `SELECT ${EVENT_COLUMNS} FROM el_events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+          values: [afterSeq, uptoSeq, limit],
+          rowMode: 'array',
+        });
     return r.rows.map(decodeRow);
+  }
+
+  /** Other nodes' records: ranges read, records they returned, ranges passed over unread (pg-delivery.ts). */
+  tailStats(): { reads: number; recordsRead: number; skips: number } {
+    return { ...this.delivery.stats };
   }
 
   async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
@@ -526,10 +540,10 @@ class PgLog implements PgEventLog {
     return this.checkpoints.get(name)!;
   }
 
-  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void): Subscription {
+  subscribe(afterSeq: number, onRecord: (record: LogRecord) => void, options?: SubscribeOptions): Subscription {
     this.readable();
     if (this.closing) throw new LogClosedError();
-    return this.hub.subscribe(afterSeq, onRecord);
+    return this.hub.subscribe(afterSeq, onRecord, options);
   }
 
   private reader(afterSeq: number, uptoSeq: number): ChunkReader {

@@ -22,11 +22,15 @@ export function followRun(log: EventLog, runId: string, afterSeq: number, afterS
   const stream = runStream(runId);
   let last = afterStreamSeq;
   let stopped = false;
-  const sub = log.subscribe(afterSeq, (r) => {
-    if (stopped || r.stream !== stream || r.streamSeq <= last) return;
-    last = r.streamSeq;
-    onRecord(r);
-  });
+  const sub = log.subscribe(
+    afterSeq,
+    (r) => {
+      if (stopped || r.stream !== stream || r.streamSeq <= last) return;
+      last = r.streamSeq;
+      onRecord(r);
+    },
+    { interest: { streams: () => [stream] } },
+  );
   return {
     stop() {
       stopped = true;
