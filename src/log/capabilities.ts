@@ -96,6 +96,11 @@ export interface SharedStoreCapability {
    * `{ ran: false }` without waiting): a job such as the retention pass runs on one node at a time.
    */
   exclusive<T>(job: string, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
+  /**
+   * What this node read back of other nodes' records since it started: range reads, the records they
+   * returned, and stretches passed over unread because no subscriber needed them (`RecordInterest`).
+   */
+  readBack(): { reads: number; records: number; skipped: number };
 }
 
 /**

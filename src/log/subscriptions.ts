@@ -38,6 +38,17 @@ export interface ReadFilter {
   typePrefixes: Set<string>;
 }
 
+/** Whether a record of another node is one `interest` names (undefined: every record is). */
+function interestTest(interest: RecordInterest): ((r: LogRecord) => boolean) | undefined {
+  if (interest === 'all') return undefined;
+  if (interest === 'own') return () => false;
+  if (interest.all?.()) return undefined;
+  const streams = interest.streams ? new Set(interest.streams()) : undefined;
+  const streamPrefixes = interest.streamPrefixes ?? [];
+  const typePrefixes = interest.typePrefixes ?? [];
+  return (r) => streams?.has(r.stream) === true || streamPrefixes.some((p) => r.stream.startsWith(p)) || typePrefixes.some((p) => r.type.startsWith(p));
+}
+
 export type SubscriberErrorHandler = (err: unknown, record: LogRecord | undefined) => void;
 
 /** Default report for a subscriber that threw or a catch-up read that failed: loud, not fatal. */
@@ -75,7 +86,7 @@ export class SubscriptionHub {
   /** Subscribers that are caught up and receive `publish`ed records. */
   readonly live = new Set<Subscriber>();
   readonly all = new Set<Subscriber>();
-  private queue: Array<{ records: LogRecord[]; upto?: number }> = [];
+  private queue: Array<{ records: LogRecord[]; upto?: number; foreignOnly?: boolean }> = [];
   private draining = false;
 
   constructor(
@@ -104,21 +115,28 @@ export class SubscriptionHub {
    * store's other nodes' commits): the sequences they lack were removed by retention, so they are
    * gaps, not lost deliveries, and live subscribers stand at `upto` afterwards.
    */
-  publishRead(records: LogRecord[], upto: number): void {
-    this.enqueue({ records, upto });
+  publishRead(records: LogRecord[], upto: number, foreignOnly = false): void {
+    this.enqueue({ records, upto, foreignOnly });
   }
 
-  private enqueue(batch: { records: LogRecord[]; upto?: number }): void {
+  /**
+   * `foreignOnly`: the records are other nodes' alone (a filtered read, which never reaches this
+   * node's commits: pg-delivery.ts), so each subscriber gets those its interest names, no more. A
+   * read of everything may hold this node's own records too, which every subscriber must get: all go
+   * to all.
+   */
+  private enqueue(batch: { records: LogRecord[]; upto?: number; foreignOnly?: boolean }): void {
     if (this.live.size === 0 && !this.draining) return;
     this.queue.push(batch);
     if (this.draining) return;
     this.draining = true;
     try {
       for (let q = 0; q < this.queue.length; q++) {
-        const { records: batch, upto } = this.queue[q];
+        const { records: batch, upto, foreignOnly } = this.queue[q];
         const read = upto !== undefined;
         for (const sub of this.live) {
-          for (let i = 0; i < batch.length && !sub.closed; i++) this.deliver(sub, batch[i], read);
+          const wants = foreignOnly ? interestTest(sub.interest) : undefined;
+          for (let i = 0; i < batch.length && !sub.closed; i++) if (!wants || wants(batch[i])) this.deliver(sub, batch[i], read);
           if (read && !sub.closed && sub.cursor < upto) {
             sub.cursor = upto;
             this.passed(sub, upto);

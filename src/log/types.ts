@@ -89,9 +89,10 @@ export interface Subscription {
 /**
  * Which of other nodes' records a subscriber needs, on a store several nodes write: the log reads
  * back only what its live subscribers need together, and none at all when they need none. A
- * subscriber always gets the records this node appends, and may get more than it asked for (what
- * another subscriber's read brought in); the cursor still moves past what was not read, so it sees
- * an ordered subset of the log. A log of one node has no other nodes' records: it delivers everything.
+ * subscriber always gets the records this node appends and, of the others', those it asked for, or
+ * all of them while another subscriber of the node needs all; its position still moves past what it
+ * was not given (`SubscribeOptions.passed`), so it sees an ordered subset of the log. A log of one
+ * node has no other nodes' records: it delivers everything.
  * - `all` (the default): every record;
  * - `own`: only this node's own records;
  * - a filter: records of the named streams, of streams under the prefixes, or of types under the

@@ -200,6 +200,7 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     guard,
     logStats: storage && (() => storage.stats()),
     logHead: () => ctx.log.head(),
+    readBack: ctx.log.shared && (() => ctx.log.shared!.readBack()),
     storeStatus: (() => {
       // a log without health (in memory) cannot fail: always ok since the server started
       const health = ctx.log.health ?? new StoreHealth('memory');

@@ -26,6 +26,8 @@ export interface ObservabilityRouteDeps {
   logStats?: () => StorageStats;
   /** the log's durable head */
   logHead: () => number;
+  /** on a store several nodes write: what this node read back of the others' records */
+  readBack?: () => { reads: number; records: number; skipped: number };
   /** the health of the store under the log: `{ kind, state, since, reason? }` (the console's indicator reads this shape) */
   storeStatus: () => StoreStatus;
   /** this node's id, the store under its log and, on a shared store, what it owns */
@@ -63,6 +65,7 @@ function runtimeStatus(deps: ObservabilityRouteDeps) {
     eventLog: {
       head: deps.logHead(),
       ...(s ? { cachedStreams: s.cachedStreams, storageMemoryBytes: s.storageMemoryBytes, tableFiles: s.tableFiles, batches: s.batches } : {}),
+      ...(deps.readBack ? { otherNodesRecords: deps.readBack() } : {}),
     },
     live: deps.live(),
     process: { rssBytes: m.rss, heapUsedBytes: m.heapUsed, heapTotalBytes: m.heapTotal, externalBytes: m.external, uptimeSeconds: Math.round(process.uptime()) },

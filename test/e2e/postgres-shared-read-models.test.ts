@@ -3,9 +3,9 @@
  * processes: the node that folds them is killed with SIGKILL, another node takes their lease over
  * and its listings include what was executed after the kill; a node that joins later, under a new
  * id, lists every execution at once. Memory is shared the same way: saved on either node, listed and
- * found by search on the other. Every node still folds every record into its spans; each span
- * reaches the OTLP collector once, from the node that appended the record ending it; the span
- * snapshot is shared, so a node joining under a new id starts its spans from the folding node's.
+ * found by search on the other. The spans are folded whole by the same node, which answers every
+ * node's trace queries and exports each span once; another node reads the spans' records only while
+ * its live feed is watched; the span snapshot is shared, so the node taking over starts from it.
  */
 import path from 'node:path';
 import os from 'node:os';
@@ -70,7 +70,7 @@ it('keeps serving listings after the node folding them is killed, and serves the
   }
 }, 90_000);
 
-it('exports each span once to the OTLP collector, from the node that ran it, though every node folds every record', async () => {
+it('exports each span once to the OTLP collector, from the node folding the spans, whichever node ran it', async () => {
   const receiver = await startOtlpReceiver();
   try {
     const nodes = await startNodes(2, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
@@ -94,31 +94,64 @@ it('exports each span once to the OTLP collector, from the node that ran it, tho
   }
 }, 60_000);
 
-it('starts the spans of a node joining under a new id from the snapshot the folding node saved, not from the log', async () => {
+it('folds every span on one node: another node keeps none of its spans, reads fewer of its records, and answers trace queries from it', async () => {
   const nodes = await startNodes(2);
+  const folding = await holder();
+  const [folder, reader] = nodes[0].id === folding ? nodes : [nodes[1], nodes[0]];
+  const status = async (n: { url: string }) => (await api(`${n.url}/observability/status`, { headers: { 'x-service-dev': 'true' } })).body.data;
+  const ids = [await execute(folder.url, 'one'), await execute(folder.url, 'two'), await execute(folder.url, 'three')];
+  const head = (await status(folder)).eventLog.head as number;
+
+  const seen = await status(reader);
+  expect(seen.node.sharedReadModels).toBe('reads');
+  expect(seen.spanCount).toBe(0);
+  // of the folding node's records it read only those its own read models need (the live runs, the event waits)
+  expect(seen.eventLog.otherNodesRecords.records).toBeLessThan(head);
+  expect((await status(folder)).spanCount).toBeGreaterThanOrEqual(2 * ids.length);
+
+  const r = await api(`${reader.url}/observability/traces?entityType=workflow&entityId=echo`, { headers: { 'x-service-dev': 'true' } });
+  expect(r.status).toBe(200);
+  const traces = r.body.data.traces as Array<{ traceId: string; spans: Array<{ spanId: string; attributes: Record<string, unknown> }> }>;
+  expect(traces.map((t) => t.spans.find((s) => s.attributes['workflow.execution.id'])?.attributes['workflow.execution.id']).sort()).toEqual([...ids].sort());
+  const one = await api(`${reader.url}/observability/traces/${traces[0].traceId}`, { headers: { 'x-service-dev': 'true' } });
+  expect(one.body.data.spans).toEqual(traces[0].spans);
+  const span = await api(`${reader.url}/observability/spans/${traces[0].spans[0].spanId}`, { headers: { 'x-service-dev': 'true' } });
+  expect(span.body.data.spanId).toBe(traces[0].spans[0].spanId);
+  expect((await api(`${reader.url}/observability/traces/0123456789abcdef0123456789abcdef`, { headers: { 'x-service-dev': 'true' } })).status).toBe(404);
+
+  // its own runs' spans it does fold (they link its log lines), and the folding node has them too
+  const mine = await execute(reader.url, 'on the reader');
+  expect((await status(reader)).spanCount).toBe(2);
+  const listed = await api(`${reader.url}/observability/traces?entityType=workflow&entityId=echo`, { headers: { 'x-service-dev': 'true' } });
+  expect(listed.body.data.count).toBe(4);
+  expect(JSON.stringify(listed.body.data.traces)).toContain(mine);
+}, 90_000);
+
+it('starts the spans of the node taking the read models over from the snapshot its predecessor saved, not from the log', async () => {
+  // these nodes fold none of the log's tail into their spans when they start them: what they show comes from a snapshot
+  const config = path.resolve(import.meta.dirname, '..', 'fixtures', 'no-replay.config.ts');
+  const nodes = await startNodes(2, { config });
   const ids = [await execute(nodes[0].url, 'one'), await execute(nodes[1].url, 'two')];
   const folding = await holder();
   const folder = nodes.find((n) => n.id === folding)!;
+  const survivor = nodes.find((n) => n !== folder)!;
   // a graceful stop saves the spans while the node still folds the shared read models
   folder.child.kill('SIGTERM');
   expect(await folder.exited).toBe(0);
 
-  const url = (db() as unknown as { options: { connectionString: string } }).options.connectionString;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'eventloom-joiner-'));
-  const config = path.resolve(import.meta.dirname, '..', 'fixtures', 'no-replay.config.ts');
-  // this node folds none of the log's tail into its spans at start: what it shows comes from the snapshot
-  const joiner = await spawnServer(['--port', '0', '--data', dir, '--database-url', url, '--node-id', 'joiner', '--lease-ms', String(LEASE_MS), '--config', config], {}, 60_000);
-  try {
-    const r = await api(`${joiner.url}/observability/traces?entityType=workflow&entityId=echo`, { headers: { 'x-service-dev': 'true' } });
-    expect(r.status).toBe(200);
-    const executions = (r.body.data.traces as Array<{ spans: Array<{ attributes: Record<string, unknown> }> }>).map(
+  const traced = async () => {
+    const r = await api(`${survivor.url}/observability/traces?entityType=workflow&entityId=echo`, { headers: { 'x-service-dev': 'true' } });
+    if (r.status !== 200) return undefined;
+    return (r.body.data.traces as Array<{ spans: Array<{ attributes: Record<string, unknown> }> }>).map(
       (t) => t.spans.find((s) => s.attributes['workflow.execution.id'] !== undefined)?.attributes['workflow.execution.id'],
     );
-    expect(executions.sort()).toEqual([...ids].sort());
-  } finally {
-    await killSpawned(joiner);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  };
+  // until the survivor holds the lease, its trace queries go to no node (503)
+  await until(async () => (await holder()) === survivor.id, 'the survivor to take the read models over', 10_000);
+  await until(async () => (await traced())?.length === 2, 'the survivor to show the traces of both executions', 10_000);
+  expect((await traced())!.sort()).toEqual([...ids].sort());
+  const after = await execute(survivor.url, 'after the handover');
+  expect((await traced())!.sort()).toEqual([...ids, after].sort());
 }, 90_000);
 
 it('shares memory: what one node saves, another lists and finds at once, also after the node folding it is killed', async () => {

@@ -131,7 +131,7 @@ export class InOrderDelivery {
         if (this.stopped()) return;
         // a short read covers the whole range: what it lacks was removed; a full one ends at its last row
         const fresh = rows.filter((r) => r.seq > this.delivered);
-        this.advance(fresh, rows.length < CHUNK ? upto : rows[rows.length - 1].seq, true);
+        this.advance(fresh, rows.length < CHUNK ? upto : rows[rows.length - 1].seq, true, want !== 'all');
       }
     } catch (err) {
       if (!this.stopped()) this.onReadError(err);
@@ -142,10 +142,11 @@ export class InOrderDelivery {
 
   /**
    * Publishes `records` (all of delivered+1..to, or none when nobody listens; `read`: all that a read
-   * of that range found, the rest removed) and moves the head.
+   * of that range found, the rest removed or not asked for; `foreignOnly`: a filtered read, other
+   * nodes' records alone) and moves the head.
    */
-  private advance(records: LogRecord[], to: number, read = false): void {
-    if (read) this.hub.publishRead(records, to);
+  private advance(records: LogRecord[], to: number, read = false, foreignOnly = false): void {
+    if (read) this.hub.publishRead(records, to, foreignOnly);
     else if (records.length > 0) this.hub.publish(records);
     this.delivered = to;
     // own batches the tail delivered from the database meanwhile are done

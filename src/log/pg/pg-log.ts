@@ -93,8 +93,6 @@ export interface PgEventLog extends EventLog {
   readonly shared: SharedStoreCapability;
   /** group-commit figures of this node */
   commitStats(): PgCommitStats;
-  /** Other nodes' records: ranges read, records they returned, ranges passed over unread. */
-  tailStats(): { reads: number; recordsRead: number; skips: number };
 }
 
 /** how long a request waits for its node to catch up with the database head */
@@ -148,6 +146,10 @@ class PgLog implements PgEventLog {
     exclusive: (job, fn) => {
       this.readable();
       return exclusive(this.pool, job, fn);
+    },
+    readBack: () => {
+      const s = this.delivery.stats;
+      return { reads: s.reads, records: s.recordsRead, skipped: s.skips };
     },
   };
   /** retention's removal of whole streams (pg-removal.ts); refused on a log opened read-only */
@@ -474,11 +476,6 @@ class PgLog implements PgEventLog {
           rowMode: 'array',
         });
     return r.rows.map(decodeRow);
-  }
-
-  /** Other nodes' records: ranges read, records they returned, ranges passed over unread (pg-delivery.ts). */
-  tailStats(): { reads: number; recordsRead: number; skips: number } {
-    return { ...this.delivery.stats };
   }
 
   async readGlobal(fromSeq: number, toSeq = Number.MAX_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER): Promise<LogRecord[]> {
