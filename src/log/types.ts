@@ -108,7 +108,7 @@ export interface SubscribeOptions {
   passed?(seq: number): void;
 }
 
-export interface RecordFilter {
+interface RecordFilter {
   all?(): boolean;
   streams?(): Iterable<string>;
   streamPrefixes?: readonly string[];

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openPgLog, type PgEventLog } from '../../src/log/pg/pg-log.js';
-import type { LogRecord, RecordFilter, RecordInterest } from '../../src/log/types.js';
+import type { LogRecord, RecordInterest } from '../../src/log/types.js';
 import { usePostgres } from '../helpers/postgres.js';
 
 const cluster = usePostgres();
@@ -35,7 +35,7 @@ const appendsArb = fc.array(fc.record({ stream: fc.constantFrom(...STREAMS), typ
 function matches(interest: RecordInterest, r: LogRecord): boolean {
   if (interest === 'all') return true;
   if (interest === 'own') return false;
-  const f = interest as RecordFilter;
+  const f = interest;
   return [...(f.streams?.() ?? [])].includes(r.stream) || (f.streamPrefixes ?? []).some((p) => r.stream.startsWith(p)) || (f.typePrefixes ?? []).some((p) => r.type.startsWith(p));
 }
 
@@ -65,7 +65,7 @@ describe('postgres log: what a node reads of other nodes records', () => {
           // the subscribers are live (caught up with the empty log) before anything is appended
           await new Promise((r) => setTimeout(r, 20));
           await Promise.all([appendAll(a, fromA, 'a'), appendAll(b, fromB, 'b')]);
-          const head = await b.shared!.catchUp();
+          const head = await b.shared.catchUp();
           const all = await b.readGlobal(1, head);
           const mine = new Set(all.filter((r) => (r.data as { tag: string }).tag === 'b').map((r) => r.seq));
           for (const [i, interest] of interests.entries()) {
@@ -80,7 +80,7 @@ describe('postgres log: what a node reads of other nodes records', () => {
             // its position reached the head, through records or past them
             expect(Math.max(passed[i], seqs[seqs.length - 1] ?? 0)).toBe(head);
           }
-          const stats = b.shared!.readBack();
+          const stats = b.shared.readBack();
           if (interests.includes('all')) return;
           // with nobody needing every record, each subscriber got nothing of the other node's beyond what it asked for
           for (const [i, interest] of interests.entries()) expect(got[i].filter((r) => !mine.has(r.seq) && !matches(interest, r)).map((r) => r.seq)).toEqual([]);
@@ -112,9 +112,9 @@ describe('postgres log: what a node reads of other nodes records', () => {
       await a.append('q:4', [{ type: 'uXq', data: {} }]);
       await a.append('q:5', [{ type: 'u"q', data: {} }]);
       await a.append('p%b:3', [{ type: 't_one', data: {} }]);
-      await b.shared!.catchUp();
+      await b.shared.catchUp();
       expect(got).toEqual(['p_a:1 tXone', 'q:5 u"q']);
-      expect(b.shared!.readBack().records).toBe(2);
+      expect(b.shared.readBack().records).toBe(2);
     } finally {
       await a.close();
       await b.close();
