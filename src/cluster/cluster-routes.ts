@@ -2,7 +2,8 @@
  * Route handlers on a store shared by several nodes:
  * - a read barrier: every request (documentation aside) first waits until this node has taken in
  *   everything committed before it, so a write acknowledged by any node shows in the next request
- *   on every node (projections follow `head()`, which the barrier brings up to date);
+ *   on every node (projections follow `head()`, which the barrier brings up to date); a command
+ *   whose route says `barrier: 'lazy'` is caught up only when something it runs reads a read model;
  * - forwarding: a command (any non-GET route) refused because another live node owns its stream
  *   is sent to that node through the database inbox and answered with the owner's answer (status,
  *   headers, JSON or a file's bytes). A stream answer is not carried: the owner names the read route
@@ -106,9 +107,12 @@ export function clusterRoutes(log: EventLog, inbox: CommandInbox | undefined, op
     if (route.auth === 'documentation') return route;
     const handler = route.handler;
     const key = `${route.method} ${route.path}`;
-    const withBarrier: RouteDef['handler'] = WITHOUT_STORE.has(key)
-      ? async (ctx) => (log.health?.ok === false ? undefined : await catchUp(), handler(ctx))
-      : async (ctx) => (await catchUp(), handler(ctx));
+    const withBarrier: RouteDef['handler'] =
+      route.barrier === 'lazy' && route.method !== 'GET'
+        ? (ctx) => (shared.arrived(), handler(ctx))
+        : WITHOUT_STORE.has(key)
+          ? async (ctx) => (log.health?.ok === false ? undefined : await catchUp(), handler(ctx))
+          : async (ctx) => (await catchUp(), handler(ctx));
     local.set(key, withBarrier);
     defs.set(key, route);
     if (route.method === 'GET' && route.relayFrom && inbox && log.ownership?.liveNodes) {

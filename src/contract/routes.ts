@@ -126,6 +126,13 @@ export interface RouteDef {
    * spans): on a store whose nodes share read models, another node forwards it there through the inbox.
    */
   readFrom?: 'read-models-leader';
+  /**
+   * On a store several nodes share, a request first waits until its node has taken in everything committed before
+   * it arrived (the read barrier: one query of the database head). `lazy`, for a command that reads no read model
+   * itself (starting a workflow): it is not caught up on arrival; a read model read made while it runs (memory, by a
+   * step) catches up then (`SharedStoreCapability.coverArrivals`).
+   */
+  barrier?: 'lazy';
   handler: (ctx: RequestContext) => RouteResult | Promise<RouteResult>;
 }
 

@@ -92,6 +92,17 @@ export interface SharedStoreCapability {
    */
   catchUp(): Promise<number>;
   /**
+   * A request arrived that did not catch up (a command with a lazy barrier, `RouteDef.barrier`): the
+   * next `coverArrivals` must catch up for it.
+   */
+  arrived(): void;
+  /**
+   * Resolves with a head that covers every request that arrived on this node before the call: at
+   * once when a catch-up sent after the last arrival is done, else after one (`catchUp`). A read of
+   * a read model made on behalf of a lazy command waits for this, not for every command.
+   */
+  coverArrivals(): Promise<number>;
+  /**
    * Runs `fn` unless another node of the store runs the job named `job` now (then resolves
    * `{ ran: false }` without waiting): a job such as the retention pass runs on one node at a time.
    */

@@ -64,7 +64,8 @@ export interface MemoryStoreOptions {
   /**
    * On a log shared by several nodes: reads first wait until the projection has taken in every
    * record this node has delivered, so writes made on other nodes show (the request's read
-   * barrier brought `head()` up to the database first).
+   * barrier brought `head()` up to the database first; a command that skipped it, such as a
+   * workflow start, is caught up at its first read: `coverArrivals`).
    */
   followLog?: boolean;
 }
@@ -167,7 +168,10 @@ export class MemoryStore {
   }
 
   private caughtUp(): Promise<void> | undefined {
-    return this.followLog ? this.projection.waitFor(this.log.head()) : undefined;
+    if (!this.followLog) return undefined;
+    // a read made for a command that skipped the read barrier (a workflow's step) catches up here
+    const shared = this.log.shared;
+    return shared ? shared.coverArrivals().then((head) => this.projection.waitFor(Math.max(head, this.log.head()))) : this.projection.waitFor(this.log.head());
   }
 
   private async existing(cid: string): Promise<ConversationRow> {

@@ -201,6 +201,8 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       summary: 'Execute a workflow and answer when it completes, suspends, is cancelled or fails',
       tags: TAGS,
       body: executeBody,
+      // a start reads the log itself (a repeat, its settle); a step reading memory catches up there
+      barrier: 'lazy',
       handler: async (ctx) => {
         const { run, headers } = await start(engine, ctx.params.id, ctx.headers, ctx.body as z.infer<typeof executeBody>);
         return answer(run, headers);
@@ -214,6 +216,7 @@ export function workflowRoutes({ engine, index }: WorkflowRoutesDeps): RouteDef[
       summary: 'Execute a workflow and stream its events (SSE)',
       tags: TAGS,
       body: executeBody,
+      barrier: 'lazy',
       produces: 'sse',
       handler: async (ctx) => {
         const { run, headers } = await start(engine, ctx.params.id, ctx.headers, ctx.body as z.infer<typeof executeBody>);

@@ -143,6 +143,10 @@ class PgLog implements PgEventLog {
   readonly health: StoreHealth;
   readonly shared: SharedStoreCapability = {
     catchUp: () => this.catchUp(),
+    arrived: () => {
+      this.arrivals++;
+    },
+    coverArrivals: () => (this.covered >= this.arrivals ? Promise.resolve(this.delivery.head) : this.catchUp()),
     exclusive: (job, fn) => {
       this.readable();
       return exclusive(this.pool, job, fn);
@@ -444,10 +448,20 @@ class PgLog implements PgEventLog {
     return this.nextHeadQuery;
   }
 
+  /** requests that arrived without catching up (`shared.arrived`), and how many a finished catch-up covers */
+  private arrivals = 0;
+  private covered = 0;
+
   private async catchUp(): Promise<number> {
     this.readable();
+    // the head query is sent after this call: it covers every request that arrived before it
+    const arrivals = this.arrivals;
     const head = await this.freshHead();
-    if (this.delivery.head >= head) return head;
+    // covered once delivered up to that head: `coverArrivals` then answers with the delivered head at once
+    const cover = () => {
+      if (arrivals > this.covered) this.covered = arrivals;
+    };
+    if (this.delivery.head >= head) return (cover(), head);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new AppError('UNAVAILABLE', `This node is behind the event log (at ${this.delivery.head} of ${head}); retry`)), CATCH_UP_TIMEOUT_MS);
@@ -457,6 +471,7 @@ class PgLog implements PgEventLog {
     } finally {
       clearTimeout(timer);
     }
+    cover();
     return head;
   }
 
