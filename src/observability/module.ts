@@ -4,7 +4,9 @@
  * store's snapshot and folds only the records after it; without a snapshot it folds the last 250,000 records, and a
  * trace whose first records are older than that shows without its root), links log lines to their
  * trace and span, feeds `/ws/logs` and `/ws/observability`, optionally exports finished spans over OTLP, and serves
- * the logs, observability and system routes.
+ * the logs, observability and system routes. On a store whose nodes share read models, only the node folding them
+ * holds every span (the trace routes of the others are answered there); the others fold their own records and, while
+ * their feed is watched, everyone's.
  *
  * Config section `observability` (all optional):
  * `{ otlp?: {endpoint, headers?}, captureLevel?: 'trace'|…|'fatal' (default info), maxSpans?: n (10,000),
