@@ -119,9 +119,8 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
 
   // spans are an in-memory read model saved as a snapshot (span-snapshot.ts): a start loads it and
   // folds the records after it; without one, only the recent part of the log is folded. On a store
-  // whose read models are shared, every node folds every record into its spans, so the snapshot is
-  // shared too: the node folding the shared read models saves it, and any node starts from it,
-  // whatever its id (a node restarted under a new id does not fold the log's tail again)
+  // whose read models are shared, the snapshot is in the shared rows: the node folding the spans
+  // saves it, and the node taking them over starts from it, whatever its id
   const readModels = ctx.log.readModels;
   const snapshotKv = readModels?.kv ?? ctx.log.kv;
   let resumeAfter = 0;
@@ -178,9 +177,12 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
   // the role's member for the spans: taking the lease, this node needs every span, so it starts again
   // from the snapshot its predecessor saved; losing it, it goes on with its own records. It stays a
   // member until its last save on stop (the role stops leading once its last member leaves)
+  let started = false;
   const member = {
     name: 'spans',
     lead: async () => {
+      // before the start has begun folding, the start itself sees the lease (and checks it again after)
+      if (!started) return;
       await spans.stop();
       await restore(ctx.log.head());
       spans = makeSpans();
@@ -236,7 +238,8 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
     async start() {
       const head = ctx.log.head();
       await role?.join(member);
-      if (holdsAllSpans()) await restore(head);
+      const leading = holdsAllSpans();
+      if (leading) await restore(head);
       else {
         // another node holds every span: this one starts empty and folds from here on
         traces.liveAfter = head;
@@ -244,6 +247,9 @@ export const observabilityModule = async (ctx: ServerContext, deps: Observabilit
       }
       // the span store is complete for everything committed before boot once start() returns
       await spans.start();
+      started = true;
+      // the lease was taken while this node started as a follower: it starts again as the holder
+      if (!leading && holdsAllSpans()) await member.lead();
       await liveRuns.start();
       logger.debug({ spans: store.spanCount, traces: store.traceCount, otlp: otlpConfig?.endpoint }, 'observability ready');
     },
