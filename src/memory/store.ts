@@ -171,7 +171,7 @@ export class MemoryStore {
     if (!this.followLog) return undefined;
     // a read made for a command that skipped the read barrier (a workflow's step) catches up here
     const shared = this.log.shared;
-    return shared ? shared.coverArrivals().then((head) => this.projection.waitFor(Math.max(head, this.log.head()))) : this.projection.waitFor(this.log.head());
+    return (shared ? shared.coverArrivals() : Promise.resolve()).then(() => this.projection.waitFor(this.log.head()));
   }
 
   private async existing(cid: string): Promise<ConversationRow> {

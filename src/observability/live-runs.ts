@@ -28,6 +28,8 @@ export interface LiveRunsContext {
 const RUN_PREFIX = 'run:';
 const EXECUTION_LIVE = new Set(['execution.started', 'execution.resumed', 'execution.recovered']);
 const EXECUTION_DONE = new Set(['execution.suspended', 'execution.completed', 'execution.failed', 'execution.cancelled']);
+/** every record type the view reads: what it takes of other nodes' records too */
+const LIFECYCLE_TYPES = new Set([...EXECUTION_LIVE, ...EXECUTION_DONE, 'run.started', ...RUN_TERMINAL_TYPES]);
 
 const without = <T>(map: Readonly<Record<string, T>>, key: string): Record<string, T> => {
   const { [key]: _gone, ...rest } = map;
@@ -134,9 +136,8 @@ export function liveRunsProjection(store: LiveRunsStore): ProjectionDefinition {
   return {
     name: 'live-runs',
     startAfter: (head) => head,
-    accepts: (r) => EXECUTION_LIVE.has(r.type) || EXECUTION_DONE.has(r.type) || r.type === 'run.started' || RUN_TERMINAL_TYPES.has(r.type),
-    // of other nodes' records, the lifecycle ones alone
-    interest: { typePrefixes: [...EXECUTION_LIVE, ...EXECUTION_DONE, 'run.started', ...RUN_TERMINAL_TYPES] },
+    accepts: (r) => LIFECYCLE_TYPES.has(r.type),
+    interest: { typePrefixes: [...LIFECYCLE_TYPES] },
     apply(records) {
       store.trigger.folded({ records });
     },

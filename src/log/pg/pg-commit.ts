@@ -166,6 +166,12 @@ export class PgCommitter {
     return this.sentAbove ?? Number.POSITIVE_INFINITY;
   }
 
+  /** The commit in flight is answered or failed: no floor until the next is sent. */
+  private settled(): void {
+    this.sentAbove = undefined;
+    this.onSettled();
+  }
+
   /** The error appends meet while the store is failed (undefined when writes are accepted). */
   get failed(): StoreFaultError | undefined {
     return this.failure;
@@ -267,8 +273,7 @@ export class PgCommitter {
       rows = res.rows;
     } catch (err) {
       this.writing = false;
-      this.sentAbove = undefined;
-      this.onSettled();
+      this.settled();
       if (pgStoreFault(err) === undefined) {
         // the server refused the statement and rolled it back: only this batch fails
         for (const a of b.appends) a.reject(err);
@@ -312,8 +317,7 @@ export class PgCommitter {
       this.onCommit(committed);
     } finally {
       // the batch's records are handed over: a read or skip of other nodes' records may pass them now
-      this.sentAbove = undefined;
-      this.onSettled();
+      this.settled();
       b.appends.forEach((a, i) => {
         const o = outcome[i];
         if (o instanceof Error) a.reject(o);

@@ -53,7 +53,7 @@ export class InOrderDelivery {
   }
 
   /** Other nodes' records: ranges read, records they returned, ranges passed over unread. */
-  readonly stats = { reads: 0, recordsRead: 0, skips: 0 };
+  readonly stats = { reads: 0, records: 0, skipped: 0 };
 
   /** The highest sequence known to be committed. */
   get known(): number {
@@ -120,14 +120,14 @@ export class InOrderDelivery {
           upto = Math.min(upto, this.ownFloor());
           if (upto <= this.delivered) break;
           if (want === undefined) {
-            this.stats.skips++;
+            this.stats.skipped++;
             this.advance([], upto, true);
             continue;
           }
         }
         const rows = await this.read(this.delivered, upto, CHUNK, want === 'all' ? undefined : want);
         this.stats.reads++;
-        this.stats.recordsRead += rows.length;
+        this.stats.records += rows.length;
         if (this.stopped()) return;
         // a short read covers the whole range: what it lacks was removed; a full one ends at its last row
         const fresh = rows.filter((r) => r.seq > this.delivered);

@@ -151,10 +151,7 @@ class PgLog implements PgEventLog {
       this.readable();
       return exclusive(this.pool, job, fn);
     },
-    readBack: () => {
-      const s = this.delivery.stats;
-      return { reads: s.reads, records: s.recordsRead, skipped: s.skips };
-    },
+    readBack: () => ({ ...this.delivery.stats }),
   };
   /** retention's removal of whole streams (pg-removal.ts); refused on a log opened read-only */
   readonly removal: RemovalCapability | undefined;
